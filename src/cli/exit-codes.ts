@@ -1,0 +1,54 @@
+import { ClientError, HttpError } from '../client/errors.js';
+import { InterruptedError, UsageError } from '../commands/errors.js';
+import { DataDirLockedError } from '../service/lock-error.js';
+
+export const EXIT = {
+  ok: 0,
+  unexpected: 1,
+  usage: 2,
+  auth: 3,
+  notFound: 4,
+  unavailable: 5,
+  rejected: 6,
+  network: 7,
+  invalid: 8,
+  interrupted: 130,
+} as const;
+
+export interface Failure {
+  code: number;
+  /** One line for stderr. */
+  message: string;
+  hint?: string;
+}
+
+/** cli.md "Exit codes": the typed error decides; anything untyped is a bug (exit 1). */
+export function describeFailure(error: unknown): Failure {
+  if (error instanceof UsageError) {
+    return { code: EXIT.usage, message: error.message, ...(error.hint ? { hint: error.hint } : {}) };
+  }
+  if (error instanceof InterruptedError) return { code: EXIT.interrupted, message: error.message };
+  if (error instanceof DataDirLockedError) {
+    return {
+      code: EXIT.unavailable,
+      message: error.message,
+      hint: 'run the command again when the other process is done, or point --data-dir elsewhere',
+    };
+  }
+  if (error instanceof ClientError) {
+    const where = `${error.method} ${error.path}`;
+    const tries = error.attempts > 1 ? ` after ${error.attempts} attempts` : '';
+    if (error instanceof HttpError) {
+      const message = `${error.status} from ${where}${tries}: ${error.message}`;
+      if (error.status === 401 || error.status === 403) return { code: EXIT.auth, message, hint: 'check --api-key and --project' };
+      if (error.status === 404) return { code: EXIT.notFound, message };
+      if (error.status === 429 || error.status >= 500 || error.status === 408) return { code: EXIT.unavailable, message };
+      return { code: EXIT.invalid, message };
+    }
+    if (error.kind === 'network') return { code: EXIT.network, message: `cannot reach ${where}${tries}: ${error.message}` };
+    if (error.kind === 'timeout') return { code: EXIT.unavailable, message: `${where}${tries}: ${error.message}` };
+    return { code: EXIT.unexpected, message: `${where}: the response did not match the interface: ${error.message}` };
+  }
+  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return { code: EXIT.unexpected, message, hint: 'this is a bug; run with -v for details and report it' };
+}

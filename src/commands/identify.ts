@@ -1,0 +1,73 @@
+import type { z } from 'zod';
+import type { Client } from '../client/http-client.js';
+import { alias, identify } from '../client/routes.js';
+import type { Scalar, Traits } from '../shared/primitives.js';
+import { aliasBodySchema, identifyBodySchema, type UserRecord } from '../shared/users.js';
+import { UsageError } from './errors.js';
+
+export interface IdentifyOptions {
+  id?: string | undefined;
+  device?: string | undefined;
+  trait?: string[] | undefined;
+  traits?: string | undefined;
+}
+
+/** `age=30` → 30, `pro=true` → true, `zip='02134'` → "02134" (quotes keep a string). */
+export function parseTraitValue(raw: string): Scalar {
+  const quoted = /^'(.*)'$|^"(.*)"$/s.exec(raw);
+  if (quoted) return quoted[1] ?? quoted[2] ?? '';
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  if (raw.trim() !== '' && /^-?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(raw)) return Number(raw);
+  return raw;
+}
+
+export function parseTraits(pairs: ReadonlyArray<string>, json: string | undefined): Traits {
+  let traits: Traits = {};
+  if (json !== undefined) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(json);
+    } catch {
+      throw new UsageError(`--traits must be a JSON object, e.g. --traits '{"plan":"pro"}'`);
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      throw new UsageError(`--traits must be a JSON object, e.g. --traits '{"plan":"pro"}'`);
+    }
+    traits = { ...(parsed as Traits) };
+  }
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--trait "${pair}" must look like key=value, e.g. --trait plan=pro`);
+    traits[pair.slice(0, eq)] = parseTraitValue(pair.slice(eq + 1));
+  }
+  return traits;
+}
+
+/** Validates with the wire schema and reports the failure against the flag a person typed. */
+function check<T>(schema: z.ZodType<T>, value: unknown, flags: Record<string, string>): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const field = String(issue?.path[0] ?? '');
+  throw new UsageError(`${flags[field] ?? field}: ${issue?.message ?? 'invalid'}`);
+}
+
+export async function runIdentify(options: IdentifyOptions, deps: { client: Client }): Promise<UserRecord> {
+  const traits = parseTraits(options.trait ?? [], options.traits);
+  const body = check(
+    identifyBodySchema,
+    {
+      ...(options.id !== undefined ? { id: options.id } : {}),
+      ...(options.device !== undefined ? { device_id: options.device } : {}),
+      ...(Object.keys(traits).length > 0 ? { traits } : {}),
+    },
+    { id: '--id (or --device)', device_id: '--device', traits: '--trait' },
+  );
+  return identify(deps.client, body);
+}
+
+export async function runAlias(options: { id?: string; previous?: string }, deps: { client: Client }): Promise<UserRecord> {
+  const body = check(aliasBodySchema, { id: options.id, previous_id: options.previous }, { id: '--id', previous_id: '--previous' });
+  return alias(deps.client, body);
+}

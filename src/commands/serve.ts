@@ -1,0 +1,64 @@
+import { removeServerFile, writeServerFile } from '../service/data-dir.js';
+import { type RunningService, startService } from '../service/service.js';
+
+export interface ServeOptions {
+  host: string;
+  port: number;
+  dataDir: string;
+  apiKey?: string | undefined;
+  project?: string | undefined;
+}
+
+export interface ServeInfo {
+  url: string;
+  api_key: string;
+  project_id: string;
+  data_dir: string;
+}
+
+export interface ServeHandle {
+  info: ServeInfo;
+  service: RunningService;
+  /** Resolves once the service has stopped after SIGINT/SIGTERM (in-flight requests finished, DB closed). */
+  stopped: Promise<void>;
+}
+
+/** Runs the service in the foreground and announces it in the data directory for other CLI processes. */
+export async function runServe(options: ServeOptions, deps: { log: (line: string) => void }): Promise<ServeHandle> {
+  const provision =
+    options.apiKey !== undefined && options.project !== undefined
+      ? { apiKey: options.apiKey, projectId: options.project }
+      : undefined;
+  const service = await startService({
+    dataDir: options.dataDir,
+    host: options.host,
+    port: options.port,
+    log: deps.log,
+    ...(provision ? { provision } : {}),
+  });
+  writeServerFile(options.dataDir, { url: service.url, pid: process.pid });
+  const stopped = new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      deps.log(`${signal}: stopping (finishing in-flight requests)`);
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      removeServerFile(options.dataDir, process.pid);
+      service.close().then(resolve, (error: unknown) => {
+        deps.log(`error while stopping: ${error instanceof Error ? error.message : String(error)}`);
+        resolve();
+      });
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  return {
+    service,
+    stopped,
+    info: {
+      url: service.url,
+      api_key: provision?.apiKey ?? service.local.api_key,
+      project_id: provision?.projectId ?? service.local.project_id,
+      data_dir: options.dataDir,
+    },
+  };
+}

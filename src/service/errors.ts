@@ -1,0 +1,37 @@
+import type { ErrorBody, ErrorCode, Issue } from '../shared/errors.js';
+import { summarizeIssues } from '../shared/errors.js';
+
+/** A failure the service reports to the caller as-is; anything else becomes a generic 500. */
+export class ServiceError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly issues?: Issue[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = 'ServiceError';
+  }
+
+  toBody(): ErrorBody {
+    return {
+      status: this.status,
+      code: this.code,
+      message: this.message,
+      ...(this.issues && (this.status === 400 || this.status === 409) ? { issues: this.issues } : {}),
+    };
+  }
+}
+
+export function invalidInput(issues: Issue[], prefix = 'invalid input'): ServiceError {
+  return new ServiceError(400, 'invalid_input', `${prefix}: ${summarizeIssues(issues)}`, issues);
+}
+
+export function notFound(message: string): ServiceError {
+  return new ServiceError(404, 'not_found', message);
+}
+
+export function conflict(code: 'conflict' | 'session_ended' | 'conversation_closed', message: string, issues?: Issue[]) {
+  return new ServiceError(409, code, message, issues);
+}

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { ServiceError } from '../errors.js';
+import { findForbiddenKey, parseJsonBody } from './json-body.js';
+
+describe('findForbiddenKey', () => {
+  it('names the path of a reserved key at any depth', () => {
+    expect(findForbiddenKey(JSON.parse('[{"a":1},{"properties":{"__proto__":{"x":1}}}]'))).toBe('[1].properties.__proto__');
+    expect(findForbiddenKey({ traits: { constructor: 'x' } })).toBe('traits.constructor');
+    expect(findForbiddenKey([[{ prototype: 1 }]])).toBe('[0][0].prototype');
+  });
+
+  it('accepts ordinary bodies, including values that merely spell the words', () => {
+    expect(findForbiddenKey({ a: '__proto__', b: ['constructor'], c: { d: null } })).toBeUndefined();
+  });
+});
+
+describe('parseJsonBody', () => {
+  it('rejects empty, broken and poisoned bodies with 400', () => {
+    for (const text of ['', '  ', '{bad', '{"__proto__":{}}']) {
+      expect(() => parseJsonBody(text)).toThrow(ServiceError);
+    }
+    expect(() => parseJsonBody('{"__proto__":{}}')).toThrow(/__proto__/);
+  });
+
+  it('parses valid JSON', () => {
+    expect(parseJsonBody('{"id":"u1"}')).toEqual({ id: 'u1' });
+  });
+});

@@ -1,0 +1,46 @@
+import { FORBIDDEN_KEYS } from '../../shared/primitives.js';
+import { formatPath } from '../../shared/errors.js';
+import { ServiceError } from '../errors.js';
+
+/**
+ * Finds the first `__proto__` / `constructor` / `prototype` key anywhere in a parsed body and returns
+ * its path, so the 400 can say where it is. JSON.parse itself stores such keys as plain own
+ * properties, so the walk is safe; nothing spreads the body before this check.
+ */
+export function findForbiddenKey(value: unknown): string | undefined {
+  const stack: Array<{ node: unknown; path: PropertyKey[] }> = [{ node: value, path: [] }];
+  while (stack.length > 0) {
+    const { node, path } = stack.pop()!;
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) {
+        const item: unknown = node[i];
+        if (item !== null && typeof item === 'object') stack.push({ node: item, path: [...path, i] });
+      }
+    } else if (node !== null && typeof node === 'object') {
+      for (const key of Object.keys(node)) {
+        if (FORBIDDEN_KEYS.has(key)) return formatPath([...path, key]);
+        const child: unknown = (node as Record<string, unknown>)[key];
+        if (child !== null && typeof child === 'object') stack.push({ node: child, path: [...path, key] });
+      }
+    }
+  }
+  return undefined;
+}
+
+export function parseJsonBody(text: string): unknown {
+  if (text.trim() === '') throw new ServiceError(400, 'invalid_input', 'request body is empty; send a JSON value');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message.split('\n')[0]?.slice(0, 120) : '';
+    throw new ServiceError(400, 'invalid_input', `body is not valid JSON (${detail})`);
+  }
+  const forbidden = findForbiddenKey(value);
+  if (forbidden !== undefined) {
+    throw new ServiceError(400, 'invalid_input', `${forbidden}: this key is not allowed`, [
+      { path: forbidden, message: 'key is not allowed (__proto__, constructor and prototype are reserved)' },
+    ]);
+  }
+  return value;
+}

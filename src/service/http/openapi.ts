@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { errorBodySchema } from '../../shared/errors.js';
+import type { RouteSpec } from './route.js';
+
+type JsonSchema = Record<string, unknown>;
+
+function schemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  // `unrepresentable: 'any'` keeps transforms and refinements from aborting the document.
+  const json = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
+  delete json.$schema;
+  return json;
+}
+
+function queryParameters(schema: z.ZodType): JsonSchema[] {
+  const json = schemaOf(schema, 'input');
+  const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((json.required ?? []) as string[]);
+  return Object.entries(properties).map(([name, value]) => ({
+    name,
+    in: 'query',
+    required: required.has(name),
+    schema: value,
+  }));
+}
+
+/** OpenAPI 3.1 of the routes as registered, from the same zod schemas that validate requests. */
+export function buildOpenApi(routes: ReadonlyArray<RouteSpec>, version: string): JsonSchema {
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  const errorResponse = { content: { 'application/json': { schema: schemaOf(errorBodySchema, 'output') } } };
+  for (const r of routes) {
+    const op: JsonSchema = {
+      tags: [r.tag],
+      summary: r.summary,
+      responses: {
+        '200': { description: 'OK', content: { 'application/json': { schema: schemaOf(r.response, 'output') } } },
+        '400': { description: 'Invalid input', ...errorResponse },
+        ...(r.public
+          ? {}
+          : {
+              '401': { description: 'Missing credentials', ...errorResponse },
+              '403': { description: 'Unknown key or foreign project', ...errorResponse },
+              '429': { description: 'Rate limited', ...errorResponse },
+            }),
+      },
+      ...(r.public ? { security: [] } : {}),
+    };
+    if (r.body) {
+      op.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(r.body, 'input') } } };
+    }
+    if (r.query) op.parameters = queryParameters(r.query);
+    const path = (paths[r.url] ??= {});
+    path[r.method.toLowerCase()] = op;
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'cas local service', version, description: 'Conversational analytics service (local, DuckDB).' },
+    components: {
+      securitySchemes: {
+        APIKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Bearer <key> or the bare key' },
+        APPId: { type: 'apiKey', in: 'header', name: 'X-App-ID', description: 'Project id' },
+      },
+    },
+    security: [{ APIKey: [], APPId: [] }],
+    paths,
+  };
+}

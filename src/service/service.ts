@@ -1,0 +1,79 @@
+import type { AddressInfo } from 'node:net';
+import { LIMITS, type Limits } from '../shared/limits.js';
+import { VERSION } from '../shared/version.js';
+import { type Credentials, databasePath, ensureDataDir, loadOrCreateCredentials } from './data-dir.js';
+import { DataDirLockedError } from './lock-error.js';
+import { buildServer } from './http/server.js';
+import { allRoutes } from './routes/index.js';
+import { type Database, openDatabase } from './store/database.js';
+import { Tenants } from './store/tenants.js';
+
+export { DataDirLockedError };
+
+export interface ServiceOptions {
+  dataDir: string;
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  /** Extra key/project to provision (idempotent), as `cas serve --api-key --project` asks. */
+  provision?: { apiKey: string; projectId: string };
+  limits?: Partial<Limits>;
+  log?: (line: string) => void;
+}
+
+export interface RunningService {
+  url: string;
+  port: number;
+  dataDir: string;
+  /** The data directory's own key and project. */
+  local: Credentials;
+  db: Database;
+  tenants: Tenants;
+  /** Stops accepting, lets in-flight requests finish, then closes the database cleanly. */
+  close(): Promise<void>;
+}
+
+
+async function open(dataDir: string): Promise<Database> {
+  try {
+    return await openDatabase(databasePath(dataDir));
+  } catch (error) {
+    if (error instanceof Error && /lock/i.test(error.message)) throw new DataDirLockedError(dataDir);
+    throw error;
+  }
+}
+
+export async function startService(options: ServiceOptions): Promise<RunningService> {
+  ensureDataDir(options.dataDir);
+  const db = await open(options.dataDir);
+  const limits: Limits = { ...LIMITS, ...options.limits };
+  const log = options.log ?? (() => undefined);
+  try {
+    const tenants = await Tenants.load(db);
+    const local = loadOrCreateCredentials(options.dataDir);
+    await tenants.provision({ apiKey: local.api_key, projectId: local.project_id });
+    if (options.provision) await tenants.provision(options.provision);
+
+    const app = buildServer({ tenants, routes: allRoutes({ db, version: VERSION }), bodyLimit: limits.bodyBytes, log });
+    await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
+    const { port } = app.server.address() as AddressInfo;
+    const host = options.host ?? '127.0.0.1';
+    const urlHost = host.includes(':') ? `[${host}]` : host;
+    let closing: Promise<void> | undefined;
+    return {
+      url: `http://${urlHost}:${port}`,
+      port,
+      dataDir: options.dataDir,
+      local,
+      db,
+      tenants,
+      close() {
+        closing ??= app.close().then(() => db.close());
+        return closing;
+      },
+    };
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+}

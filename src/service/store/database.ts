@@ -1,0 +1,88 @@
+import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
+import { migrate } from './migrations.js';
+
+export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
+export type Row = Record<string, unknown>;
+
+/**
+ * The service's one handle on DuckDB. Writes are serialized through `write()` because a single writer
+ * connection with explicit transactions is what makes "200 means committed" simple to reason about;
+ * reads use their own connection so a slow chart never waits behind an import batch.
+ */
+export interface Database {
+  readonly path: string;
+  /** Runs `fn` inside BEGIN/COMMIT on the writer connection, one at a time; rolls back on throw. */
+  write<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Reads on the reader connection (sees committed data only). */
+  read: Queryable;
+  /** The writer connection for appender-based bulk paths that manage their own transaction via write(). */
+  readonly writer: DuckDBConnection;
+  close(): Promise<void>;
+}
+
+export interface Queryable {
+  run(sql: string, params?: Params): Promise<void>;
+  all<T extends Row = Row>(sql: string, params?: Params): Promise<T[]>;
+  one<T extends Row = Row>(sql: string, params?: Params): Promise<T | undefined>;
+  readonly connection: DuckDBConnection;
+}
+
+function queryable(connection: DuckDBConnection): Queryable {
+  return {
+    connection,
+    async run(sql, params) {
+      await connection.run(sql, params);
+    },
+    async all<T extends Row>(sql: string, params?: Params) {
+      const reader = await connection.runAndReadAll(sql, params);
+      return reader.getRowObjectsJS() as T[];
+    },
+    async one<T extends Row>(sql: string, params?: Params) {
+      const reader = await connection.runAndReadAll(sql, params);
+      return reader.getRowObjectsJS()[0] as T | undefined;
+    },
+  };
+}
+
+export async function openDatabase(path: string): Promise<Database> {
+  const instance = await DuckDBInstance.create(path);
+  const writerConnection = await instance.connect();
+  const readerConnection = await instance.connect();
+  const writer = queryable(writerConnection);
+  await migrate(writer);
+
+  let tail: Promise<unknown> = Promise.resolve();
+  let closed = false;
+
+  return {
+    path,
+    writer: writerConnection,
+    read: queryable(readerConnection),
+    write<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      if (closed) return Promise.reject(new Error('database is closed'));
+      const next = tail.then(async () => {
+        await writer.run('BEGIN TRANSACTION');
+        try {
+          const result = await fn(writer);
+          await writer.run('COMMIT');
+          return result;
+        } catch (error) {
+          await writer.run('ROLLBACK').catch(() => undefined);
+          throw error;
+        }
+      });
+      tail = next.catch(() => undefined);
+      return next;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await tail;
+      // A checkpoint folds the WAL into the file so the next open starts fast and the file is self-contained.
+      await writer.run('CHECKPOINT').catch(() => undefined);
+      readerConnection.closeSync();
+      writerConnection.closeSync();
+      instance.closeSync();
+    },
+  };
+}

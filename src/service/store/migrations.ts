@@ -1,0 +1,65 @@
+import type { Queryable } from './database.js';
+
+/**
+ * Versioned, append-only schema migrations. Never edit a shipped migration: add the next one.
+ * Timestamps are TIMESTAMPTZ (UTC instants, ms precision in practice); JSON columns hold
+ * properties/traits with their types intact, which property filters need.
+ */
+export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
+  {
+    version: 1,
+    name: 'tenancy, identity, sessions, events',
+    sql: `
+      CREATE TABLE organizations (org_id VARCHAR PRIMARY KEY, name VARCHAR NOT NULL, created_at TIMESTAMPTZ NOT NULL);
+      CREATE TABLE projects (project_id VARCHAR PRIMARY KEY, org_id VARCHAR NOT NULL, name VARCHAR NOT NULL,
+        intents JSON, created_at TIMESTAMPTZ NOT NULL);
+      CREATE TABLE api_keys (key_hash VARCHAR PRIMARY KEY, org_id VARCHAR NOT NULL, label VARCHAR,
+        created_at TIMESTAMPTZ NOT NULL);
+
+      -- canonical_user_id: the user this one was merged into (itself when not merged). Charts resolve
+      -- every event's user through it, so a merge is one small UPDATE, never a rewrite of events.
+      CREATE TABLE users (project_id VARCHAR NOT NULL, user_id VARCHAR NOT NULL, canonical_user_id VARCHAR NOT NULL,
+        primary_id VARCHAR NOT NULL, anonymous BOOLEAN NOT NULL, traits JSON NOT NULL, created_at TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (project_id, user_id));
+      -- Every caller id a user has had, in order of first use (aliases).
+      CREATE TABLE user_ids (project_id VARCHAR NOT NULL, id VARCHAR NOT NULL, user_id VARCHAR NOT NULL,
+        seq BIGINT NOT NULL, PRIMARY KEY (project_id, id));
+      CREATE SEQUENCE user_id_seq;
+      CREATE TABLE devices (project_id VARCHAR NOT NULL, device_id VARCHAR NOT NULL, user_id VARCHAR NOT NULL,
+        traits JSON, PRIMARY KEY (project_id, device_id));
+
+      CREATE TABLE sessions (project_id VARCHAR NOT NULL, session_id VARCHAR NOT NULL, user_id VARCHAR NOT NULL,
+        device_id VARCHAR, started_at TIMESTAMPTZ NOT NULL, ended_at TIMESTAMPTZ, last_event_at TIMESTAMPTZ NOT NULL,
+        attributes JSON, PRIMARY KEY (project_id, session_id));
+      CREATE TABLE conversations (project_id VARCHAR NOT NULL, conversation_id VARCHAR NOT NULL,
+        session_id VARCHAR NOT NULL, started_at TIMESTAMPTZ NOT NULL, ended_at TIMESTAMPTZ, properties JSON,
+        PRIMARY KEY (project_id, conversation_id));
+
+      -- Every stored row, caller-sent and generated. user_id is the service user at ingest time;
+      -- resolve through users.canonical_user_id for the person.
+      CREATE TABLE events (project_id VARCHAR NOT NULL, event_id VARCHAR NOT NULL, event VARCHAR NOT NULL,
+        type VARCHAR NOT NULL, ts TIMESTAMPTZ NOT NULL, user_id VARCHAR, session_id VARCHAR, conversation_id VARCHAR,
+        properties JSON, origin_event_id VARCHAR, received_at TIMESTAMPTZ NOT NULL);
+    `,
+  },
+];
+
+export async function migrate(db: Queryable): Promise<void> {
+  await db.run(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, applied_at TIMESTAMPTZ)',
+  );
+  const rows = await db.all<{ version: number }>('SELECT version FROM schema_migrations');
+  const applied = new Set(rows.map((r) => Number(r.version)));
+  for (const migration of MIGRATIONS) {
+    if (applied.has(migration.version)) continue;
+    await db.run('BEGIN TRANSACTION');
+    try {
+      await db.run(migration.sql);
+      await db.run('INSERT INTO schema_migrations VALUES ($1, $2, now())', [migration.version, migration.name]);
+      await db.run('COMMIT');
+    } catch (error) {
+      await db.run('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  }
+}

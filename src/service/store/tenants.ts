@@ -1,0 +1,79 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Database } from './database.js';
+
+export interface Tenant {
+  orgId: string;
+  projectId: string;
+}
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+export function newApiKey(): string {
+  return `cas_${randomBytes(24).toString('base64url')}`;
+}
+
+/**
+ * Organizations, projects and keys. Keys are stored as SHA-256 hashes only; the in-memory index maps
+ * hash → organization so authentication costs no query, and is refreshed on every provision.
+ */
+export class Tenants {
+  private keys = new Map<string, string>();
+  private projects = new Map<string, string>();
+
+  private constructor(private readonly db: Database) {}
+
+  static async load(db: Database): Promise<Tenants> {
+    const tenants = new Tenants(db);
+    await tenants.refresh();
+    return tenants;
+  }
+
+  private async refresh(): Promise<void> {
+    const keys = await this.db.read.all<{ key_hash: string; org_id: string }>('SELECT key_hash, org_id FROM api_keys');
+    const projects = await this.db.read.all<{ project_id: string; org_id: string }>(
+      'SELECT project_id, org_id FROM projects',
+    );
+    this.keys = new Map(keys.map((k) => [k.key_hash, k.org_id]));
+    this.projects = new Map(projects.map((p) => [p.project_id, p.org_id]));
+  }
+
+  /**
+   * Ensures the key and project exist and belong together (idempotent). A key already owned by another
+   * organization than the project's is refused, so provisioning can never bridge two tenants.
+   */
+  async provision(input: { apiKey: string; projectId: string; orgId?: string }): Promise<Tenant> {
+    const keyHash = hashKey(input.apiKey);
+    const keyOrg = this.keys.get(keyHash);
+    const projectOrg = this.projects.get(input.projectId);
+    const orgId = keyOrg ?? projectOrg ?? input.orgId ?? `org_${keyHash.slice(0, 12)}`;
+    if (projectOrg !== undefined && projectOrg !== orgId) {
+      throw new Error(`project ${input.projectId} belongs to another organization than this key`);
+    }
+    await this.db.write(async (tx) => {
+      await tx.run('INSERT INTO organizations VALUES ($1, $1, now()) ON CONFLICT DO NOTHING', [orgId]);
+      await tx.run('INSERT INTO projects VALUES ($1, $2, $1, NULL, now()) ON CONFLICT DO NOTHING', [
+        input.projectId,
+        orgId,
+      ]);
+      await tx.run('INSERT INTO api_keys VALUES ($1, $2, NULL, now()) ON CONFLICT DO NOTHING', [keyHash, orgId]);
+    });
+    await this.refresh();
+    return { orgId, projectId: input.projectId };
+  }
+
+  /** 'forbidden' → 403 (unknown key, or a project the key's organization does not own). */
+  authenticate(apiKey: string, projectId: string): Tenant | 'forbidden' {
+    // Lookup is by SHA-256 of the presented key, never by the key itself: how long the lookup takes
+    // depends on the hash, which an attacker cannot steer towards a stored key, so nothing leaks by timing.
+    const orgId = this.keys.get(hashKey(apiKey));
+    if (orgId === undefined) return 'forbidden';
+    if (this.projects.get(projectId) !== orgId) return 'forbidden';
+    return { orgId, projectId };
+  }
+
+  async setIntents(projectId: string, intentsJson: string): Promise<void> {
+    await this.db.write((tx) => tx.run('UPDATE projects SET intents = $1 WHERE project_id = $2', [intentsJson, projectId]));
+  }
+}
