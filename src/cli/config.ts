@@ -2,21 +2,10 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
+import type { Config } from '../commands/config.js';
 import { UsageError } from '../commands/errors.js';
 
-/** Everything a command needs to know about where and how to talk, after precedence is applied. */
-export interface Config {
-  endpoint: string | undefined;
-  apiKey: string | undefined;
-  projectId: string | undefined;
-  dataDir: string;
-  profile: string;
-  timeoutMs: number;
-  retries: number;
-  retryTimeMs: number;
-  verbose: boolean;
-  quiet: boolean;
-}
+export type { Config };
 
 export interface GlobalFlags {
   endpoint?: string;
@@ -63,7 +52,9 @@ function readConfigFile(path: string): ConfigFile {
   const parsed = configFileSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new UsageError(`config file ${path}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+    throw new UsageError(
+      `config file ${path}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
+    );
   }
   return parsed.data;
 }

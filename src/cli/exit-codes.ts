@@ -40,14 +40,21 @@ export function describeFailure(error: unknown): Failure {
     const tries = error.attempts > 1 ? ` after ${error.attempts} attempts` : '';
     if (error instanceof HttpError) {
       const message = `${error.status} from ${where}${tries}: ${error.message}`;
-      if (error.status === 401 || error.status === 403) return { code: EXIT.auth, message, hint: 'check --api-key and --project' };
+      if (error.status === 401 || error.status === 403)
+        return { code: EXIT.auth, message, hint: 'check --api-key and --project' };
       if (error.status === 404) return { code: EXIT.notFound, message };
-      if (error.status === 429 || error.status >= 500 || error.status === 408) return { code: EXIT.unavailable, message };
+      if (error.status === 429 || error.status >= 500 || error.status === 408)
+        return { code: EXIT.unavailable, message };
       return { code: EXIT.invalid, message };
     }
-    if (error.kind === 'network') return { code: EXIT.network, message: `cannot reach ${where}${tries}: ${error.message}` };
-    if (error.kind === 'timeout') return { code: EXIT.unavailable, message: `${where}${tries}: ${error.message}` };
-    return { code: EXIT.unexpected, message: `${where}: the response did not match the interface: ${error.message}` };
+    if (error.kind === 'network')
+      return { code: EXIT.network, message: `cannot reach ${where}${tries}: ${error.message}` };
+    if (error.kind === 'timeout')
+      return { code: EXIT.unavailable, message: `${where}${tries}: ${error.message}` };
+    return {
+      code: EXIT.unexpected,
+      message: `${where}: the response did not match the interface: ${error.message}`,
+    };
   }
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return { code: EXIT.unexpected, message, hint: 'this is a bug; run with -v for details and report it' };

@@ -1,80 +1,50 @@
 import { CommanderError } from 'commander';
+import { ACTIONS } from './actions/index.js';
 import type { GlobalFlags } from './config.js';
+import type { CliContext } from './context.js';
 import { describeFailure, EXIT } from './exit-codes.js';
 import { buildProgram } from './program.js';
 
-interface Io {
-  out(text: string): void;
-  err(line: string): void;
-  isTty: boolean;
-  color: boolean;
-}
-
-function makeIo(flags: { color?: boolean | undefined }): Io {
-  const isTty = process.stdout.isTTY === true;
-  return {
-    out: (text) => process.stdout.write(text),
-    err: (line) => process.stderr.write(`${line}\n`),
-    isTty,
-    color: isTty && flags.color !== false && !process.env.NO_COLOR,
-  };
-}
-
-async function dispatch(name: string, flags: Record<string, unknown> & GlobalFlags): Promise<number> {
-  const io = makeIo(flags as { color?: boolean });
-  const { resolveConfig } = await import('./config.js');
+async function dispatch(
+  name: string,
+  flags: Record<string, unknown> & GlobalFlags,
+  args: string[],
+): Promise<number> {
+  const [{ resolveConfig }, { chooseFormat }, { connect }] = await Promise.all([
+    import('./config.js'),
+    import('../render/output.js'),
+    import('../commands/connect.js'),
+  ]);
   const config = resolveConfig(flags, process.env);
+  const isTty = process.stdout.isTTY === true;
+  const warn = (line: string) => process.stderr.write(`${line}\n`);
   const log = (line: string) => {
-    if (!config.quiet) io.err(line);
+    if (!config.quiet) warn(line);
   };
-  const { chooseFormat, renderRecord } = await import('../render/output.js');
-  const format = chooseFormat({ json: flags.json === true, format: flags.format as string | undefined }, io.isTty);
-
-  if (name === 'serve') {
-    const { runServe } = await import('../commands/serve.js');
-    const handle = await runServe(
-      {
-        host: String(flags.host),
-        port: Number(flags.port),
-        dataDir: config.dataDir,
-        apiKey: config.apiKey,
-        project: config.projectId,
-      },
-      { log },
-    );
-    if (format === 'table') {
-      io.out(`cas service listening on ${handle.info.url}\n  api key:  ${handle.info.api_key}\n  project:  ${handle.info.project_id}\n  data dir: ${handle.info.data_dir}\nCtrl-C stops it.\n`);
-    } else {
-      io.out(`${JSON.stringify(handle.info)}\n`);
-    }
-    await handle.stopped;
-    return EXIT.ok;
-  }
-
-  const { connect } = await import('../commands/connect.js');
-  const connection = await connect(config, { log });
-  try {
-    if (name === 'identify' || name === 'alias') {
-      const { runIdentify, runAlias } = await import('../commands/identify.js');
-      const record =
-        name === 'identify'
-          ? await runIdentify(flags as Parameters<typeof runIdentify>[0], connection)
-          : await runAlias(flags as Parameters<typeof runAlias>[0], connection);
-      io.out(renderRecord(record, format, { color: io.color }));
-      return EXIT.ok;
-    }
-    throw new Error(`no handler for command ${name}`);
-  } finally {
-    await connection.close();
-  }
+  const ctx: CliContext = {
+    config,
+    flags,
+    format: chooseFormat({ json: flags.json === true, format: flags.format as string | undefined }, isTty),
+    isTty,
+    isErrTty: process.stderr.isTTY === true,
+    color: isTty && flags.color !== false && !process.env.NO_COLOR,
+    out: (text) => process.stdout.write(text),
+    log,
+    warn,
+    connect: () => connect(config, { log }),
+  };
+  const load = ACTIONS[name];
+  if (!load) throw new Error(`no action for command ${name}`);
+  const action = await load();
+  return action(ctx, args);
 }
 
 export async function main(argv: string[]): Promise<number> {
   let exitCode: number = EXIT.ok;
   let verbose = argv.includes('-v') || argv.includes('--verbose');
-  const program = buildProgram(async (name, flags) => {
+  const program = buildProgram(async (name, flags, args) => {
     verbose = flags.verbose === true;
-    exitCode = await dispatch(name, flags);
+    exitCode = await dispatch(name, flags, args);
   });
   try {
     await program.parseAsync(argv);

@@ -3,7 +3,11 @@ import { VERSION } from '../shared/version.js';
 import type { GlobalFlags } from './config.js';
 
 /** What an action needs from the program: its own options merged with the global ones. */
-export type ActionRunner = (name: string, options: Record<string, unknown> & GlobalFlags, args: string[]) => Promise<void>;
+export type ActionRunner = (
+  name: string,
+  options: Record<string, unknown> & GlobalFlags,
+  args: string[],
+) => Promise<void>;
 
 const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
 
@@ -23,9 +27,14 @@ function port(value: string): number {
  */
 export function buildProgram(run: ActionRunner): Command {
   const program = new Command('cas')
-    .description('Conversational analytics: import chat telemetry, serve the analytics API, chart it in the terminal.')
+    .description(
+      'Conversational analytics: import chat telemetry, serve the analytics API, chart it in the terminal.',
+    )
     .version(VERSION, '--version', 'print the version')
-    .option('--endpoint <url>', 'service URL (env CAS_ENDPOINT, MLSDK_SERVER_BASE); none: the embedded local service')
+    .option(
+      '--endpoint <url>',
+      'service URL (env CAS_ENDPOINT, MLSDK_SERVER_BASE); none: the embedded local service',
+    )
     .option('--api-key <key>', 'API key (env CAS_API_KEY, MLSDK_API_KEY)')
     .option('--project <id>', 'project id (env CAS_PROJECT_ID, MLSDK_PROJECT_ID)')
     .option('--profile <name>', 'profile of $XDG_CONFIG_HOME/cas/config.json (env CAS_PROFILE)')
@@ -54,10 +63,22 @@ export function buildProgram(run: ActionRunner): Command {
     .description('create a user or device, or merge traits into it; prints the user record')
     .option('--id <id>', 'user id')
     .option('--device <id>', 'device id')
-    .option('--trait <key=value>', "trait (repeatable); numbers and true/false are typed, quote to keep a string: zip=\"'02134'\"", collect)
+    .option(
+      '--trait <key=value>',
+      'trait (repeatable); numbers and true/false are typed, quote to keep a string: zip="\'02134\'"',
+      collect,
+    )
     .option('--traits <json>', 'traits as a JSON object')
-    .addHelpText('after', examples(['cas identify --id u1 --trait plan=pro --trait seats=3', 'cas identify --device d-42 --json']))
-    .action((options: Record<string, unknown>, command: Command) => run('identify', command.optsWithGlobals(), []));
+    .addHelpText(
+      'after',
+      examples([
+        'cas identify --id u1 --trait plan=pro --trait seats=3',
+        'cas identify --device d-42 --json',
+      ]),
+    )
+    .action((options: Record<string, unknown>, command: Command) =>
+      run('identify', command.optsWithGlobals(), []),
+    );
 
   program
     .command('alias')
@@ -65,7 +86,9 @@ export function buildProgram(run: ActionRunner): Command {
     .requiredOption('--id <new>', 'the new id, which becomes primary')
     .requiredOption('--previous <old>', 'an id the user already has')
     .addHelpText('after', examples(['cas alias --id alice@example.com --previous u1']))
-    .action((_options: Record<string, unknown>, command: Command) => run('alias', command.optsWithGlobals(), []));
+    .action((_options: Record<string, unknown>, command: Command) =>
+      run('alias', command.optsWithGlobals(), []),
+    );
 
   program
     .command('serve')
@@ -74,12 +97,12 @@ export function buildProgram(run: ActionRunner): Command {
     .addOption(new Option('--port <port>', 'port (0 picks a free one)').default(8787).argParser(port))
     .addHelpText(
       'after',
-      examples([
-        'cas serve',
-        'cas serve --port 9000 --data-dir ./data --api-key K --project P --json',
-      ]) + '\n--api-key/--project with serve provision that key and project (idempotent).\n',
+      examples(['cas serve', 'cas serve --port 9000 --data-dir ./data --api-key K --project P --json']) +
+        '\n--api-key/--project with serve provision that key and project (idempotent).\n',
     )
-    .action((_options: Record<string, unknown>, command: Command) => run('serve', command.optsWithGlobals(), []));
+    .action((_options: Record<string, unknown>, command: Command) =>
+      run('serve', command.optsWithGlobals(), []),
+    );
 
   return program;
 }

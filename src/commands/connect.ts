@@ -1,9 +1,10 @@
 import { type Client, createClient } from '../client/http-client.js';
 import type { RetryInfo } from '../client/retry.js';
 import { health } from '../client/routes.js';
-import type { Config } from '../cli/config.js';
 import { readCredentials, readServerFile } from '../service/data-dir.js';
-import { DataDirLockedError, type RunningService, startService } from '../service/service.js';
+import { DataDirLockedError } from '../service/lock-error.js';
+import type { RunningService } from '../service/service.js';
+import type { Config } from './config.js';
 import { UsageError } from './errors.js';
 
 export type ConnectionMode = 'remote' | 'local-server' | 'embedded';
@@ -20,7 +21,13 @@ export interface ConnectDeps {
   log: (line: string) => void;
 }
 
-function clientFor(config: Config, endpoint: string, apiKey: string, projectId: string, deps: ConnectDeps): Client {
+function clientFor(
+  config: Config,
+  endpoint: string,
+  apiKey: string,
+  projectId: string,
+  deps: ConnectDeps,
+): Client {
   return createClient({
     endpoint,
     apiKey,
@@ -69,7 +76,8 @@ async function findLocalServer(config: Config, deps: ConnectDeps): Promise<Conne
  */
 export async function connect(config: Config, deps: ConnectDeps): Promise<Connection> {
   if (config.endpoint !== undefined) {
-    if (config.apiKey === undefined) throw new UsageError('--api-key (or CAS_API_KEY / MLSDK_API_KEY) is required with --endpoint');
+    if (config.apiKey === undefined)
+      throw new UsageError('--api-key (or CAS_API_KEY / MLSDK_API_KEY) is required with --endpoint');
     if (config.projectId === undefined) {
       throw new UsageError('--project (or CAS_PROJECT_ID / MLSDK_PROJECT_ID) is required with --endpoint');
     }
@@ -82,6 +90,8 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
     const local = await findLocalServer(config, deps);
     if (local) return local;
     try {
+      // Loaded only here: a remote endpoint never pays for fastify and DuckDB.
+      const { startService } = await import('../service/service.js');
       const service = await startService({ dataDir: config.dataDir, port: 0, log: deps.log });
       const apiKey = config.apiKey ?? service.local.api_key;
       const projectId = config.projectId ?? service.local.project_id;

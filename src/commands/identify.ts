@@ -67,7 +67,14 @@ export async function runIdentify(options: IdentifyOptions, deps: { client: Clie
   return identify(deps.client, body);
 }
 
-export async function runAlias(options: { id?: string; previous?: string }, deps: { client: Client }): Promise<UserRecord> {
-  const body = check(aliasBodySchema, { id: options.id, previous_id: options.previous }, { id: '--id', previous_id: '--previous' });
+export async function runAlias(
+  options: { id?: string; previous?: string },
+  deps: { client: Client },
+): Promise<UserRecord> {
+  const body = check(
+    aliasBodySchema,
+    { id: options.id, previous_id: options.previous },
+    { id: '--id', previous_id: '--previous' },
+  );
   return alias(deps.client, body);
 }

@@ -24,7 +24,10 @@ export interface ServeHandle {
 }
 
 /** Runs the service in the foreground and announces it in the data directory for other CLI processes. */
-export async function runServe(options: ServeOptions, deps: { log: (line: string) => void }): Promise<ServeHandle> {
+export async function runServe(
+  options: ServeOptions,
+  deps: { log: (line: string) => void },
+): Promise<ServeHandle> {
   const provision =
     options.apiKey !== undefined && options.project !== undefined
       ? { apiKey: options.apiKey, projectId: options.project }

@@ -3,9 +3,17 @@ import Table from 'cli-table3';
 export type OutputFormat = 'table' | 'json' | 'jsonl' | 'csv';
 
 /** cli.md: JSON unless a person is looking (stdout is a terminal) or a format is asked for. */
-export function chooseFormat(options: { format?: string | undefined; json?: boolean | undefined }, isTty: boolean): OutputFormat {
+export function chooseFormat(
+  options: { format?: string | undefined; json?: boolean | undefined },
+  isTty: boolean,
+): OutputFormat {
   if (options.json) return 'json';
-  if (options.format === 'table' || options.format === 'json' || options.format === 'jsonl' || options.format === 'csv') {
+  if (
+    options.format === 'table' ||
+    options.format === 'json' ||
+    options.format === 'jsonl' ||
+    options.format === 'csv'
+  ) {
     return options.format;
   }
   return isTty ? 'table' : 'json';
@@ -23,7 +31,9 @@ function cell(value: unknown): string {
 
 /** A record as a two-column table; nested objects (traits) expand one row per key. */
 export function keyValueTable(record: Record<string, unknown>, options: { color: boolean }): string {
-  const table = new Table({ style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [] } });
+  const table = new Table({
+    style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [] },
+  });
   for (const [key, value] of Object.entries(record)) {
     if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
       const entries = Object.entries(value);
@@ -36,7 +46,11 @@ export function keyValueTable(record: Record<string, unknown>, options: { color:
   return `${table.toString()}\n`;
 }
 
-export function renderRecord(record: Record<string, unknown>, format: OutputFormat, options: { color: boolean }): string {
+export function renderRecord(
+  record: Record<string, unknown>,
+  format: OutputFormat,
+  options: { color: boolean },
+): string {
   if (format === 'json') return json(record);
   if (format === 'jsonl') return `${JSON.stringify(record)}\n`;
   if (format === 'csv') {

@@ -32,6 +32,10 @@ export function notFound(message: string): ServiceError {
   return new ServiceError(404, 'not_found', message);
 }
 
-export function conflict(code: 'conflict' | 'session_ended' | 'conversation_closed', message: string, issues?: Issue[]) {
+export function conflict(
+  code: 'conflict' | 'session_ended' | 'conversation_closed',
+  message: string,
+  issues?: Issue[],
+) {
   return new ServiceError(409, code, message, issues);
 }

@@ -2,8 +2,8 @@ import type { AddressInfo } from 'node:net';
 import { LIMITS, type Limits } from '../shared/limits.js';
 import { VERSION } from '../shared/version.js';
 import { type Credentials, databasePath, ensureDataDir, loadOrCreateCredentials } from './data-dir.js';
-import { DataDirLockedError } from './lock-error.js';
 import { buildServer } from './http/server.js';
+import { DataDirLockedError } from './lock-error.js';
 import { allRoutes } from './routes/index.js';
 import { type Database, openDatabase } from './store/database.js';
 import { Tenants } from './store/tenants.js';
@@ -33,7 +33,6 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-
 async function open(dataDir: string): Promise<Database> {
   try {
     return await openDatabase(databasePath(dataDir));
@@ -54,7 +53,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     await tenants.provision({ apiKey: local.api_key, projectId: local.project_id });
     if (options.provision) await tenants.provision(options.provision);
 
-    const app = buildServer({ tenants, routes: allRoutes({ db, version: VERSION }), bodyLimit: limits.bodyBytes, log });
+    const app = buildServer({
+      tenants,
+      routes: allRoutes({ db, version: VERSION }),
+      bodyLimit: limits.bodyBytes,
+      log,
+    });
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
     const { port } = app.server.address() as AddressInfo;
     const host = options.host ?? '127.0.0.1';

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import type { Scope } from '../identity/identity.js';
 import { ServiceError } from '../errors.js';
+import type { Scope } from '../identity/identity.js';
 import type { Tenants } from '../store/tenants.js';
 
 function header(request: FastifyRequest, name: string): string {

@@ -4,7 +4,9 @@ import { findForbiddenKey, parseJsonBody } from './json-body.js';
 
 describe('findForbiddenKey', () => {
   it('names the path of a reserved key at any depth', () => {
-    expect(findForbiddenKey(JSON.parse('[{"a":1},{"properties":{"__proto__":{"x":1}}}]'))).toBe('[1].properties.__proto__');
+    expect(findForbiddenKey(JSON.parse('[{"a":1},{"properties":{"__proto__":{"x":1}}}]'))).toBe(
+      '[1].properties.__proto__',
+    );
     expect(findForbiddenKey({ traits: { constructor: 'x' } })).toBe('traits.constructor');
     expect(findForbiddenKey([[{ prototype: 1 }]])).toBe('[0][0].prototype');
   });

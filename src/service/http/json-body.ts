@@ -1,5 +1,5 @@
-import { FORBIDDEN_KEYS } from '../../shared/primitives.js';
 import { formatPath } from '../../shared/errors.js';
+import { FORBIDDEN_KEYS } from '../../shared/primitives.js';
 import { ServiceError } from '../errors.js';
 
 /**
@@ -28,7 +28,8 @@ export function findForbiddenKey(value: unknown): string | undefined {
 }
 
 export function parseJsonBody(text: string): unknown {
-  if (text.trim() === '') throw new ServiceError(400, 'invalid_input', 'request body is empty; send a JSON value');
+  if (text.trim() === '')
+    throw new ServiceError(400, 'invalid_input', 'request body is empty; send a JSON value');
   let value: unknown;
   try {
     value = JSON.parse(text);

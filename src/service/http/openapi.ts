@@ -32,7 +32,10 @@ export function buildOpenApi(routes: ReadonlyArray<RouteSpec>, version: string):
       tags: [r.tag],
       summary: r.summary,
       responses: {
-        '200': { description: 'OK', content: { 'application/json': { schema: schemaOf(r.response, 'output') } } },
+        '200': {
+          description: 'OK',
+          content: { 'application/json': { schema: schemaOf(r.response, 'output') } },
+        },
         '400': { description: 'Invalid input', ...errorResponse },
         ...(r.public
           ? {}
@@ -45,18 +48,29 @@ export function buildOpenApi(routes: ReadonlyArray<RouteSpec>, version: string):
       ...(r.public ? { security: [] } : {}),
     };
     if (r.body) {
-      op.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(r.body, 'input') } } };
+      op.requestBody = {
+        required: true,
+        content: { 'application/json': { schema: schemaOf(r.body, 'input') } },
+      };
     }
     if (r.query) op.parameters = queryParameters(r.query);
-    const path = (paths[r.url] ??= {});
-    path[r.method.toLowerCase()] = op;
+    paths[r.url] = { ...paths[r.url], [r.method.toLowerCase()]: op };
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'cas local service', version, description: 'Conversational analytics service (local, DuckDB).' },
+    info: {
+      title: 'cas local service',
+      version,
+      description: 'Conversational analytics service (local, DuckDB).',
+    },
     components: {
       securitySchemes: {
-        APIKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Bearer <key> or the bare key' },
+        APIKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Authorization',
+          description: 'Bearer <key> or the bare key',
+        },
         APPId: { type: 'apiKey', in: 'header', name: 'X-App-ID', description: 'Project id' },
       },
     },

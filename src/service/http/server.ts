@@ -63,6 +63,16 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     }
   });
 
+  // Sockets that finish a request after close() began must not linger in keep-alive, or close()
+  // would wait for their idle timeout; telling the client to close them lets shutdown complete.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
+
   app.setErrorHandler((error: FastifyError, _request, reply) => {
     if (error instanceof ServiceError) return send(reply, error);
     const mapped = toServiceError(error);
@@ -76,7 +86,10 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     const allowed = METHODS.filter((method) => app.hasRoute({ method, url }));
     if (allowed.length > 0) {
       reply.header('Allow', allowed.join(', '));
-      return send(reply, new ServiceError(405, 'method_not_allowed', `${request.method} is not allowed on ${url}`));
+      return send(
+        reply,
+        new ServiceError(405, 'method_not_allowed', `${request.method} is not allowed on ${url}`),
+      );
     }
     return send(reply, new ServiceError(404, 'not_found', `no route ${request.method} ${url}`));
   });

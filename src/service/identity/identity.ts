@@ -50,12 +50,22 @@ async function createUser(tx: Queryable, project: string, callerId: string, anon
     '{}',
     at.toISOString(),
   ]);
-  await tx.run("INSERT INTO user_ids VALUES ($1, $2, $3, nextval('user_id_seq'))", [project, callerId, userId]);
+  await tx.run("INSERT INTO user_ids VALUES ($1, $2, $3, nextval('user_id_seq'))", [
+    project,
+    callerId,
+    userId,
+  ]);
   return userId;
 }
 
 /** Writes merged traits and moves created_at back to the earliest time seen (imports carry past dates). */
-async function updateUser(tx: Queryable, project: string, user: UserRow, traits: Traits, at: Date): Promise<void> {
+async function updateUser(
+  tx: Queryable,
+  project: string,
+  user: UserRow,
+  traits: Traits,
+  at: Date,
+): Promise<void> {
   const merged = { ...(JSON.parse(user.traits) as Traits), ...traits };
   await tx.run(
     'UPDATE users SET traits = $1, created_at = least(created_at, $2::TIMESTAMPTZ) WHERE project_id = $3 AND user_id = $4',
@@ -85,7 +95,12 @@ async function mergeAnonymous(tx: Queryable, project: string, anon: UserRow, tar
   const targetTraits = JSON.parse(target.traits) as Traits;
   await tx.run(
     'UPDATE users SET traits = $1, created_at = least(created_at, $2::TIMESTAMPTZ) WHERE project_id = $3 AND user_id = $4',
-    [JSON.stringify({ ...anonTraits, ...targetTraits }), anon.created_at.toISOString(), project, target.user_id],
+    [
+      JSON.stringify({ ...anonTraits, ...targetTraits }),
+      anon.created_at.toISOString(),
+      project,
+      target.user_id,
+    ],
   );
 }
 
@@ -95,11 +110,17 @@ export interface IdentifyInput {
   traits?: Traits | undefined;
 }
 
-export async function identifyUser(tx: Queryable, scope: Scope, input: IdentifyInput, at: Date): Promise<string> {
+export async function identifyUser(
+  tx: Queryable,
+  scope: Scope,
+  input: IdentifyInput,
+  at: Date,
+): Promise<string> {
   const project = scope.projectId;
   let userId: string | undefined;
   if (input.id !== undefined) {
-    userId = (await canonicalOf(tx, project, input.id)) ?? (await createUser(tx, project, input.id, false, at));
+    userId =
+      (await canonicalOf(tx, project, input.id)) ?? (await createUser(tx, project, input.id, false, at));
   }
   if (input.device_id !== undefined) {
     const device = await tx.one<{ user_id: string }>(
@@ -111,14 +132,16 @@ export async function identifyUser(tx: Queryable, scope: Scope, input: IdentifyI
     if (!device) {
       if (userId === undefined) {
         const anonId = anonymousId(input.device_id);
-        userId = (await canonicalOf(tx, project, anonId)) ?? (await createUser(tx, project, anonId, true, at));
+        userId =
+          (await canonicalOf(tx, project, anonId)) ?? (await createUser(tx, project, anonId, true, at));
       }
       await tx.run('INSERT INTO devices VALUES ($1, $2, $3, NULL)', [project, input.device_id, userId]);
     } else if (userId === undefined) {
       userId = device.user_id;
     } else if (device.user_id !== userId) {
       const previous = await loadUser(tx, project, device.user_id);
-      if (previous.anonymous) await mergeAnonymous(tx, project, previous, await loadUser(tx, project, userId));
+      if (previous.anonymous)
+        await mergeAnonymous(tx, project, previous, await loadUser(tx, project, userId));
       // A device that moves to another identified user is re-linked; the earlier user's data stays theirs.
       await tx.run('UPDATE devices SET user_id = $1 WHERE project_id = $2 AND device_id = $3', [
         userId,
@@ -148,9 +171,17 @@ export async function aliasUser(
     ]);
   }
   if (owner === undefined) {
-    await tx.run("INSERT INTO user_ids VALUES ($1, $2, $3, nextval('user_id_seq'))", [project, input.id, userId]);
+    await tx.run("INSERT INTO user_ids VALUES ($1, $2, $3, nextval('user_id_seq'))", [
+      project,
+      input.id,
+      userId,
+    ]);
   }
-  await tx.run('UPDATE users SET primary_id = $1 WHERE project_id = $2 AND user_id = $3', [input.id, project, userId]);
+  await tx.run('UPDATE users SET primary_id = $1 WHERE project_id = $2 AND user_id = $3', [
+    input.id,
+    project,
+    userId,
+  ]);
   await updateUser(tx, project, await loadUser(tx, project, userId), {}, at);
   return userId;
 }
@@ -161,10 +192,10 @@ export async function userRecord(q: Queryable, scope: Scope, userId: string): Pr
     [scope.projectId, userId],
   );
   if (!row) throw notFound(`no user ${userId}`);
-  const ids = await q.all<{ id: string }>('SELECT id FROM user_ids WHERE project_id = $1 AND user_id = $2 ORDER BY seq', [
-    scope.projectId,
-    userId,
-  ]);
+  const ids = await q.all<{ id: string }>(
+    'SELECT id FROM user_ids WHERE project_id = $1 AND user_id = $2 ORDER BY seq',
+    [scope.projectId, userId],
+  );
   return {
     organization_id: scope.orgId,
     app_id: scope.projectId,

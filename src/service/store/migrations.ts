@@ -55,7 +55,10 @@ export async function migrate(db: Queryable): Promise<void> {
     await db.run('BEGIN TRANSACTION');
     try {
       await db.run(migration.sql);
-      await db.run('INSERT INTO schema_migrations VALUES ($1, $2, now())', [migration.version, migration.name]);
+      await db.run('INSERT INTO schema_migrations VALUES ($1, $2, now())', [
+        migration.version,
+        migration.name,
+      ]);
       await db.run('COMMIT');
     } catch (error) {
       await db.run('ROLLBACK').catch(() => undefined);

@@ -31,7 +31,9 @@ export class Tenants {
   }
 
   private async refresh(): Promise<void> {
-    const keys = await this.db.read.all<{ key_hash: string; org_id: string }>('SELECT key_hash, org_id FROM api_keys');
+    const keys = await this.db.read.all<{ key_hash: string; org_id: string }>(
+      'SELECT key_hash, org_id FROM api_keys',
+    );
     const projects = await this.db.read.all<{ project_id: string; org_id: string }>(
       'SELECT project_id, org_id FROM projects',
     );
@@ -57,7 +59,10 @@ export class Tenants {
         input.projectId,
         orgId,
       ]);
-      await tx.run('INSERT INTO api_keys VALUES ($1, $2, NULL, now()) ON CONFLICT DO NOTHING', [keyHash, orgId]);
+      await tx.run('INSERT INTO api_keys VALUES ($1, $2, NULL, now()) ON CONFLICT DO NOTHING', [
+        keyHash,
+        orgId,
+      ]);
     });
     await this.refresh();
     return { orgId, projectId: input.projectId };
@@ -74,6 +79,8 @@ export class Tenants {
   }
 
   async setIntents(projectId: string, intentsJson: string): Promise<void> {
-    await this.db.write((tx) => tx.run('UPDATE projects SET intents = $1 WHERE project_id = $2', [intentsJson, projectId]));
+    await this.db.write((tx) =>
+      tx.run('UPDATE projects SET intents = $1 WHERE project_id = $2', [intentsJson, projectId]),
+    );
   }
 }

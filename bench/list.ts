@@ -1,0 +1,2 @@
+/** One line per benchmark: name → module with `run(args)`. */
+export const BENCH_LIST: Record<string, () => Promise<{ run(args: string[]): Promise<void> }>> = {};

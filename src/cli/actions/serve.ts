@@ -1,0 +1,26 @@
+import { runServe } from '../../commands/serve.js';
+import type { Action } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+
+export const serve: Action = async (ctx) => {
+  const handle = await runServe(
+    {
+      host: String(ctx.flags.host),
+      port: Number(ctx.flags.port),
+      dataDir: ctx.config.dataDir,
+      apiKey: ctx.config.apiKey,
+      project: ctx.config.projectId,
+    },
+    { log: ctx.log },
+  );
+  const { info } = handle;
+  if (ctx.format === 'table') {
+    ctx.out(
+      `cas service listening on ${info.url}\n  api key:  ${info.api_key}\n  project:  ${info.project_id}\n  data dir: ${info.data_dir}\nCtrl-C stops it.\n`,
+    );
+  } else {
+    ctx.out(`${JSON.stringify(info)}\n`);
+  }
+  await handle.stopped;
+  return EXIT.ok;
+};

@@ -1,0 +1,36 @@
+import type { Config } from '../commands/config.js';
+import type { Connection } from '../commands/connect.js';
+import type { OutputFormat } from '../render/output.js';
+import type { GlobalFlags } from './config.js';
+
+/** What every action gets: resolved config, terminal facts, the output format, and a way to connect. */
+export interface CliContext {
+  config: Config;
+  flags: Record<string, unknown> & GlobalFlags;
+  format: OutputFormat;
+  isTty: boolean;
+  /** Stderr is a terminal (progress spinners go there). */
+  isErrTty: boolean;
+  color: boolean;
+  out(text: string): void;
+  /** A line on stderr, unless --quiet. */
+  log(line: string): void;
+  /** A line on stderr even with --quiet (errors, rejections). */
+  warn(line: string): void;
+  connect(): Promise<Connection>;
+}
+
+export type Action = (ctx: CliContext, args: string[]) => Promise<number>;
+
+/** Runs `fn` with a connection and always closes it (the embedded service included). */
+export async function withConnection<T>(
+  ctx: CliContext,
+  fn: (connection: Connection) => Promise<T>,
+): Promise<T> {
+  const connection = await ctx.connect();
+  try {
+    return await fn(connection);
+  } finally {
+    await connection.close();
+  }
+}

@@ -1,0 +1,265 @@
+import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
+import type { z } from 'zod';
+import { issuesFromZod, summarizeIssues } from '../shared/errors.js';
+import { oneLine, parseErrorBody, parseRetryAfter } from './error-body.js';
+import {
+  ClientError,
+  HttpError,
+  NetworkError,
+  type RequestTarget,
+  ResponseValidationError,
+  TimeoutError,
+} from './errors.js';
+import { type RetryInfo, type RetryPolicy, withRetries } from './retry.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+/**
+ * Scalars travel as text; objects, arrays and null as one parameter of compact JSON (decisions §1),
+ * so `chartControls` needs no bracket encoding; undefined is left out.
+ */
+export type QueryValue = unknown;
+
+export interface ClientOptions {
+  /** Base URL; route paths such as `/bc/v1/user/identify` are appended to it. */
+  endpoint: string;
+  apiKey: string;
+  projectId: string;
+  /** Per attempt, whole response body included. 0 disables it. Default 30 000. */
+  timeoutMs?: number;
+  /** Attempts in total, the first included. Default 5. */
+  retries?: number;
+  /** Retries may start only within this many ms of the first attempt. Default 60 000. */
+  retryTimeMs?: number;
+  onRetry?: (info: RetryInfo) => void;
+  userAgent?: string;
+  /** A caller-owned dispatcher (tests, proxies); otherwise the client owns one keep-alive Agent. */
+  dispatcher?: Dispatcher;
+  /** Source of jitter in [0, 1); replaceable so tests can pin the backoff. */
+  random?: () => number;
+}
+
+export interface RequestOptions {
+  method: HttpMethod;
+  path: string;
+  query?: Readonly<Record<string, QueryValue>>;
+  /** Sent as JSON when present. */
+  body?: unknown;
+  signal?: AbortSignal;
+  /** Whether a repeat is harmless. Default true: our POSTs are deduplicated by event_id. */
+  idempotent?: boolean;
+}
+
+export interface Client {
+  readonly endpoint: string;
+  request<T>(options: RequestOptions & { schema: z.ZodType<T> }): Promise<T>;
+  request(options: RequestOptions): Promise<unknown>;
+  /** Closes the client's own connections; a caller-supplied dispatcher is left to its owner. */
+  close(): Promise<void>;
+}
+
+interface Prepared {
+  target: RequestTarget;
+  url: string;
+  body: string | null;
+  schema: z.ZodType | undefined;
+}
+
+/** Error bodies are read only this far: enough for any real message, never a memory hazard. */
+const ERROR_BODY_BYTES = 64 * 1024;
+
+export function createClient(options: ClientOptions): Client {
+  const base = parseEndpoint(options.endpoint);
+  headerSafe('apiKey', options.apiKey);
+  headerSafe('projectId', options.projectId);
+  const timeoutMs = nonNegative('timeoutMs', options.timeoutMs ?? 30_000);
+  const policy: RetryPolicy = {
+    retries: Math.max(1, Math.floor(nonNegative('retries', options.retries ?? 5))),
+    retryTimeMs: nonNegative('retryTimeMs', options.retryTimeMs ?? 60_000),
+    baseDelayMs: 250,
+    maxDelayMs: 8_000,
+    retryAfterJitterMs: 100,
+    random: options.random ?? Math.random,
+  };
+  const ownsDispatcher = options.dispatcher === undefined;
+  const dispatcher: Dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 10_000 });
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${options.apiKey}`,
+    'x-app-id': options.projectId,
+    accept: 'application/json',
+    'user-agent': options.userAgent ?? 'cas',
+  };
+
+  /** One attempt; URL and body are prepared once by `request`, not re-serialized per retry. */
+  async function once(prepared: Prepared, signal: AbortSignal | undefined): Promise<unknown> {
+    const { target, url, body, schema } = prepared;
+    if (signal?.aborted) throw signal.reason;
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer =
+      timeoutMs > 0
+        ? setTimeout(() => {
+            timedOut = true;
+            controller.abort();
+          }, timeoutMs)
+        : undefined;
+    const forwardAbort = (): void => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', forwardAbort, { once: true });
+    try {
+      const res = await undiciRequest(url, {
+        method: target.method,
+        headers: body === null ? headers : { ...headers, 'content-type': 'application/json' },
+        body,
+        dispatcher,
+        signal: controller.signal,
+      });
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        const text = await readCapped(res.body, ERROR_BODY_BYTES);
+        const parsed = parseErrorBody(res.statusCode, text);
+        const retryAfterMs = parseRetryAfter(res.headers['retry-after'], Date.now());
+        throw new HttpError({ status: res.statusCode, ...parsed, retryAfterMs }, target);
+      }
+      return decode(res.statusCode, await res.body.text(), schema, target);
+    } catch (error) {
+      if (error instanceof ClientError) throw error;
+      // undici refusing our own arguments is a bug to surface, not a network fault to retry.
+      if (errorCode(error) === 'UND_ERR_INVALID_ARG') throw error;
+      if (timedOut) throw new TimeoutError(timeoutMs, target, error);
+      if (signal?.aborted) throw signal.reason;
+      throw toNetworkError(error, base, target);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', forwardAbort);
+    }
+  }
+
+  function request<T>(req: RequestOptions & { schema: z.ZodType<T> }): Promise<T>;
+  function request(req: RequestOptions): Promise<unknown>;
+  function request(req: RequestOptions & { schema?: z.ZodType }): Promise<unknown> {
+    const prepared: Prepared = {
+      target: { method: req.method, path: req.path },
+      url: `${base}${req.path}${queryString(req.query)}`,
+      body: req.body === undefined ? null : JSON.stringify(req.body),
+      schema: req.schema,
+    };
+    return withRetries(() => once(prepared, req.signal), {
+      policy,
+      idempotent: req.idempotent ?? true,
+      signal: req.signal,
+      onRetry: options.onRetry,
+    });
+  }
+
+  return {
+    endpoint: base,
+    request,
+    close: async () => {
+      if (ownsDispatcher) await dispatcher.close();
+    },
+  };
+}
+
+function parseEndpoint(endpoint: string): string {
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    throw new TypeError(`endpoint is not a URL: ${oneLine(endpoint, 100)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new TypeError(`endpoint must be http or https, not ${url.protocol}`);
+  }
+  // Userinfo is dropped on purpose: credentials travel only in the Authorization header.
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+/** A control character in a header value would be rejected by undici on every attempt; say so up front. */
+function headerSafe(name: string, value: string): void {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
+  if (/[\u0000-\u001f\u007f]/.test(value)) throw new TypeError(`${name} contains control characters`);
+}
+
+function nonNegative(name: string, value: number): number {
+  if (!Number.isFinite(value) || value < 0) throw new TypeError(`${name} must be a number >= 0`);
+  return value;
+}
+
+/** encodeURIComponent, not URLSearchParams: `%20` for spaces reads the same to every server. */
+export function queryString(query: Readonly<Record<string, QueryValue>> | undefined): string {
+  if (!query) return '';
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    const text = queryText(key, value);
+    parts.push(`${encodeURIComponent(key)}=${encodeURIComponent(text)}`);
+  }
+  return parts.length > 0 ? `?${parts.join('&')}` : '';
+}
+
+function queryText(key: string, value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return value;
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return String(value);
+    case 'object':
+      return JSON.stringify(value);
+    default:
+      throw new TypeError(`query parameter ${key} cannot be sent as ${typeof value}`);
+  }
+}
+
+async function readCapped(body: AsyncIterable<Buffer>, maxBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  // Leaving the loop early destroys the stream, so a huge error page is never read to the end.
+  for await (const chunk of body) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= maxBytes) break;
+  }
+  return Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
+}
+
+function decode(status: number, text: string, schema: z.ZodType | undefined, target: RequestTarget): unknown {
+  let value: unknown;
+  if (text.trim() !== '') {
+    try {
+      value = JSON.parse(text);
+    } catch {
+      const message = `${target.method} ${target.path} answered ${status} with a body that is not JSON: ${oneLine(text, 80)}`;
+      throw new ResponseValidationError(status, message, [], target);
+    }
+  }
+  if (!schema) return value;
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issues = issuesFromZod(result.error);
+  const message = `unexpected response to ${target.method} ${target.path}: ${summarizeIssues(issues)}`;
+  throw new ResponseValidationError(status, message, issues, target);
+}
+
+function toNetworkError(error: unknown, base: string, target: RequestTarget): NetworkError {
+  const code = errorCode(error);
+  let detail = error instanceof Error ? error.message : String(error);
+  // Node's happy-eyeballs connect reports an AggregateError with an empty message.
+  if (!detail && error instanceof AggregateError) {
+    const first: unknown = error.errors[0];
+    detail = first instanceof Error ? first.message : '';
+  }
+  const origin = new URL(base).origin;
+  return new NetworkError(
+    `cannot reach ${origin}: ${oneLine(detail || code || 'connection failed')}`,
+    code,
+    target,
+    error,
+  );
+}
+
+function errorCode(error: unknown): string | undefined {
+  if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string') {
+    return error.code;
+  }
+  return undefined;
+}

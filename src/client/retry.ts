@@ -1,0 +1,114 @@
+import { ClientError, HttpError, NetworkError } from './errors.js';
+
+/** Statuses that say "not now" rather than "not this": the same request may well succeed later. */
+const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 429, 500, 502, 503, 504]);
+/** Connection failures where the request provably never reached the server. */
+const NOT_SENT_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+export interface RetryPolicy {
+  /** Attempts in total, the first included. */
+  retries: number;
+  /** Retries may start only within this many ms of the first attempt. */
+  retryTimeMs: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** Upper bound of the jitter added to a server-given `Retry-After`. */
+  retryAfterJitterMs: number;
+  random: () => number;
+}
+
+export interface RetryInfo {
+  method: string;
+  path: string;
+  /** The attempt that just failed (1-based). */
+  attempt: number;
+  delayMs: number;
+  /** One line for `-v`: what failed and why it is worth another try. */
+  reason: string;
+  error: ClientError;
+}
+
+/**
+ * Whether a failure may be retried. Non-idempotent requests are retried only when the server cannot
+ * have acted on them (refused connection, 429), since a reset after sending may mean "done".
+ */
+export function isRetryable(error: ClientError, idempotent: boolean): boolean {
+  if (error instanceof HttpError) {
+    return idempotent ? RETRYABLE_STATUSES.has(error.status) : error.status === 429;
+  }
+  if (error instanceof NetworkError) {
+    return idempotent || (error.code !== undefined && NOT_SENT_CODES.has(error.code));
+  }
+  return idempotent && error.kind === 'timeout';
+}
+
+/** Exponential backoff with full jitter (AWS architecture blog): spreads a herd of retrying clients. */
+export function backoffDelay(attempt: number, policy: RetryPolicy): number {
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+  return Math.floor(policy.random() * ceiling);
+}
+
+function describe(error: ClientError): string {
+  if (error instanceof HttpError) return `HTTP ${error.status}: ${error.message}`;
+  if (error instanceof NetworkError && error.code) return `${error.code}: ${error.message}`;
+  return error.message;
+}
+
+/**
+ * Runs `attempt` until it succeeds, fails for good, or the policy runs out. A wait that would end past
+ * the budget is not started: the caller learns at once (with the server's `Retry-After`) instead of
+ * after sleeping only to give up.
+ */
+export async function withRetries<T>(
+  run: (attempt: number) => Promise<T>,
+  options: {
+    policy: RetryPolicy;
+    idempotent: boolean;
+    signal: AbortSignal | undefined;
+    onRetry: ((info: RetryInfo) => void) | undefined;
+  },
+): Promise<T> {
+  const { policy, idempotent, signal, onRetry } = options;
+  const deadline = Date.now() + policy.retryTimeMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run(attempt);
+    } catch (error) {
+      if (!(error instanceof ClientError)) throw error;
+      error.attempts = attempt;
+      if (attempt >= policy.retries || !isRetryable(error, idempotent)) throw error;
+      const retryAfterMs = error instanceof HttpError ? error.retryAfterMs : undefined;
+      const delayMs =
+        retryAfterMs === undefined
+          ? backoffDelay(attempt, policy)
+          : retryAfterMs + Math.floor(policy.random() * policy.retryAfterJitterMs);
+      // Compare the server's own figure, not the jittered one, so a Retry-After equal to the budget still fits.
+      if ((retryAfterMs ?? delayMs) > deadline - Date.now()) throw error;
+      onRetry?.({ method: error.method, path: error.path, attempt, delayMs, reason: describe(error), error });
+      await sleep(delayMs, signal);
+    }
+  }
+}
+
+/** A wait that Ctrl-C can cut short; rejects with the signal's own reason like undici does. */
+export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

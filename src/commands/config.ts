@@ -1,0 +1,13 @@
+/** Everything a command needs to know about where and how to talk, after precedence is applied. */
+export interface Config {
+  endpoint: string | undefined;
+  apiKey: string | undefined;
+  projectId: string | undefined;
+  dataDir: string;
+  profile: string;
+  timeoutMs: number;
+  retries: number;
+  retryTimeMs: number;
+  verbose: boolean;
+  quiet: boolean;
+}
