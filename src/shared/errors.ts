@@ -31,7 +31,11 @@ export const errorBodySchema = z.object({
 export type ErrorBody = z.infer<typeof errorBodySchema>;
 
 /** The spec's client-side error record (part 7): network failures carry status -1. */
-export const errorRecordSchema = z.object({ errored: z.boolean(), status: z.number().int(), message: z.string() });
+export const errorRecordSchema = z.object({
+  errored: z.boolean(),
+  status: z.number().int(),
+  message: z.string(),
+});
 export type ErrorRecord = z.infer<typeof errorRecordSchema>;
 
 /** Renders zod issues as `[3].properties.cost`-style paths so a caller can find the offending field. */
@@ -45,7 +49,10 @@ export function formatPath(path: ReadonlyArray<PropertyKey>): string {
 }
 
 export function issuesFromZod(error: z.ZodError, prefix: ReadonlyArray<PropertyKey> = []): Issue[] {
-  return error.issues.map((issue) => ({ path: formatPath([...prefix, ...issue.path]), message: issue.message }));
+  return error.issues.map((issue) => ({
+    path: formatPath([...prefix, ...issue.path]),
+    message: issue.message,
+  }));
 }
 
 /** One line for a person: the first issue with its path, and how many more there are. */

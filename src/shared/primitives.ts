@@ -34,7 +34,11 @@ function boundedRecord<T extends z.ZodType>(value: T) {
       if (FORBIDDEN_KEYS.has(key)) {
         ctx.addIssue({ code: 'custom', path: [key], message: `key "${key}" is not allowed` });
       } else if (key.length === 0 || key.length > LIMITS.keyLength) {
-        ctx.addIssue({ code: 'custom', path: [key], message: `keys must be 1 to ${LIMITS.keyLength} characters` });
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `keys must be 1 to ${LIMITS.keyLength} characters`,
+        });
       }
     }
   });
@@ -50,7 +54,10 @@ export type Properties = z.infer<typeof propertiesSchema>;
  * ISO 8601 instant with `Z` or an offset (decisions §4). A naive local time is ambiguous on the wire,
  * so it is rejected here; the importer resolves naive strings with `--tz` before sending.
  */
-export const timestampSchema = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 time with Z or an offset' });
+export const timestampSchema = z.iso.datetime({
+  offset: true,
+  message: 'must be an ISO 8601 time with Z or an offset',
+});
 
 export const timeZoneSchema = z.string().refine(isTimeZone, { message: 'unknown time zone' });
 
