@@ -1,0 +1,82 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../../test/helpers/temp.js';
+import { UsageError } from '../commands/errors.js';
+import { resolveConfig } from './config.js';
+
+let dir: { path: string; cleanup: () => void };
+let env: NodeJS.ProcessEnv;
+
+beforeEach(() => {
+  dir = tempDir();
+  mkdirSync(join(dir.path, 'cas'));
+  env = { XDG_CONFIG_HOME: dir.path, XDG_DATA_HOME: join(dir.path, 'data') };
+});
+afterEach(() => dir.cleanup());
+
+const writeConfig = (value: unknown) =>
+  writeFileSync(join(dir.path, 'cas', 'config.json'), JSON.stringify(value));
+
+describe('resolveConfig precedence: flag > CAS_* > MLSDK_* > config file > embedded default', () => {
+  it('uses the embedded default when nothing is configured', () => {
+    const config = resolveConfig({}, env);
+    expect(config.endpoint).toBeUndefined();
+    expect(config.dataDir).toBe(join(dir.path, 'data', 'cas'));
+    expect(config).toMatchObject({ timeoutMs: 30_000, retries: 5, retryTimeMs: 60_000 });
+  });
+
+  it('walks down the chain one level at a time', () => {
+    writeConfig({
+      profiles: { default: { endpoint: 'http://file:1', api_key: 'file-key', project_id: 'file-p' } },
+    });
+    expect(resolveConfig({}, env)).toMatchObject({
+      endpoint: 'http://file:1',
+      apiKey: 'file-key',
+      projectId: 'file-p',
+    });
+
+    env.MLSDK_SERVER_BASE = 'http://mlsdk:2';
+    env.MLSDK_API_KEY = 'mlsdk-key';
+    env.MLSDK_PROJECT_ID = 'mlsdk-p';
+    expect(resolveConfig({}, env)).toMatchObject({
+      endpoint: 'http://mlsdk:2',
+      apiKey: 'mlsdk-key',
+      projectId: 'mlsdk-p',
+    });
+
+    env.CAS_ENDPOINT = 'http://cas:3/';
+    env.CAS_API_KEY = 'cas-key';
+    env.CAS_PROJECT_ID = 'cas-p';
+    expect(resolveConfig({}, env)).toMatchObject({
+      endpoint: 'http://cas:3',
+      apiKey: 'cas-key',
+      projectId: 'cas-p',
+    });
+
+    expect(
+      resolveConfig({ endpoint: 'http://flag:4', apiKey: 'flag-key', project: 'flag-p' }, env),
+    ).toMatchObject({
+      endpoint: 'http://flag:4',
+      apiKey: 'flag-key',
+      projectId: 'flag-p',
+    });
+  });
+
+  it('selects a profile by flag or CAS_PROFILE and names unknown ones', () => {
+    writeConfig({
+      profiles: { default: { api_key: 'd' }, prod: { endpoint: 'https://prod.example', api_key: 'p' } },
+    });
+    expect(resolveConfig({ profile: 'prod' }, env).apiKey).toBe('p');
+    expect(resolveConfig({}, { ...env, CAS_PROFILE: 'prod' }).endpoint).toBe('https://prod.example');
+    expect(() => resolveConfig({ profile: 'staging' }, env)).toThrow(/--profile: no profile "staging"/);
+  });
+
+  it('rejects bad values naming the flag', () => {
+    expect(() => resolveConfig({ timeout: 'soon' }, env)).toThrow(UsageError);
+    expect(() => resolveConfig({ timeout: 'soon' }, env)).toThrow(/--timeout/);
+    expect(() => resolveConfig({ endpoint: 'ftp://x' }, env)).toThrow(/--endpoint/);
+    writeFileSync(join(dir.path, 'cas', 'config.json'), '{not json');
+    expect(() => resolveConfig({}, env)).toThrow(/config\.json is not valid JSON/);
+  });
+});

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { UsageError } from './errors.js';
+import { parseTraits, parseTraitValue } from './identify.js';
+
+describe('parseTraitValue', () => {
+  it('types numbers and booleans, and keeps quoted values as strings', () => {
+    expect(parseTraitValue('30')).toBe(30);
+    expect(parseTraitValue('-1.5')).toBe(-1.5);
+    expect(parseTraitValue('true')).toBe(true);
+    expect(parseTraitValue('false')).toBe(false);
+    expect(parseTraitValue("'02134'")).toBe('02134');
+    expect(parseTraitValue('"true"')).toBe('true');
+    expect(parseTraitValue('pro')).toBe('pro');
+    expect(parseTraitValue('')).toBe('');
+    expect(parseTraitValue('1e3')).toBe(1000);
+    expect(parseTraitValue('0x10')).toBe('0x10');
+  });
+});
+
+describe('parseTraits', () => {
+  it('merges --traits JSON with --trait pairs, pairs winning', () => {
+    expect(parseTraits(['plan=pro', 'seats=3'], '{"plan":"free","region":"eu"}')).toEqual({
+      plan: 'pro',
+      seats: 3,
+      region: 'eu',
+    });
+    expect(parseTraits(['url=https://x.test/?a=b'], undefined)).toEqual({ url: 'https://x.test/?a=b' });
+  });
+
+  it('names the flag on malformed input', () => {
+    expect(() => parseTraits(['novalue'], undefined)).toThrow(UsageError);
+    expect(() => parseTraits(['novalue'], undefined)).toThrow(/--trait "novalue"/);
+    expect(() => parseTraits([], '[1]')).toThrow(/--traits must be a JSON object/);
+    expect(() => parseTraits([], '{oops')).toThrow(/--traits/);
+  });
+});

@@ -1,0 +1,191 @@
+import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { userRecordSchema } from '../src/shared/users.js';
+import { VERSION } from '../src/shared/version.js';
+import { runCli, startServe, stopChild } from './helpers/cli.js';
+import { tempDir } from './helpers/temp.js';
+
+const dirs: Array<{ cleanup: () => void }> = [];
+function dataDir(): string {
+  const dir = tempDir();
+  dirs.push(dir);
+  return dir.path;
+}
+afterAll(() => {
+  for (const dir of dirs) dir.cleanup();
+});
+
+describe('cas identify / alias against `cas serve`', () => {
+  let serve: Awaited<ReturnType<typeof startServe>>;
+  let dir: string;
+  beforeAll(async () => {
+    dir = dataDir();
+    serve = await startServe(['--data-dir', dir, '--api-key', 'K', '--project', 'P1']);
+  });
+  afterAll(async () => {
+    expect(await stopChild(serve.child)).toBe(0);
+    // A clean stop removes the announcement so later CLI runs do not chase a dead server.
+    expect(existsSync(join(dir, 'server.json'))).toBe(false);
+  });
+
+  const remote = () => ['--endpoint', serve.info.url, '--api-key', 'K', '--project', 'P1'];
+
+  it('announces url, key, project and data dir as one JSON line', () => {
+    expect(serve.info).toMatchObject({ api_key: 'K', project_id: 'P1', data_dir: dir });
+    expect(serve.info.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  it('identifies, merges traits, and aliases through the CLI', async () => {
+    const first = await runCli(['identify', ...remote(), '--id', 'u1', '--trait', 'plan=pro', '--json']);
+    expect(first.code).toBe(0);
+    expect(userRecordSchema.parse(JSON.parse(first.stdout))).toMatchObject({
+      id: 'u1',
+      traits: { plan: 'pro' },
+    });
+
+    const second = await runCli(['identify', ...remote(), '--id', 'u1', '--trait', 'seats=3']);
+    expect(JSON.parse(second.stdout)).toMatchObject({ traits: { plan: 'pro', seats: 3 } });
+
+    const aliased = await runCli(['alias', ...remote(), '--id', 'u1-new', '--previous', 'u1']);
+    expect(aliased.code).toBe(0);
+    expect(JSON.parse(aliased.stdout)).toMatchObject({ id: 'u1-new', aliases: ['u1', 'u1-new'] });
+  });
+
+  it('maps service refusals to exit codes with one-line messages', async () => {
+    const badKey = await runCli([
+      'identify',
+      '--endpoint',
+      serve.info.url,
+      '--api-key',
+      'nope',
+      '--project',
+      'P1',
+      '--id',
+      'x',
+    ]);
+    expect(badKey.code).toBe(3);
+    expect(badKey.stderr.trim().split('\n')[0]).toMatch(/403/);
+    const missing = await runCli(['alias', ...remote(), '--id', 'a', '--previous', 'ghost']);
+    expect(missing.code).toBe(4);
+    const noId = await runCli(['identify', ...remote()]);
+    expect(noId.code).toBe(2);
+    expect(noId.stderr).toMatch(/--id/);
+  });
+
+  it('finds the running server through the data directory instead of failing on the lock', async () => {
+    const local = await runCli(['identify', '--id', 'via-dir', '--json'], { env: { CAS_DATA_DIR: dir } });
+    expect(local.code).toBe(0);
+    expect(JSON.parse(local.stdout)).toMatchObject({ id: 'via-dir' });
+  });
+});
+
+describe('the embedded default', () => {
+  it('works with no server and no endpoint, and keeps data between runs', async () => {
+    const env = { CAS_DATA_DIR: dataDir() };
+    const first = await runCli(['identify', '--id', 'u1', '--trait', 'plan=pro', '--json'], { env });
+    expect(first.code).toBe(0);
+    const second = await runCli(['identify', '--id', 'u1', '--trait', 'seats=3', '--json'], { env });
+    expect(second.code).toBe(0);
+    expect(JSON.parse(second.stdout)).toMatchObject({ id: 'u1', traits: { plan: 'pro', seats: 3 } });
+  });
+});
+
+describe('retries through a misbehaving server', () => {
+  let server: Server;
+  let url: string;
+  let hits = 0;
+  let mode: 'flaky' | 'down' = 'flaky';
+  const record = {
+    organization_id: 'o',
+    app_id: 'p',
+    user_id: 'u_1',
+    id: 'u1',
+    aliases: ['u1'],
+    created_at: '2025-01-01T00:00:00.000Z',
+    traits: {},
+  };
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      hits += 1;
+      req.resume();
+      if (mode === 'down') {
+        res.writeHead(503, { 'content-type': 'text/plain' }).end('upstream maintenance');
+      } else if (hits <= 2) {
+        res.writeHead(429, { 'retry-after': '1', 'content-type': 'text/plain' }).end('slow down');
+      } else {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(record));
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('waits out Retry-After twice and then succeeds (about two seconds)', async () => {
+    hits = 0;
+    mode = 'flaky';
+    const result = await runCli([
+      'identify',
+      '--endpoint',
+      url,
+      '--api-key',
+      'k',
+      '--project',
+      'p',
+      '--id',
+      'u1',
+      '--json',
+    ]);
+    expect(result.code).toBe(0);
+    expect(hits).toBe(3);
+    expect(result.ms).toBeGreaterThanOrEqual(1900);
+    expect(JSON.parse(result.stdout)).toMatchObject({ id: 'u1' });
+  });
+
+  it('exits 5 with a one-line message when the server stays unavailable', async () => {
+    hits = 0;
+    mode = 'down';
+    const result = await runCli([
+      'identify',
+      '--endpoint',
+      url,
+      '--api-key',
+      'k',
+      '--project',
+      'p',
+      '--id',
+      'u1',
+      '--retries',
+      '3',
+    ]);
+    expect(result.code).toBe(5);
+    expect(hits).toBe(3);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(/503.*upstream maintenance/);
+  });
+});
+
+describe('help, version and usage errors', () => {
+  it('prints the version', async () => {
+    const result = await runCli(['--version']);
+    expect(result).toMatchObject({ code: 0, stdout: `${VERSION}\n` });
+  });
+
+  it('shows examples in every command help', async () => {
+    for (const args of [['--help'], ['identify', '--help'], ['alias', '--help'], ['serve', '--help']]) {
+      const result = await runCli(args);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/Examples:\n\s+\$ cas /);
+    }
+  });
+
+  it('exits 2 naming an unknown flag', async () => {
+    const result = await runCli(['identify', '--bogus']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("'--bogus'");
+  });
+});
