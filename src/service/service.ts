@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { LIMITS, type Limits } from '../shared/limits.js';
 import { VERSION } from '../shared/version.js';
 import { type Credentials, databasePath, ensureDataDir, loadOrCreateCredentials } from './data-dir.js';
+import { RateLimiter } from './http/rate-limit.js';
 import { buildServer } from './http/server.js';
 import { DataDirLockedError } from './lock-error.js';
 import { allRoutes } from './routes/index.js';
@@ -53,11 +54,18 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     await tenants.provision({ apiKey: local.api_key, projectId: local.project_id });
     if (options.provision) await tenants.provision(options.provision);
 
+    const rateLimiter = new RateLimiter({
+      ingestPerSecond: limits.ingestRatePerSecond,
+      ingestBurst: limits.ingestBurst,
+      chartPerSecond: limits.chartRatePerSecond,
+      chartBurst: limits.chartBurst,
+    });
     const app = buildServer({
       tenants,
       routes: allRoutes({ db, version: VERSION }),
       bodyLimit: limits.bodyBytes,
       log,
+      rateLimiter,
     });
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
     const { port } = app.server.address() as AddressInfo;

@@ -13,6 +13,7 @@ export const LIMITS = {
   ingestRatePerSecond: 200,
   ingestBurst: 400,
   chartRatePerSecond: 20,
+  chartBurst: 40,
   liveEventsDefault: 150,
   liveEventsMax: 10_000,
 } as const;

@@ -1,4 +1,5 @@
 import { type RunningService, startService } from '../../src/service/service.js';
+import type { Limits } from '../../src/shared/limits.js';
 import { tempDir } from './temp.js';
 
 export interface TestService {
@@ -19,9 +20,10 @@ export interface TestService {
 /** The real service on a random loopback port over a real DuckDB file in a temp data directory. */
 export async function startTestService(
   provision = { apiKey: 'test-key', projectId: 'test-project' },
+  options: { limits?: Partial<Limits> } = {},
 ): Promise<TestService> {
   const dir = tempDir();
-  const service = await startService({ dataDir: dir.path, port: 0, provision });
+  const service = await startService({ dataDir: dir.path, port: 0, provision, ...options });
   const headers = { authorization: `Bearer ${provision.apiKey}`, 'x-app-id': provision.projectId };
   const call = async (
     method: string,

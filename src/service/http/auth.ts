@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors.js';
 import type { Scope } from '../identity/identity.js';
-import type { Tenants } from '../store/tenants.js';
+import { hashKey, type Tenants } from '../store/tenants.js';
 
 function header(request: FastifyRequest, name: string): string {
   const value = request.headers[name];
@@ -9,7 +9,7 @@ function header(request: FastifyRequest, name: string): string {
 }
 
 /** decisions §1: `Bearer <key>` or the bare key, plus X-App-ID; missing → 401, wrong → 403. */
-export function authenticate(request: FastifyRequest, tenants: Tenants): Scope {
+export function authenticate(request: FastifyRequest, tenants: Tenants): { tenant: Scope; keyHash: string } {
   const authorization = header(request, 'authorization');
   const apiKey = authorization.replace(/^bearer\s+/i, '').trim();
   const projectId = header(request, 'x-app-id');
@@ -24,5 +24,5 @@ export function authenticate(request: FastifyRequest, tenants: Tenants): Scope {
   if (tenant === 'forbidden') {
     throw new ServiceError(403, 'forbidden', 'the API key is unknown or does not own this project');
   }
-  return tenant;
+  return { tenant, keyHash: hashKey(apiKey) };
 }

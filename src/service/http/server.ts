@@ -5,12 +5,15 @@ import type { Scope } from '../identity/identity.js';
 import type { Tenants } from '../store/tenants.js';
 import { authenticate } from './auth.js';
 import { parseJsonBody } from './json-body.js';
+import type { RateLimiter } from './rate-limit.js';
 import type { RouteSpec } from './route.js';
 
 export interface ServerOptions {
   tenants: Tenants;
   routes: ReadonlyArray<RouteSpec>;
   bodyLimit: number;
+  /** Per-key token buckets; absent means unlimited (tests of other concerns). */
+  rateLimiter?: RateLimiter;
   /** Where unexpected failures are reported: one line each, never a stack or a secret. */
   log: (line: string) => void;
 }
@@ -100,7 +103,9 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       url: spec.url,
       onRequest: async (request) => {
         if (spec.public) return;
-        request.tenant = authenticate(request, options.tenants);
+        const { tenant, keyHash } = authenticate(request, options.tenants);
+        request.tenant = tenant;
+        options.rateLimiter?.take(keyHash, spec.rate ?? 'ingest');
       },
       handler: async (request, reply) => {
         let body: unknown;

@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from './helpers/service.js';
+
+let t: TestService;
+beforeAll(async () => {
+  t = await startTestService(undefined, { limits: { ingestRatePerSecond: 5, ingestBurst: 5 } });
+  await t.service.tenants.provision({ apiKey: 'other-key', projectId: 'other-project' });
+});
+afterAll(() => t.stop());
+
+async function identifyWithHeaders(headers?: Record<string, string>) {
+  const response = await fetch(`${t.url}/bc/v1/user/identify`, {
+    method: 'POST',
+    headers: { ...t.headers, 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ id: 'rl' }),
+  });
+  return {
+    status: response.status,
+    retryAfter: response.headers.get('retry-after'),
+    body: await response.json(),
+  };
+}
+
+describe('rate limiting per key (decisions §2)', () => {
+  it('answers 429 with Retry-After and a JSON body once the burst is spent, per key', async () => {
+    const results = [];
+    for (let i = 0; i < 8; i++) results.push(await identifyWithHeaders());
+    expect(results.slice(0, 5).every((r) => r.status === 200)).toBe(true);
+    const refused = results.find((r) => r.status === 429);
+    expect(refused).toBeDefined();
+    expect(Number(refused?.retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(refused?.body).toMatchObject({ status: 429, code: 'rate_limited' });
+
+    // Another organization's key has its own bucket.
+    const other = await identifyWithHeaders({
+      authorization: 'Bearer other-key',
+      'x-app-id': 'other-project',
+    });
+    expect(other.status).toBe(200);
+
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await identifyWithHeaders()).status).toBe(200);
+  });
+
+  it('does not spend the budget on unauthenticated requests', async () => {
+    for (let i = 0; i < 10; i++) {
+      expect((await identifyWithHeaders({ authorization: 'Bearer wrong' })).status).toBe(403);
+    }
+  });
+});
