@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 import { VERSION } from '../shared/version.js';
 import type { GlobalFlags } from './config.js';
 
@@ -102,6 +102,112 @@ export function buildProgram(run: ActionRunner): Command {
     )
     .action((_options: Record<string, unknown>, command: Command) =>
       run('serve', command.optsWithGlobals(), []),
+    );
+
+  // cas chart. --where filters the event-like flag just before it, so those flags are collected into
+  // one list in command-line order; the action turns it into chartControls (commands/chart-flags.ts).
+  const sequence: Array<{ flag: string; value: string }> = [];
+  const inOrder = (flag: string) => (value: string) => {
+    sequence.push({ flag, value });
+    return sequence;
+  };
+  const once = (flag: string) => (value: string, previous: unknown) => {
+    if (previous !== undefined) throw new InvalidArgumentError(`${flag} given more than once`);
+    return value;
+  };
+  program
+    .command('chart')
+    .description('chart the data: build chartControls from flags, fetch the chart, render it')
+    .addArgument(
+      new Argument('<chart>', 'segmentation | retention | sessions | users').choices([
+        'segmentation',
+        'retention',
+        'sessions',
+        'users',
+      ]),
+    )
+    .option('--from <when>', 'range start: YYYY-MM-DD (that day in --tz) or an ISO 8601 time')
+    .option(
+      '--to <when>',
+      'range end: a YYYY-MM-DD day is included; an ISO time is exclusive (default: today)',
+    )
+    .option(
+      '--last <span>',
+      'the last n days/ISO weeks/months up to --to or today: 30d, 12w, 6m (default: 30d)',
+    )
+    .option('--period <unit>', 'bin size: day, week or month (default: day)')
+    .option('--tz <zone>', 'IANA time zone of the bins (default: the system zone)')
+    .option('--event <name>', 'segmentation series / sessions containing it (repeatable)', inOrder('event'))
+    .option(
+      '--where <expr>',
+      '"<prop> <op> <value>": filters the --event (or other event flag) before it',
+      inOrder('where'),
+    )
+    .option(
+      '--group-by <prop>',
+      'segmentation: group each series by a property (prop or prop=v1,v2); others: by a user trait',
+      once('--group-by'),
+    )
+    .option(
+      '--start-event <name>',
+      'retention: the event that puts a user in a cohort',
+      inOrder('start-event'),
+    )
+    .option(
+      '--return-event <name>',
+      'retention: an event that counts as returning (repeatable)',
+      inOrder('return-event'),
+    )
+    .option(
+      '--trait <name>',
+      'users: the trait to slice by; retention/sessions: group by it (name=v1,v2 lists values)',
+      once('--trait'),
+    )
+    .option(
+      '--user-where <expr>',
+      '"<trait> <op> <value>": only users whose trait matches (repeatable)',
+      collect,
+    )
+    .option('--cohort <name>', 'only users of this cohort ("All Users")', once('--cohort'))
+    .option(
+      '--performed <expr>',
+      '"<event> [op n]": only users who did it ("Purchase >= 3"; repeatable)',
+      inOrder('performed'),
+    )
+    .option(
+      '--intent <name>',
+      'only users who showed this intent in the range (repeatable; "Any Intent")',
+      inOrder('intent'),
+    )
+    .option(
+      '--controls <file>',
+      'chartControls JSON file (- for stdin) sent as is; flags override its fields',
+    )
+    .option('--print-controls', 'print the chartControls that would be sent; send nothing')
+    .addOption(
+      new Option('--format <format>', 'output (default: table on a terminal, json otherwise)').choices([
+        'table',
+        'json',
+        'jsonl',
+        'csv',
+      ]),
+    )
+    .addHelpText(
+      'after',
+      examples([
+        'cas chart segmentation --event "Conversation Turn" --last 7d',
+        'cas chart segmentation --event "Conversation Turn" --where "model = gpt-4o" --event Purchase --group-by plan',
+        'cas chart retention --start-event "Session Started" --return-event "Conversation Turn" --period week --last 12w',
+        'cas chart sessions --from 2025-03-01 --to 2025-03-31 --trait plan --format csv > sessions.csv',
+        'cas chart users --trait plan=free,pro --user-where "country in US,CA" --json',
+        'cas chart segmentation --event Purchase --performed "Signed Up" --print-controls > controls.json',
+        'cas chart segmentation --controls controls.json --period week',
+      ]) +
+        '\nOperators: = != > >= < <=, in / not in (a,b,c), between (low,high), ~ / !~ (RE2 regex),\n' +
+        '=i / !=i (case-insensitive). Numbers and true/false are typed; quote to keep a string: "zip = \'02134\'".\n',
+    )
+    .action((kind: string, _options: Record<string, unknown>, command: Command) =>
+      run('chart', { ...command.optsWithGlobals(), sequence: [...sequence] }, [kind]),
     );
 
   return program;

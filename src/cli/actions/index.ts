@@ -5,4 +5,5 @@ export const ACTIONS: Record<string, () => Promise<Action>> = {
   identify: async () => (await import('./identify.js')).identify,
   alias: async () => (await import('./identify.js')).alias,
   serve: async () => (await import('./serve.js')).serve,
+  chart: async () => (await import('./chart.js')).chart,
 };

@@ -1,0 +1,189 @@
+import type { CountOperator, PropertyFilterInput, PropertyOperator } from '../shared/chart-filters.js';
+import type { Scalar } from '../shared/primitives.js';
+import { UsageError } from './errors.js';
+import { parseTraitValue } from './identify.js';
+
+/**
+ * The small grammars inside chart flag values (cli.md "cas chart"): `--where "<prop> <op> <value>"`,
+ * `--performed "<event> [op n]"` and `name[=v1,v2]`. Values are typed like `cas identify --trait`
+ * (numbers and true/false typed, quotes keep strings), so a filter matches what identify stored.
+ */
+
+export const WHERE_EXAMPLE = '--where "plan = pro", --where "age >= 18", --where "country in US,CA"';
+export const OPERATOR_LIST = '= != > >= < <= in, not in, between, ~ !~ (regex), =i !=i (case-insensitive)';
+
+/** Longest first, so `>=` is never read as `>` with the value `=18`. */
+const SYMBOLS: ReadonlyArray<readonly [string, PropertyOperator]> = [
+  ['!=i', 'case_insensitive_neq'],
+  ['=i', 'case_insensitive_eq'],
+  ['!~', 'not_regex'],
+  ['>=', 'gte'],
+  ['<=', 'lte'],
+  ['!=', 'neq'],
+  ['~', 'regex'],
+  ['=', 'eq'],
+  ['>', 'gt'],
+  ['<', 'lt'],
+];
+const WORDS: ReadonlyArray<readonly [RegExp, PropertyOperator]> = [
+  [/^not\s+in(?=\s|$)/i, 'nin'],
+  [/^in(?=\s|$)/i, 'in'],
+  [/^between(?=\s|$)/i, 'between'],
+];
+/** Operators whose value is matched as text: typing `~ 1` as a number would make the regex invalid. */
+const TEXT_OPS: ReadonlySet<PropertyOperator> = new Set([
+  'regex',
+  'not_regex',
+  'case_insensitive_eq',
+  'case_insensitive_neq',
+]);
+const COUNT_SYMBOLS: Readonly<Record<string, CountOperator>> = {
+  '=': 'eq',
+  '>': 'gt',
+  '>=': 'gte',
+  '<': 'lt',
+  '<=': 'lte',
+};
+
+const QUOTED = /^'(.*)'$|^"(.*)"$/s;
+
+function unquote(text: string): string {
+  const match = QUOTED.exec(text);
+  return match ? (match[1] ?? match[2] ?? '') : text;
+}
+
+/** `a, "b,c", 'd'` → ['a', '"b,c"', "'d'"]: commas inside quotes do not split, quotes stay for typing. */
+export function splitList(text: string): string[] {
+  const items: string[] = [];
+  let current = '';
+  let quote: string | undefined;
+  for (const ch of text) {
+    if (quote) {
+      if (ch === quote) quote = undefined;
+      current += ch;
+    } else if (ch === '"' || ch === "'") {
+      quote = ch;
+      current += ch;
+    } else if (ch === ',') {
+      items.push(current.trim());
+      current = '';
+    } else {
+      current += ch;
+    }
+  }
+  items.push(current.trim());
+  return items;
+}
+
+function typedList(text: string, flag: string, example: string): Scalar[] {
+  const items = splitList(text);
+  if (items.some((item) => item === '')) {
+    throw new UsageError(`${flag}: empty value in the list "${text}"`, `e.g. ${example}`);
+  }
+  return items.map(parseTraitValue);
+}
+
+/** Reads the property name: quoted (may hold spaces), or up to a space or an operator symbol. */
+function readName(text: string): { name: string; rest: string } {
+  const quoted = /^(['"])(.*?)\1/s.exec(text);
+  if (quoted) return { name: quoted[2] ?? '', rest: text.slice(quoted[0].length) };
+  const bare = /^[^\s=!<>~]+/.exec(text);
+  const name = bare?.[0] ?? '';
+  return { name, rest: text.slice(name.length) };
+}
+
+function readOperator(text: string): { operator: PropertyOperator; rest: string } | undefined {
+  for (const [pattern, operator] of WORDS) {
+    const match = pattern.exec(text);
+    if (match) return { operator, rest: text.slice(match[0].length) };
+  }
+  for (const [symbol, operator] of SYMBOLS) {
+    if (!text.startsWith(symbol)) continue;
+    const rest = text.slice(symbol.length);
+    // `plan=ipad` is plan = "ipad", not a case-insensitive compare with "pad".
+    if (symbol.endsWith('i') && rest !== '' && !/^\s/.test(rest)) continue;
+    return { operator, rest };
+  }
+  return undefined;
+}
+
+/** `--where` / `--user-where` text to a PropertyFilter; `flag` names the flag in errors. */
+export function parseWhere(expression: string, flag = '--where'): PropertyFilterInput {
+  const label = `${flag} "${expression}"`;
+  const hint = `e.g. ${WHERE_EXAMPLE.replaceAll('--where', flag)}`;
+  const { name, rest } = readName(expression.trim());
+  if (name === '') throw new UsageError(`${label}: expected a property name first`, hint);
+  const op = readOperator(rest.trimStart());
+  if (!op) {
+    throw new UsageError(`${label}: expected an operator after "${name}", one of ${OPERATOR_LIST}`, hint);
+  }
+  const valueText = op.rest.trim();
+  if (valueText === '') throw new UsageError(`${label}: expected a value after the operator`, hint);
+  // `age >> 3` or `a =! b` is a mistyped operator far more often than a value starting with `>`.
+  const stray = /^[=!<>~]+/.exec(valueText);
+  if (stray) {
+    const typed = rest.trimStart().slice(0, rest.trimStart().length - op.rest.length) + stray[0];
+    throw new UsageError(
+      `${label}: unknown operator "${typed}", expected one of ${OPERATOR_LIST}`,
+      `quote a value that starts with "${stray[0]}": ${flag} "${name} = '${valueText}'"`,
+    );
+  }
+  const { operator } = op;
+  let values: Scalar[];
+  if (operator === 'in' || operator === 'nin') {
+    values = typedList(valueText, label, `${flag} "country in US,CA"`);
+  } else if (operator === 'between') {
+    values = typedList(valueText, label, `${flag} "age between 18,65"`);
+    if (values.length !== 2) {
+      throw new UsageError(
+        `${label}: between takes two values, low,high`,
+        `e.g. ${flag} "age between 18,65"`,
+      );
+    }
+  } else if (TEXT_OPS.has(operator)) {
+    values = [unquote(valueText)];
+  } else {
+    values = [parseTraitValue(valueText)];
+  }
+  return { property_name: name, operator, values };
+}
+
+export interface PerformedSpec {
+  event_name: string;
+  number_of?: number;
+  number_of_operator?: CountOperator;
+}
+
+/** `"Purchase >= 3"` → event Purchase at least 3 times; a bare name keeps the defaults (at least once). */
+export function parsePerformed(text: string): PerformedSpec {
+  const label = `--performed "${text}"`;
+  const hint = 'e.g. --performed "Signed Up" or --performed "Purchase >= 3"';
+  const match = /^(.*?)\s*(>=|<=|=|>|<)\s*(\S+)$/s.exec(text.trim());
+  const eventName = unquote((match ? (match[1] ?? '') : text).trim());
+  if (eventName === '') throw new UsageError(`${label}: expected an event name`, hint);
+  if (!match) return { event_name: eventName };
+  const count = match[3] ?? '';
+  if (!/^\d+$/.test(count)) {
+    throw new UsageError(`${label}: the count must be a whole number, got "${count}"`, hint);
+  }
+  const operator = COUNT_SYMBOLS[match[2] ?? ''];
+  if (!operator) throw new UsageError(`${label}: unknown count operator "${match[2]}"`, hint);
+  return { event_name: eventName, number_of: Number(count), number_of_operator: operator };
+}
+
+/** `plan` → {name: 'plan'}; `plan=pro,team` → {name, values: ['pro', 'team']} (typed). */
+export function parseNameValues(text: string, flag: string): { name: string; values?: Scalar[] } {
+  const example = `${flag} plan or ${flag} plan=pro,team`;
+  const eq = text.indexOf('=');
+  const name = (eq < 0 ? text : text.slice(0, eq)).trim();
+  if (name === '') throw new UsageError(`${flag} "${text}": expected a name before "="`, `e.g. ${example}`);
+  if (eq < 0) return { name };
+  const rest = text.slice(eq + 1).trim();
+  if (rest === '') {
+    throw new UsageError(
+      `${flag} "${text}": list values after "=", or leave out "=" for every value`,
+      `e.g. ${example}`,
+    );
+  }
+  return { name, values: typedList(rest, `${flag} "${text}"`, example) };
+}

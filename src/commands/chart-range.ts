@@ -1,0 +1,146 @@
+import { isTimeZone } from '../shared/primitives.js';
+import { formatInZone, isDateOnly, isIsoInstant, PERIODS, type Period } from '../shared/time-bins.js';
+import { UsageError } from './errors.js';
+
+/**
+ * `--from/--to/--last/--period/--tz` to a ChartRange. Whole calendar days are sent as dates
+ * (`YYYY-MM-DD`, the start of that day in range.tz), so `--print-controls` reads like the command and
+ * the service, not the CLI, resolves DST. `now` and the default zone are injected for tests.
+ */
+
+export interface RangeFlags {
+  from?: string | undefined;
+  to?: string | undefined;
+  last?: string | undefined;
+  period?: string | undefined;
+  tz?: string | undefined;
+}
+
+export interface ChartEnv {
+  now: Date;
+  /** The system zone (Intl's resolved zone in the CLI). */
+  defaultTz: string;
+}
+
+export interface RangeInput {
+  start: string;
+  end: string;
+  period: string;
+  tz: string;
+}
+
+export const DEFAULT_LAST = '30d';
+const DAY_MS = 86_400_000;
+const LAST = /^(\d+)([dwm])$/;
+
+/** Day number since 1970-01-01 of a `YYYY-MM-DD` (calendar arithmetic only, no zone involved). */
+function dayNumber(date: string): number {
+  return Math.floor(Date.parse(`${date}T00:00:00Z`) / DAY_MS);
+}
+
+function dateOf(day: number): string {
+  return new Date(day * DAY_MS).toISOString().slice(0, 10);
+}
+
+function monthStart(date: string, monthsBack: number): string {
+  const y = Number(date.slice(0, 4));
+  const m = Number(date.slice(5, 7)) - 1 - monthsBack;
+  const first = new Date(0);
+  first.setUTCFullYear(y, m, 1);
+  return first.toISOString().slice(0, 10);
+}
+
+/** The local calendar date of an instant in `tz`. */
+function localDate(ms: number, tz: string): string {
+  return formatInZone(ms, tz).slice(0, 10);
+}
+
+function checkBound(value: string, flag: string): void {
+  if (isDateOnly(value) || isIsoInstant(value)) return;
+  throw new UsageError(
+    `${flag} "${value}": expected a date YYYY-MM-DD or an ISO 8601 time with Z or an offset`,
+    `e.g. ${flag} 2025-03-01 or ${flag} 2025-03-01T09:00:00Z`,
+  );
+}
+
+/** `--to` as the range end: a date is inclusive (the whole day), an instant is exclusive as given. */
+function endOf(to: string): string {
+  return isDateOnly(to) ? dateOf(dayNumber(to) + 1) : to;
+}
+
+/** The last calendar day the range covers: the `--to` date, the day before a `--to` instant's end, or today. */
+function anchorDay(to: string | undefined, env: ChartEnv, tz: string): string {
+  if (to === undefined) return localDate(env.now.getTime(), tz);
+  if (isDateOnly(to)) return to;
+  return localDate(Date.parse(to) - 1, tz);
+}
+
+/** `--last 30d` ends with today (or `--to`) and reaches back whole days, ISO weeks or months. */
+function lastRange(last: string, to: string | undefined, env: ChartEnv, tz: string): [string, string] {
+  const match = LAST.exec(last);
+  const n = Number(match?.[1] ?? 0);
+  if (!match || n < 1) {
+    throw new UsageError(
+      `--last "${last}": expected a count and a unit d, w or m`,
+      'e.g. --last 30d, --last 12w, --last 6m',
+    );
+  }
+  const anchor = anchorDay(to, env, tz);
+  const end = to === undefined ? dateOf(dayNumber(anchor) + 1) : endOf(to);
+  const unit = match[2];
+  if (unit === 'd') return [dateOf(dayNumber(anchor) - (n - 1)), end];
+  if (unit === 'w') {
+    // 1970-01-01 was a Thursday; +3 makes Monday 0 (ISO weeks, like the bins).
+    const monday = dayNumber(anchor) - ((((dayNumber(anchor) + 3) % 7) + 7) % 7);
+    return [dateOf(monday - 7 * (n - 1)), to === undefined ? dateOf(monday + 7) : end];
+  }
+  return [monthStart(anchor, n - 1), to === undefined ? monthStart(anchor, -1) : end];
+}
+
+export function checkPeriod(period: string): Period {
+  const known = PERIODS.find((p) => p === period);
+  if (!known) {
+    throw new UsageError(`--period "${period}": expected day, week or month`, 'e.g. --period week');
+  }
+  return known;
+}
+
+export function checkTimeZone(tz: string, flag = '--tz'): string {
+  if (!isTimeZone(tz)) {
+    throw new UsageError(
+      `${flag} "${tz}": unknown time zone`,
+      'an IANA name, e.g. --tz Europe/Paris, --tz America/New_York or --tz UTC',
+    );
+  }
+  return tz;
+}
+
+export function hasRangeBounds(flags: RangeFlags): boolean {
+  return flags.from !== undefined || flags.to !== undefined || flags.last !== undefined;
+}
+
+/** The range's start and end from the flags (default `--last 30d`), in `tz`. */
+export function rangeBounds(flags: RangeFlags, env: ChartEnv, tz: string): { start: string; end: string } {
+  if (flags.from !== undefined && flags.last !== undefined) {
+    throw new UsageError(
+      '--from and --last both set the start of the range; give one of them',
+      'e.g. --from 2025-03-01 --to 2025-03-31, or --last 30d',
+    );
+  }
+  if (flags.from !== undefined) checkBound(flags.from, '--from');
+  if (flags.to !== undefined) checkBound(flags.to, '--to');
+  if (flags.from !== undefined) {
+    const end =
+      flags.to === undefined ? dateOf(dayNumber(localDate(env.now.getTime(), tz)) + 1) : endOf(flags.to);
+    return { start: flags.from, end };
+  }
+  const [start, end] = lastRange(flags.last ?? DEFAULT_LAST, flags.to, env, tz);
+  return { start, end };
+}
+
+/** Label of the flags that set the bounds, for error messages about the range. */
+export function rangeFlagLabel(flags: RangeFlags): string {
+  const given = (['from', 'to', 'last'] as const).filter((k) => flags[k] !== undefined);
+  if (given.length === 0) return `--last ${DEFAULT_LAST} (the default range)`;
+  return given.map((k) => `--${k} ${flags[k]}`).join(' ');
+}

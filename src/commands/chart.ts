@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import type { Client } from '../client/http-client.js';
+import { getChart } from '../client/routes.js';
+import type { ChartView } from '../render/chart-output.js';
+import type { ChartKind } from '../shared/chart-controls.js';
+import { type ChartResponseByKind, chartResponseSchemas } from '../shared/chart-responses.js';
+import {
+  type BuiltControls,
+  buildChartControls,
+  type ChartEnv,
+  type ChartFlags,
+  type CliChart,
+} from './chart-flags.js';
+
+/**
+ * `cas chart`: flags → validated chartControls → the chart route → a response checked against the
+ * shared schema. Building is separate from fetching so the CLI can reject bad flags (and serve
+ * `--print-controls`) before it starts or reaches any service.
+ */
+
+export interface ChartOptions {
+  chart: CliChart;
+  flags: ChartFlags;
+  env: ChartEnv;
+}
+
+export type ChartResult = ChartView & { chart: CliChart; controls: Record<string, unknown> };
+
+export function prepareChart(options: ChartOptions): BuiltControls {
+  return buildChartControls(options.chart, options.flags, options.env);
+}
+
+/**
+ * Validates like the response schema but keeps the body as received next to the parsed copy:
+ * `--format json` promises the service's response unchanged, and zod drops unknown fields.
+ */
+function keepingRaw<T>(schema: z.ZodType<T>) {
+  return z.unknown().transform((raw, ctx) => {
+    const result = schema.safeParse(raw);
+    if (result.success) return { raw, value: result.data };
+    for (const issue of result.error.issues) {
+      ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+    }
+    return z.NEVER;
+  });
+}
+
+async function fetchKind<K extends ChartKind>(
+  client: Client,
+  kind: K,
+  controls: Record<string, unknown>,
+  schema: z.ZodType<ChartResponseByKind[K]>,
+): Promise<{ raw: unknown; value: ChartResponseByKind[K] }> {
+  return getChart(client, kind, controls, { schema: keepingRaw(schema) });
+}
+
+export async function fetchChart(built: BuiltControls, deps: { client: Client }): Promise<ChartResult> {
+  const { chart, controls, parsed } = built;
+  const base = { chart, controls, parsed };
+  const { client } = deps;
+  switch (built.kind) {
+    case 'segmentation': {
+      const r = await fetchKind(client, 'segmentation', controls, chartResponseSchemas.segmentation);
+      return { ...base, kind: 'segmentation', response: r.value, raw: r.raw };
+    }
+    case 'retention': {
+      const r = await fetchKind(client, 'retention', controls, chartResponseSchemas.retention);
+      return { ...base, kind: 'retention', response: r.value, raw: r.raw };
+    }
+    case 'session': {
+      const r = await fetchKind(client, 'session', controls, chartResponseSchemas.session);
+      return { ...base, kind: 'session', response: r.value, raw: r.raw };
+    }
+    case 'user-composition': {
+      const r = await fetchKind(
+        client,
+        'user-composition',
+        controls,
+        chartResponseSchemas['user-composition'],
+      );
+      return { ...base, kind: 'user-composition', response: r.value, raw: r.raw };
+    }
+  }
+}
+
+export async function runChart(options: ChartOptions, deps: { client: Client }): Promise<ChartResult> {
+  return fetchChart(prepareChart(options), deps);
+}

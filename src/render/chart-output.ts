@@ -1,0 +1,70 @@
+import type { ChartControlsByKind, ChartKind } from '../shared/chart-controls.js';
+import type { ChartResponseByKind } from '../shared/chart-responses.js';
+import { type ChartRow, type ChartTableOptions, rowsToCsv, rowsToJsonl } from './chart-format.js';
+import { RETENTION_COLUMNS, retentionRows, retentionTables } from './chart-retention.js';
+import { SEGMENTATION_COLUMNS, segmentationRows, segmentationTables } from './chart-segmentation.js';
+import { SESSION_COLUMNS, sessionRows, sessionTables } from './chart-sessions.js';
+import { USER_COLUMNS, userRows, userTables } from './chart-users.js';
+import { json, type OutputFormat } from './output.js';
+
+/**
+ * A fetched chart in the format asked for. `json` is the service's body as received (not the parsed
+ * copy, which drops fields this client does not know); the other formats render the parsed body.
+ */
+
+export type ChartData = { [K in ChartKind]: { kind: K; response: ChartResponseByKind[K] } }[ChartKind];
+
+export type ChartView = ChartData & {
+  /** The body exactly as the service sent it. */
+  raw: unknown;
+  /** The validated chartControls the chart was asked with: its zone, period and group-by names. */
+  parsed: ChartControlsByKind[ChartKind];
+};
+
+export interface ChartRenderOptions {
+  color: boolean;
+  verbose: boolean;
+}
+
+function flat(data: ChartData): { columns: readonly string[]; rows: ChartRow[] } {
+  switch (data.kind) {
+    case 'segmentation':
+      return { columns: SEGMENTATION_COLUMNS, rows: segmentationRows(data.response) };
+    case 'retention':
+      return { columns: RETENTION_COLUMNS, rows: retentionRows(data.response) };
+    case 'session':
+      return { columns: SESSION_COLUMNS, rows: sessionRows(data.response) };
+    case 'user-composition':
+      return { columns: USER_COLUMNS, rows: userRows(data.response) };
+  }
+}
+
+function tables(view: ChartView, options: ChartTableOptions): string {
+  const { parsed } = view;
+  const traitGroup = 'groupBy' in parsed ? parsed.groupBy?.trait_name : undefined;
+  switch (view.kind) {
+    case 'segmentation': {
+      const series = 'eventFilters' in parsed ? (parsed.eventFilters ?? []) : [];
+      const names = series.map((f) => f.groupBy?.property_name);
+      return segmentationTables(view.response, names, options);
+    }
+    case 'retention':
+      return retentionTables(view.response, options);
+    case 'session':
+      return sessionTables(view.response, traitGroup, options);
+    case 'user-composition': {
+      const trait = 'selectedTrait' in parsed ? parsed.selectedTrait.trait_name : undefined;
+      return userTables(view.response, { trait, groupBy: traitGroup }, options.color);
+    }
+  }
+}
+
+export function renderChart(view: ChartView, format: OutputFormat, options: ChartRenderOptions): string {
+  if (format === 'json') return json(view.raw);
+  if (format === 'csv' || format === 'jsonl') {
+    const { columns, rows } = flat(view);
+    return format === 'csv' ? rowsToCsv(columns, rows) : rowsToJsonl(columns, rows);
+  }
+  const { period, tz } = view.parsed.range;
+  return tables(view, { period, tz, ...options });
+}

@@ -1,0 +1,98 @@
+import type { SegmentationResponse, SegPoint } from '../shared/chart-responses.js';
+import { bar, paint, sparkline } from './bars.js';
+import {
+  binLabel,
+  block,
+  type ChartRow,
+  type ChartTableOptions,
+  chartTable,
+  count,
+  formatNumber,
+  mean,
+  periodName,
+} from './chart-format.js';
+
+/** Segmentation (decisions §6): one table per series, or per group of a grouped series. */
+
+export const SEGMENTATION_COLUMNS = ['event_name', 'group', 'start', 'end', 'total', 'unique', 'average'];
+
+export function segmentationRows(response: SegmentationResponse): ChartRow[] {
+  const rows: ChartRow[] = [];
+  const push = (event: string, group: string, p: SegPoint) =>
+    rows.push({
+      event_name: event,
+      group,
+      start: p.start,
+      end: p.end,
+      total: p.total,
+      unique: p.unique,
+      average: p.average,
+    });
+  for (const result of response) {
+    for (const point of result.points ?? []) push(result.event_name, '', point);
+    for (const group of result.groups ?? []) {
+      for (const point of group.points) push(result.event_name, group.group, point);
+    }
+  }
+  return rows;
+}
+
+interface Highlights {
+  average_events: number;
+  average_unique_users: number;
+}
+
+function seriesBlock(
+  title: string,
+  points: readonly SegPoint[],
+  highlights: Highlights | undefined,
+  options: ChartTableOptions,
+): string {
+  const { period, tz, color } = options;
+  const table = chartTable([periodName(period), 'Total', 'Unique', 'Average', ''], 'lrrrl', color);
+  const totals = points.map((p) => p.total);
+  const max = Math.max(0, ...totals);
+  for (const p of points) {
+    table.push([
+      binLabel(p.start, period, tz),
+      formatNumber(p.total),
+      formatNumber(p.unique),
+      formatNumber(p.average),
+      paint(bar(p.total, max), 'cyan', color),
+    ]);
+  }
+  // Grouped series carry no highlights from the service; the same means are computed here.
+  const averageEvents = highlights?.average_events ?? mean(totals);
+  const averageUsers = highlights?.average_unique_users ?? mean(points.map((p) => p.unique));
+  const sum = totals.reduce((a, b) => a + b, 0);
+  return block(
+    title,
+    table,
+    [
+      `Average per ${period}: ${count(averageEvents, 'event')}, ${count(averageUsers, 'unique user')}`,
+      `Total: ${count(sum, 'event')}   trend ${sparkline(totals)}`,
+    ],
+    color,
+  );
+}
+
+/** `groupNames[i]` is series i's group-by property, for titles like `Turn · plan = pro`. */
+export function segmentationTables(
+  response: SegmentationResponse,
+  groupNames: ReadonlyArray<string | undefined>,
+  options: ChartTableOptions,
+): string {
+  const blocks: string[] = [];
+  response.forEach((result, i) => {
+    const name = groupNames[i];
+    if (result.points) blocks.push(seriesBlock(result.event_name, result.points, result.highlights, options));
+    for (const group of result.groups ?? []) {
+      const title = `${result.event_name} · ${name !== undefined ? `${name} = ` : ''}${group.group}`;
+      blocks.push(seriesBlock(title, group.points, undefined, options));
+    }
+    if (!result.points && (result.groups ?? []).length === 0) {
+      blocks.push(`${paint(result.event_name, 'bold', options.color)}\n  (no data)\n`);
+    }
+  });
+  return blocks.join('\n');
+}

@@ -1,0 +1,207 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from './helpers/cli.js';
+import { tempDir } from './helpers/temp.js';
+
+/**
+ * `cas chart` through the built binary, up to the point where it would call the service:
+ * --print-controls, --controls and usage errors. None of these may touch the data directory.
+ */
+
+const dir = tempDir('cas-chart-cli-');
+const env = { XDG_DATA_HOME: join(dir.path, 'data') };
+afterAll(() => dir.cleanup());
+
+const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+
+async function controls(args: string[], input?: string): Promise<unknown> {
+  const result = await runCli(['chart', ...args, '--print-controls', '--json'], {
+    env,
+    ...(input !== undefined ? { input } : {}),
+  });
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+  return JSON.parse(result.stdout);
+}
+
+describe('cas chart --print-controls', () => {
+  it('prints the built segmentation controls, each --where on the --event before it', async () => {
+    const printed = await controls([
+      'segmentation',
+      '--event',
+      'Conversation Turn',
+      '--where',
+      'model = gpt-4o',
+      '--event',
+      'Purchase',
+      '--where',
+      "zip = '02134'",
+      '--where',
+      'amount between 10,20',
+      '--from',
+      '2025-03-01',
+      '--to',
+      '2025-03-31',
+      '--period',
+      'week',
+      '--tz',
+      'Europe/Paris',
+    ]);
+    expect(printed).toEqual({
+      range: { start: '2025-03-01', end: '2025-04-01', period: 'week', tz: 'Europe/Paris' },
+      eventFilters: [
+        {
+          event_name: 'Conversation Turn',
+          with: [{ property_name: 'model', operator: 'eq', values: ['gpt-4o'] }],
+        },
+        {
+          event_name: 'Purchase',
+          with: [
+            { property_name: 'zip', operator: 'eq', values: ['02134'] },
+            { property_name: 'amount', operator: 'between', values: [10, 20] },
+          ],
+        },
+      ],
+    });
+  });
+
+  it('defaults to the last 30 days by day, and builds the other three charts', async () => {
+    // Around midnight UTC the two clocks could disagree; the window is a few milliseconds.
+    expect(await controls(['segmentation', '--event', 'X', '--tz', 'UTC'])).toEqual({
+      range: { start: day(-29), end: day(1), period: 'day', tz: 'UTC' },
+      eventFilters: [{ event_name: 'X' }],
+    });
+    const range = ['--from', '2025-01-06', '--to', '2025-03-02', '--tz', 'UTC', '--period', 'week'];
+    const weeks = { start: '2025-01-06', end: '2025-03-03', period: 'week', tz: 'UTC' };
+    expect(
+      await controls([
+        'retention',
+        '--start-event',
+        'Signed Up',
+        '--return-event',
+        'Conversation Turn',
+        '--trait',
+        'plan',
+        ...range,
+      ]),
+    ).toEqual({
+      range: weeks,
+      startingEvent: { event_name: 'Signed Up' },
+      returnEvents: [{ event_name: 'Conversation Turn' }],
+      groupBy: { trait_name: 'plan' },
+    });
+    expect(
+      await controls(['sessions', '--performed', 'Purchase >= 2', '--cohort', 'All Users', ...range]),
+    ).toEqual({
+      range: weeks,
+      userFilters: [
+        {
+          cohort: 'All Users',
+          performed_events: [{ event_name: 'Purchase', number_of: 2, number_of_operator: 'gte' }],
+        },
+      ],
+    });
+    expect(
+      await controls([
+        'users',
+        '--trait',
+        'plan=free,pro',
+        '--user-where',
+        'age >= 18',
+        '--intent',
+        'Any Intent',
+        ...range,
+      ]),
+    ).toEqual({
+      range: weeks,
+      selectedTrait: { trait_name: 'plan', trait_values: ['free', 'pro'] },
+      userFilters: [{ with: [{ property_name: 'age', operator: 'gte', values: [18] }] }],
+      shownIntents: [{ intent: 'Any Intent' }],
+    });
+  });
+
+  it('reads --controls from a file or stdin and lets flags override it', async () => {
+    const file = {
+      range: { start: '2025-03-01T00:00:00Z', end: '2025-03-08T00:00:00Z', period: 'day', tz: 'UTC' },
+      eventFilters: [
+        { event_name: 'Purchase', with: [{ property_name: 'amount', operator: 'gt', values: [5] }] },
+      ],
+    };
+    const path = join(dir.path, 'controls.json');
+    writeFileSync(path, JSON.stringify(file));
+    expect(await controls(['segmentation', '--controls', path])).toEqual(file);
+    expect(
+      await controls(['segmentation', '--controls', '-', '--tz', 'Asia/Tokyo'], JSON.stringify(file)),
+    ).toEqual({
+      ...file,
+      range: { ...file.range, tz: 'Asia/Tokyo' },
+    });
+    expect(existsSync(env.XDG_DATA_HOME)).toBe(false);
+  });
+});
+
+describe('cas chart usage errors exit 2 and name the flag', () => {
+  it.each([
+    [['segmentation', '--event', 'X', '--where', 'age >> 3'], '--where "age >> 3": unknown operator ">>"'],
+    [
+      ['segmentation', '--event', 'X', '--where', 'age > old'],
+      '--where "age > old": operator gt takes a number',
+    ],
+    [
+      ['segmentation', '--where', 'a = 1', '--event', 'X'],
+      '--where "a = 1": --where filters the --event before it',
+    ],
+    [['segmentation', '--event', 'X', '--period', 'year'], '--period "year": expected day, week or month'],
+    [['segmentation', '--event', 'X', '--tz', 'Mars/Olympus'], '--tz "Mars/Olympus": unknown time zone'],
+    [['segmentation', '--event', 'X', '--last', '3y'], '--last "3y"'],
+    [['segmentation', '--event', 'X', '--from', '1990-01-01'], '--from 1990-01-01: range has'],
+    [['segmentation'], 'segmentation needs at least one --event'],
+    [['retention', '--event', 'X'], '--event does not apply to the retention chart'],
+    [['users', '--trait', 'a', '--trait', 'b'], '--trait given more than once'],
+    [
+      ['sessions', '--performed', 'Buy >= lots'],
+      '--performed "Buy >= lots": the count must be a whole number',
+    ],
+    [
+      ['segmentation', '--event', 'X', '--controls', '/nonexistent/c.json'],
+      '--controls /nonexistent/c.json: cannot read',
+    ],
+    [
+      ['segmentation', '--event', 'X', '--format', 'xml'],
+      "option '--format <format>' argument 'xml' is invalid",
+    ],
+    [['pie'], "argument 'chart'"],
+  ])('cas chart %j', async (args, message) => {
+    const result = await runCli(['chart', ...args, '--print-controls'], { env });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain(message);
+  });
+
+  it('shows an example with the error', async () => {
+    const result = await runCli(['chart', 'segmentation', '--event', 'X', '--where', 'plan'], { env });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/hint: e\.g\. --where "plan = pro"/);
+    expect(existsSync(env.XDG_DATA_HOME)).toBe(false);
+  });
+});
+
+describe('cas chart --help', () => {
+  it('lists every flag with examples for each chart', async () => {
+    const result = await runCli(['chart', '--help'], { env });
+    expect(result.code).toBe(0);
+    for (const text of [
+      '--where <expr>',
+      '--start-event',
+      '--print-controls',
+      '--format <format>',
+      'Operators:',
+    ]) {
+      expect(result.stdout).toContain(text);
+    }
+    for (const chart of ['segmentation', 'retention', 'sessions', 'users']) {
+      expect(result.stdout).toContain(`$ cas chart ${chart}`);
+    }
+  });
+});
