@@ -53,7 +53,7 @@ export function describeFailure(error: unknown): Failure {
       return { code: EXIT.unavailable, message: `${where}${tries}: ${error.message}` };
     return {
       code: EXIT.unexpected,
-      message: `${where}: the response did not match the interface: ${error.message}`,
+      message: `the service's answer did not match the interface: ${error.message}`,
     };
   }
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);

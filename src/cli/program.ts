@@ -76,7 +76,7 @@ export function buildProgram(run: ActionRunner): Command {
         'cas identify --device d-42 --json',
       ]),
     )
-    .action((options: Record<string, unknown>, command: Command) =>
+    .action((_options: Record<string, unknown>, command: Command) =>
       run('identify', command.optsWithGlobals(), []),
     );
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type Health, lenientHealthSchema } from '../shared/health.js';
 import { type AliasBody, type IdentifyBody, type UserRecord, userRecordSchema } from '../shared/users.js';
 import type { Client } from './http-client.js';
 
@@ -10,9 +11,6 @@ import type { Client } from './http-client.js';
 export interface CallOptions {
   signal?: AbortSignal;
 }
-
-export const healthSchema = z.object({ status: z.string(), version: z.string().optional() });
-export type Health = z.infer<typeof healthSchema>;
 
 /**
  * What the client accepts from `POST /events/queue`: looser than the service's own reply schema, since
@@ -62,7 +60,12 @@ function signalOf(options: CallOptions | undefined): { signal?: AbortSignal } {
 }
 
 export function health(client: Client, options?: CallOptions): Promise<Health> {
-  return client.request({ method: 'GET', path: '/healthz', schema: healthSchema, ...signalOf(options) });
+  return client.request({
+    method: 'GET',
+    path: '/healthz',
+    schema: lenientHealthSchema,
+    ...signalOf(options),
+  });
 }
 
 export function identify(client: Client, body: IdentifyBody, options?: CallOptions): Promise<UserRecord> {

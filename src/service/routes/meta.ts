@@ -1,8 +1,7 @@
 import { z } from 'zod';
+import { healthSchema } from '../../shared/health.js';
 import { buildOpenApi } from '../http/openapi.js';
 import { type RouteSpec, route } from '../http/route.js';
-
-export const healthSchema = z.object({ status: z.literal('ok'), version: z.string() });
 
 /** /healthz and the OpenAPI document; the document describes `routes` plus these two. */
 export function metaRoutes(version: string, routes: () => ReadonlyArray<RouteSpec>) {
