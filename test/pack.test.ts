@@ -1,0 +1,51 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { VERSION } from '../src/shared/version.js';
+import { cleanEnv } from './helpers/cli.js';
+import { tempDir } from './helpers/temp.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const npm = (args: string[], cwd = root) =>
+  // --ignore-scripts: prepack's clean rebuild would pull dist/ from under tests running beside this one.
+  execFileSync('npm', [...args, '--ignore-scripts', '--no-audit', '--no-fund'], {
+    cwd,
+    encoding: 'utf8',
+    env: cleanEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+
+const dir = tempDir('cas-pack-');
+afterAll(() => dir.cleanup());
+
+describe('npm package', () => {
+  it('ships the built CLI and its README, and nothing else', () => {
+    const [pack] = JSON.parse(npm(['pack', '--dry-run', '--json'])) as Array<{
+      files: Array<{ path: string }>;
+    }>;
+    const files = pack?.files.map((f) => f.path) ?? [];
+    expect(files).toEqual(
+      expect.arrayContaining(['package.json', 'README.md', 'bin/cas.js', 'dist/cli/main.js']),
+    );
+    for (const file of files) {
+      expect(file).toMatch(/^(package\.json|README\.md|LICENSE|bin\/cas\.js|dist\/.+\.js)$/);
+      expect(file).not.toMatch(/\.test\.js$|^dist\/sea\/|^dist\/cas-/);
+    }
+  });
+
+  it('runs with npx from the packed tarball, embedded service included', () => {
+    const tarball = npm(['pack', '--pack-destination', dir.path]).trim().split('\n').pop() ?? '';
+    const app = join(dir.path, 'app');
+    execFileSync('mkdir', ['-p', app]);
+    npm(['install', '--prefix', app, join(dir.path, tarball)]);
+    const run = (args: string[]) =>
+      execFileSync('npx', ['--no-install', 'cas', ...args], {
+        cwd: app,
+        encoding: 'utf8',
+        env: cleanEnv({ CAS_DATA_DIR: join(dir.path, 'data') }),
+      });
+    expect(run(['--version']).trim()).toBe(VERSION);
+    expect(JSON.parse(run(['identify', '--id', 'packed', '--json']))).toMatchObject({ id: 'packed' });
+  }, 180_000);
+});
