@@ -95,13 +95,97 @@ export function buildProgram(run: ActionRunner): Command {
     .description('run the local service in the foreground; stops cleanly on Ctrl-C / SIGTERM')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .addOption(new Option('--port <port>', 'port (0 picks a free one)').default(8787).argParser(port))
+    .option(
+      '--intents <file>',
+      'user-defined intents for the served project: JSON [{"name", "description", "patterns": [RE2 regexes]}]',
+    )
     .addHelpText(
       'after',
-      examples(['cas serve', 'cas serve --port 9000 --data-dir ./data --api-key K --project P --json']) +
-        '\n--api-key/--project with serve provision that key and project (idempotent).\n',
+      examples([
+        'cas serve',
+        'cas serve --port 9000 --data-dir ./data --api-key K --project P --json',
+        'cas serve --intents intents.json',
+      ]) +
+        '\n--api-key/--project with serve provision that key and project (idempotent).' +
+        '\n--intents: a user utterance shows an intent when any of its patterns matches (case-insensitive, anywhere);' +
+        '\nconversations closed afterwards record it as an "Intent Informed" event.\n',
     )
     .action((_options: Record<string, unknown>, command: Command) =>
       run('serve', command.optsWithGlobals(), []),
+    );
+
+  program
+    .command('import')
+    .description('stream CSV / JSONL records into the service as events: resumable, exactly once')
+    .argument('<file...>', 'CSV or JSONL files (.gz read transparently); - reads stdin')
+    .option('--format <format>', 'input format, csv or jsonl (default: from the file extension)')
+    .option(
+      '--kind <kind>',
+      'kind of every record: turn, usage, function, event, identify, alias, end_conversation, end_session, wire (default: a "kind" column/key)',
+    )
+    .option(
+      '--map <field=source>',
+      'read field from another CSV column or JSONL dotted path, e.g. user=messages.0.content (repeatable)',
+      collect,
+    )
+    .option('--mapping <file.json>', 'the same as a JSON object {"field": "source", ...}; --map wins')
+    .option(
+      '--set <field=value>',
+      'value for a field a record lacks, e.g. user_id=demo; {line} and {file} are filled in (repeatable)',
+      collect,
+    )
+    .option('--tz <zone>', 'IANA zone of timestamps without Z or offset', 'UTC')
+    .option('--session-gap <duration>', 'inactivity that ends a derived session: 30m, 2h, 90s', '30m')
+    .option('--no-end', 'do not add end_conversation / end_session after each session')
+    .option('--batch-size <n>', 'events per request (1-2000)', '500')
+    .option(
+      '--concurrency <n>',
+      'requests in flight; one per lane, events of a session keep their order',
+      '4',
+    )
+    .option('--resume', 'continue from the checkpoint of an interrupted run of the same input (default)')
+    .option('--restart', 'ignore and replace the checkpoint: read and send everything again')
+    .option('--dry-run', 'validate and map everything, send nothing (--json: the wire events as JSONL)')
+    .option('--reject-file <path>', 'write each rejected record as JSONL: the record, file, line and reason')
+    .option('--max-errors <n>', 'stop after this many rejected records', '100')
+    .addHelpText(
+      'after',
+      examples([
+        'cas import fixtures/turns.csv',
+        'cas import fixtures/events.jsonl fixtures/turns-more.csv.gz --reject-file rejects.jsonl',
+        'gzip -dc export.jsonl.gz | cas import - --format jsonl --kind turn --dry-run --json | head',
+        'cas import ../shared/data/bitext-customer-support-4514.csv --kind turn --map user=instruction --map assistant=response --set user_id=bitext-{line}',
+        'cas import ../shared/data/arena-hard-v0.1-gpt-4-0613.jsonl --kind turn --map user=messages.0.content --map assistant=messages.1.content.answer --map timestamp=tstamp --set user_id=arena',
+      ]) +
+        `
+Records: CSV with a header row, or one JSON object per line. Columns timestamp, session_id,
+conversation_id, user_id, device_id; turn: user, assistant, assistant_id, model, prompt_tokens,
+completion_tokens, cost; usage: model + tokens or cost; function: name, args, result, runtime;
+event: event (the name); identify: id, device_id; alias: id, previous_id. Other columns become
+properties (traits for identify); prop.<name> / trait.<name> force the target. Timestamps: ISO 8601,
+epoch seconds or milliseconds; naive times are read in --tz. A record without a timestamp is sent
+without one (the service stamps it on arrival).
+
+Sessions: records without session_id are grouped per user (else device) into sessions that end after
+--session-gap of inactivity; records without conversation_id share one conversation per session.
+end_conversation / end_session are added at each one's last record, unless the data ends it.
+
+Unsorted input: it works, at a cost. A session is closed once the newest timestamp read passes its
+last record by --session-gap (that is what keeps memory bounded by open sessions, not file size).
+A record that arrives later than that for the same user starts a new session with its own timestamp,
+so one real session can become two; a record older than its user's open session by more than the
+gap gets a session of its own. With explicit session ids, a record for a session already ended is
+refused by the service (reported, exit 6). Sort by time first, raise --session-gap, or use --no-end.
+Records without timestamps end their session after 10,000 records without one of its own.
+
+Exactly once: every event gets an id derived from its content, and the service stores an id once.
+A checkpoint in <data dir>/imports/ records how far the service has acknowledged; after Ctrl-C,
+kill -9 or a crash, the same command resumes there (anything re-sent is a harmless duplicate).
+Exit 6 when any record was rejected; bad records are reported as file:line: reason.
+`,
+    )
+    .action((files: string[], _options: Record<string, unknown>, command: Command) =>
+      run('import', command.optsWithGlobals(), files),
     );
 
   // cas chart. --where filters the event-like flag just before it, so those flags are collected into

@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { InvalidIntentsError } from '../service/analysis/intent-rules.js';
 import { removeServerFile, writeServerFile } from '../service/data-dir.js';
 import { type RunningService, startService } from '../service/service.js';
+import { UsageError } from './errors.js';
 
 export interface ServeOptions {
   host: string;
@@ -7,6 +10,8 @@ export interface ServeOptions {
   dataDir: string;
   apiKey?: string | undefined;
   project?: string | undefined;
+  /** Path of a JSON file of user-defined intents (`--intents`). */
+  intents?: string | undefined;
 }
 
 export interface ServeInfo {
@@ -23,6 +28,24 @@ export interface ServeHandle {
   stopped: Promise<void>;
 }
 
+/** The `--intents` file as JSON; a missing or malformed file is a usage error naming the file. */
+function readIntents(path: string): { value: unknown; source: string } {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : String(error);
+    throw new UsageError(`--intents ${path}: ${reason}`);
+  }
+  try {
+    return { value: JSON.parse(text) as unknown, source: path };
+  } catch (error) {
+    throw new UsageError(
+      `--intents ${path}: not valid JSON (${error instanceof Error ? error.message : error})`,
+    );
+  }
+}
+
 /** Runs the service in the foreground and announces it in the data directory for other CLI processes. */
 export async function runServe(
   options: ServeOptions,
@@ -32,12 +55,17 @@ export async function runServe(
     options.apiKey !== undefined && options.project !== undefined
       ? { apiKey: options.apiKey, projectId: options.project }
       : undefined;
+  const intents = options.intents === undefined ? undefined : readIntents(options.intents);
   const service = await startService({
     dataDir: options.dataDir,
     host: options.host,
     port: options.port,
     log: deps.log,
     ...(provision ? { provision } : {}),
+    ...(intents ? { intents } : {}),
+  }).catch((error: unknown) => {
+    if (error instanceof InvalidIntentsError) throw new UsageError(`--intents ${error.message}`);
+    throw error;
   });
   writeServerFile(options.dataDir, { url: service.url, pid: process.pid });
   const stopped = new Promise<void>((resolve) => {

@@ -10,6 +10,7 @@ export const serve: Action = async (ctx) => {
       dataDir: ctx.config.dataDir,
       apiKey: ctx.config.apiKey,
       project: ctx.config.projectId,
+      intents: typeof ctx.flags.intents === 'string' ? ctx.flags.intents : undefined,
     },
     { log: ctx.log },
   );

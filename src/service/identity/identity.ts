@@ -1,113 +1,68 @@
-import type { Traits } from '../../shared/primitives.js';
 import type { UserRecord } from '../../shared/users.js';
 import { conflict, notFound } from '../errors.js';
 import type { Queryable } from '../store/database.js';
-import { anonymousId, newUserId } from './ids.js';
+import { anonymousId } from './ids.js';
+import { IdentityChanges, IdentityMaps } from './model.js';
+import { alias, type IdentifyInput, identify } from './rules.js';
+import { loadIdentity, writeIdentity } from './store.js';
+
+export type { IdentifyInput } from './rules.js';
 
 /**
- * Identity rules of decisions §3, written against a transaction so the ingest path (session user
- * identify) and the user routes share one implementation. Every function returns the canonical
- * service user id: the one a merged anonymous user now counts as.
+ * The user routes' entry points: load the few rows a request names, apply the rules of rules.ts (the
+ * same ones the ingest path applies in memory), write the changes. Every function returns the
+ * canonical service user id: the one a merged anonymous user now counts as.
  */
 export interface Scope {
   orgId: string;
   projectId: string;
 }
 
-type UserRow = {
-  user_id: string;
-  anonymous: boolean;
-  traits: string;
-  created_at: Date;
-};
-
-async function canonicalOf(tx: Queryable, project: string, callerId: string): Promise<string | undefined> {
-  const row = await tx.one<{ user_id: string }>(
-    `SELECT u.canonical_user_id AS user_id FROM user_ids i
-       JOIN users u ON u.project_id = i.project_id AND u.user_id = i.user_id
-      WHERE i.project_id = $1 AND i.id = $2`,
-    [project, callerId],
-  );
-  return row?.user_id;
+/**
+ * Identity rows changed outside the ingest path (the user routes) must not be contradicted by the
+ * ingest path's in-memory copy. The user routes report the keys they looked at or changed; the
+ * ingest cache of that database (keyed by its writer connection) forgets those keys and reloads them
+ * on next use. Reported before the route's commit, and applied at the next ingest batch, which the
+ * database's single writer runs after that commit or rollback: either way the reload sees the truth.
+ */
+export interface IdentityTouch {
+  ids: readonly string[];
+  devices: readonly string[];
+  users: readonly string[];
 }
 
-async function loadUser(tx: Queryable, project: string, userId: string): Promise<UserRow> {
-  const row = await tx.one<UserRow>(
-    'SELECT user_id, anonymous, traits::VARCHAR AS traits, created_at FROM users WHERE project_id = $1 AND user_id = $2',
-    [project, userId],
-  );
-  if (!row) throw new Error(`user ${userId} vanished inside its transaction`);
-  return row;
+type Listener = (projectId: string, touch: IdentityTouch) => void;
+
+const listeners = new WeakMap<object, Listener>();
+
+export function onIdentityTouched(writer: object, listener: Listener): () => void {
+  listeners.set(writer, listener);
+  return () => {
+    if (listeners.get(writer) === listener) listeners.delete(writer);
+  };
 }
 
-async function createUser(tx: Queryable, project: string, callerId: string, anonymous: boolean, at: Date) {
-  const userId = newUserId(at.getTime());
-  await tx.run('INSERT INTO users VALUES ($1, $2, $2, $3, $4, $5, $6)', [
-    project,
-    userId,
-    callerId,
-    anonymous,
-    '{}',
-    at.toISOString(),
-  ]);
-  await tx.run("INSERT INTO user_ids VALUES ($1, $2, $3, nextval('user_id_seq'))", [
-    project,
-    callerId,
-    userId,
-  ]);
-  return userId;
+export function reportIdentityTouched(writer: object, projectId: string, touch: IdentityTouch): void {
+  listeners.get(writer)?.(projectId, touch);
 }
 
-/** Writes merged traits and moves created_at back to the earliest time seen (imports carry past dates). */
-async function updateUser(
+async function applied<T>(
   tx: Queryable,
-  project: string,
-  user: UserRow,
-  traits: Traits,
-  at: Date,
-): Promise<void> {
-  const merged = { ...(JSON.parse(user.traits) as Traits), ...traits };
-  await tx.run(
-    'UPDATE users SET traits = $1, created_at = least(created_at, $2::TIMESTAMPTZ) WHERE project_id = $3 AND user_id = $4',
-    [JSON.stringify(merged), at.toISOString(), project, user.user_id],
-  );
-}
-
-/** The anonymous user's history becomes the identified user's: one pointer update, events stay put. */
-async function mergeAnonymous(tx: Queryable, project: string, anon: UserRow, target: UserRow): Promise<void> {
-  await tx.run('UPDATE users SET canonical_user_id = $1 WHERE project_id = $2 AND canonical_user_id = $3', [
-    target.user_id,
-    project,
-    anon.user_id,
-  ]);
-  await tx.run('UPDATE user_ids SET user_id = $1 WHERE project_id = $2 AND user_id = $3', [
-    target.user_id,
-    project,
-    anon.user_id,
-  ]);
-  await tx.run('UPDATE sessions SET user_id = $1 WHERE project_id = $2 AND user_id = $3', [
-    target.user_id,
-    project,
-    anon.user_id,
-  ]);
-  // The identified user's own traits win over what was learnt while anonymous.
-  const anonTraits = JSON.parse(anon.traits) as Traits;
-  const targetTraits = JSON.parse(target.traits) as Traits;
-  await tx.run(
-    'UPDATE users SET traits = $1, created_at = least(created_at, $2::TIMESTAMPTZ) WHERE project_id = $3 AND user_id = $4',
-    [
-      JSON.stringify({ ...anonTraits, ...targetTraits }),
-      anon.created_at.toISOString(),
-      project,
-      target.user_id,
-    ],
-  );
-}
-
-export interface IdentifyInput {
-  id?: string | undefined;
-  device_id?: string | undefined;
-  traits?: Traits | undefined;
+  scope: Scope,
+  keys: { ids: string[]; devices: string[] },
+  rule: (maps: IdentityMaps, ch: IdentityChanges) => T,
+): Promise<T> {
+  const maps = new IdentityMaps();
+  await loadIdentity(tx, scope.projectId, maps, keys);
+  const ch = new IdentityChanges();
+  const result = rule(maps, ch);
+  await writeIdentity(tx, scope.projectId, maps, ch);
+  reportIdentityTouched(tx.connection, scope.projectId, {
+    ids: [...maps.ids.keys()],
+    devices: [...maps.devices.keys()],
+    users: [...maps.users.keys()],
+  });
+  return result;
 }
 
 export async function identifyUser(
@@ -116,43 +71,10 @@ export async function identifyUser(
   input: IdentifyInput,
   at: Date,
 ): Promise<string> {
-  const project = scope.projectId;
-  let userId: string | undefined;
-  if (input.id !== undefined) {
-    userId =
-      (await canonicalOf(tx, project, input.id)) ?? (await createUser(tx, project, input.id, false, at));
-  }
-  if (input.device_id !== undefined) {
-    const device = await tx.one<{ user_id: string }>(
-      `SELECT u.canonical_user_id AS user_id FROM devices d
-         JOIN users u ON u.project_id = d.project_id AND u.user_id = d.user_id
-        WHERE d.project_id = $1 AND d.device_id = $2`,
-      [project, input.device_id],
-    );
-    if (!device) {
-      if (userId === undefined) {
-        const anonId = anonymousId(input.device_id);
-        userId =
-          (await canonicalOf(tx, project, anonId)) ?? (await createUser(tx, project, anonId, true, at));
-      }
-      await tx.run('INSERT INTO devices VALUES ($1, $2, $3, NULL)', [project, input.device_id, userId]);
-    } else if (userId === undefined) {
-      userId = device.user_id;
-    } else if (device.user_id !== userId) {
-      const previous = await loadUser(tx, project, device.user_id);
-      if (previous.anonymous)
-        await mergeAnonymous(tx, project, previous, await loadUser(tx, project, userId));
-      // A device that moves to another identified user is re-linked; the earlier user's data stays theirs.
-      await tx.run('UPDATE devices SET user_id = $1 WHERE project_id = $2 AND device_id = $3', [
-        userId,
-        project,
-        input.device_id,
-      ]);
-    }
-  }
-  if (userId === undefined) throw new Error('identify needs an id or a device_id');
-  await updateUser(tx, project, await loadUser(tx, project, userId), input.traits ?? {}, at);
-  return userId;
+  const ids = input.id === undefined ? [] : [input.id];
+  const devices = input.device_id === undefined ? [] : [input.device_id];
+  if (input.device_id !== undefined) ids.push(anonymousId(input.device_id));
+  return applied(tx, scope, { ids, devices }, (maps, ch) => identify(maps, ch, input, at.getTime()));
 }
 
 export async function aliasUser(
@@ -161,29 +83,14 @@ export async function aliasUser(
   input: { id: string; previous_id: string },
   at: Date,
 ): Promise<string> {
-  const project = scope.projectId;
-  const userId = await canonicalOf(tx, project, input.previous_id);
-  if (userId === undefined) throw notFound(`no user has the id "${input.previous_id}"`);
-  const owner = await canonicalOf(tx, project, input.id);
-  if (owner !== undefined && owner !== userId) {
-    throw conflict('conflict', `the id "${input.id}" already belongs to another user`, [
-      { path: 'id', message: 'already belongs to another user' },
-    ]);
-  }
-  if (owner === undefined) {
-    await tx.run("INSERT INTO user_ids VALUES ($1, $2, $3, nextval('user_id_seq'))", [
-      project,
-      input.id,
-      userId,
-    ]);
-  }
-  await tx.run('UPDATE users SET primary_id = $1 WHERE project_id = $2 AND user_id = $3', [
-    input.id,
-    project,
-    userId,
+  const outcome = await applied(tx, scope, { ids: [input.id, input.previous_id], devices: [] }, (maps, ch) =>
+    alias(maps, ch, input, at.getTime()),
+  );
+  if (outcome.ok) return outcome.userId;
+  if (outcome.reason === 'unknown_previous') throw notFound(`no user has the id "${input.previous_id}"`);
+  throw conflict('conflict', `the id "${input.id}" already belongs to another user`, [
+    { path: 'id', message: 'already belongs to another user' },
   ]);
-  await updateUser(tx, project, await loadUser(tx, project, userId), {}, at);
-  return userId;
 }
 
 export async function userRecord(q: Queryable, scope: Scope, userId: string): Promise<UserRecord> {
@@ -192,8 +99,10 @@ export async function userRecord(q: Queryable, scope: Scope, userId: string): Pr
     [scope.projectId, userId],
   );
   if (!row) throw notFound(`no user ${userId}`);
+  // Ids of merged anonymous users still name them; they count as this user's through the pointer.
   const ids = await q.all<{ id: string }>(
-    'SELECT id FROM user_ids WHERE project_id = $1 AND user_id = $2 ORDER BY seq',
+    `SELECT i.id FROM user_ids i JOIN users u ON u.project_id = i.project_id AND u.user_id = i.user_id
+      WHERE i.project_id = $1 AND u.canonical_user_id = $2 ORDER BY i.seq`,
     [scope.projectId, userId],
   );
   return {

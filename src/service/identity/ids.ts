@@ -2,6 +2,19 @@ import { createHash, randomBytes } from 'node:crypto';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
+let pool = randomBytes(0);
+let poolAt = 0;
+
+/** Random bytes from a pooled buffer: one crypto call per 4 KiB, not one per id (imports create many). */
+function random(n: number): Uint8Array {
+  if (poolAt + n > pool.length) {
+    pool = randomBytes(4096);
+    poolAt = 0;
+  }
+  poolAt += n;
+  return pool.subarray(poolAt - n, poolAt);
+}
+
 /** `u_` + a 26-character ULID (48-bit time + 80 random bits), so service ids sort by creation. */
 export function newUserId(now = Date.now()): string {
   let time = now;
@@ -10,9 +23,9 @@ export function newUserId(now = Date.now()): string {
     timePart = CROCKFORD[time % 32] + timePart;
     time = Math.floor(time / 32);
   }
-  const random = randomBytes(16);
+  const bytes = random(16);
   let randomPart = '';
-  for (let i = 0; i < 16; i++) randomPart += CROCKFORD[(random[i] ?? 0) % 32];
+  for (let i = 0; i < 16; i++) randomPart += CROCKFORD[(bytes[i] ?? 0) % 32];
   return `u_${timePart}${randomPart}`;
 }
 

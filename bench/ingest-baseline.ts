@@ -1,0 +1,97 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { DuckDBInstance, DuckDBTimestampTZValue } from '@duckdb/node-api';
+import { storedEventName, wireEventSchema } from '../src/shared/events.js';
+import { laneEvents } from './ingest-workload.js';
+
+/** The events table's shape, as migration 1 creates it. */
+const EVENTS_DDL = `CREATE TABLE events (project_id VARCHAR NOT NULL, event_id VARCHAR NOT NULL, event VARCHAR NOT NULL,
+  type VARCHAR NOT NULL, ts TIMESTAMPTZ NOT NULL, user_id VARCHAR, session_id VARCHAR, conversation_id VARCHAR,
+  properties JSON, origin_event_id VARCHAR, received_at TIMESTAMPTZ NOT NULL)`;
+
+interface Row {
+  id: string;
+  event: string;
+  type: string;
+  ts: bigint;
+  user: string | null;
+  session: string | null;
+  properties: string | null;
+}
+
+/** The workload's events as events-table rows, built before timing (what the appender gets for free). */
+export function baselineRows(lanes: number, eventsPerLane: number, open: number): Row[] {
+  const rows: Row[] = [];
+  for (let lane = 0; lane < lanes; lane++) {
+    for (const raw of laneEvents(lane, eventsPerLane, open)) {
+      const e = wireEventSchema.parse(raw);
+      const props =
+        'properties' in e
+          ? e.properties
+          : 'attributes' in e
+            ? e.attributes
+            : 'traits' in e
+              ? e.traits
+              : undefined;
+      rows.push({
+        id: e.event_id ?? '',
+        event: storedEventName(e),
+        type: e.type,
+        ts: BigInt(Date.parse(e.timestamp ?? '')) * 1000n,
+        user: e.user_id ?? e.device_id ?? null,
+        session: e.session_id ?? null,
+        properties: props === undefined ? null : JSON.stringify(props),
+      });
+    }
+  }
+  return rows;
+}
+
+/**
+ * A bare appender into an events-shaped table in a fresh database file: value by value, committing
+ * every `commitEvery` rows (the queue's unit of durability) or once at the end (`Infinity`).
+ */
+export async function bareAppenderRate(
+  dir: string,
+  rows: readonly Row[],
+  commitEvery: number,
+): Promise<number> {
+  const path = join(dir, `baseline-${Number.isFinite(commitEvery) ? commitEvery : 'once'}.duckdb`);
+  rmSync(path, { force: true });
+  const instance = await DuckDBInstance.create(path);
+  const connection = await instance.connect();
+  await connection.run(EVENTS_DDL);
+  // The service's setting (service.ts), so both sides checkpoint alike.
+  await connection.run("SET checkpoint_threshold = '512MB'");
+  const received = new DuckDBTimestampTZValue(BigInt(Date.now()) * 1000n);
+  const started = performance.now();
+  for (let from = 0; from < rows.length; from += Number.isFinite(commitEvery) ? commitEvery : rows.length) {
+    const to = Math.min(rows.length, from + (Number.isFinite(commitEvery) ? commitEvery : rows.length));
+    await connection.run('BEGIN TRANSACTION');
+    const appender = await connection.createAppender('events');
+    for (let i = from; i < to; i++) {
+      const r = rows[i]!;
+      appender.appendVarchar('bench');
+      appender.appendVarchar(r.id);
+      appender.appendVarchar(r.event);
+      appender.appendVarchar(r.type);
+      appender.appendTimestampTZ(new DuckDBTimestampTZValue(r.ts));
+      if (r.user === null) appender.appendNull();
+      else appender.appendVarchar(r.user);
+      if (r.session === null) appender.appendNull();
+      else appender.appendVarchar(r.session);
+      appender.appendNull();
+      if (r.properties === null) appender.appendNull();
+      else appender.appendVarchar(r.properties);
+      appender.appendNull();
+      appender.appendTimestampTZ(received);
+      appender.endRow();
+    }
+    appender.closeSync();
+    await connection.run('COMMIT');
+  }
+  const seconds = (performance.now() - started) / 1000;
+  connection.closeSync();
+  instance.closeSync();
+  return rows.length / seconds;
+}

@@ -1,0 +1,151 @@
+import { resolve } from 'node:path';
+import ora, { type Ora } from 'ora';
+import { connect } from '../../commands/connect.js';
+import { InterruptedError } from '../../commands/errors.js';
+import { type ImportFlags, runImport } from '../../commands/import.js';
+import { type ImportStats, newStats } from '../../importer/pipeline.js';
+import { endingLine, progressLine, renderImportSummary } from '../../render/import-summary.js';
+import type { Action, CliContext } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+
+/** Off a terminal, a plain progress line this often (cli.md: "every few seconds"). */
+const PLAIN_EVERY_MS = 5000;
+
+interface Progress {
+  start(info: { totalBytes: number | undefined }): void;
+  /** Writes a line to stderr without tearing the spinner. */
+  line(text: string): void;
+  stop(): void;
+}
+
+function progress(ctx: CliContext, stats: ImportStats, dryRun: boolean): Progress {
+  const started = Date.now();
+  let totalBytes: number | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let spinner: Ora | undefined;
+  const text = () => progressLine(stats, { totalBytes, elapsedMs: Date.now() - started, dryRun });
+  // One line that fits: a wrapped spinner line leaves copies behind, and a terminal that reports no
+  // width (0 columns, as some pseudo-terminals do) makes ora clear lines forever.
+  const columns = process.stderr.columns ?? 0;
+  const fitted = () => {
+    const t = text();
+    return t.length > columns - 3 ? `${t.slice(0, Math.max(0, columns - 4))}…` : t;
+  };
+  return {
+    start(info) {
+      totalBytes = info.totalBytes;
+      if (ctx.config.quiet) return;
+      if (ctx.isErrTty && columns >= 40) {
+        spinner = ora({ text: fitted(), stream: process.stderr, color: 'cyan', discardStdin: false }).start();
+        timer = setInterval(() => {
+          if (spinner) spinner.text = fitted();
+        }, 200);
+      } else {
+        timer = setInterval(() => ctx.log(text()), PLAIN_EVERY_MS);
+      }
+      timer.unref();
+    },
+    line(line) {
+      if (spinner?.isSpinning) {
+        spinner.clear();
+        ctx.warn(line);
+        spinner.render();
+      } else {
+        ctx.warn(line);
+      }
+    },
+    stop() {
+      clearInterval(timer);
+      spinner?.stop();
+    },
+  };
+}
+
+/**
+ * The shared connect(), with retries counted for the summary: connect() reports each retry as a
+ * `retry {...}` log line when verbose, so it is asked to be verbose and the lines are counted here
+ * (and shown only if the user asked for -v).
+ */
+function connectCountingRetries(ctx: CliContext, stats: ImportStats) {
+  const log = (line: string): void => {
+    const retry = line.startsWith('retry ');
+    if (retry) stats.retries++;
+    if (!retry || ctx.config.verbose) ctx.log(line);
+  };
+  return connect({ ...ctx.config, verbose: true }, { log });
+}
+
+export const importAction: Action = async (ctx, args) => {
+  const flags = ctx.flags as ImportFlags & { json?: boolean };
+  const format = flags.json === true || !ctx.isTty ? 'json' : 'table';
+  const dryRun = flags.dryRun === true;
+  const stats = newStats();
+  const controller = new AbortController();
+  const byEvent: Record<string, number> = {};
+  // `cas import ... --dry-run --json | head`: the reader went away on purpose; stop quietly.
+  let stdoutClosed = false;
+  // Dry-run events are written in blocks: one write per event costs a third of the run on a pipe.
+  let pending = '';
+  const flushOut = (): void => {
+    if (pending !== '' && !stdoutClosed) ctx.out(pending);
+    pending = '';
+  };
+  const onStdoutError = (): void => {
+    stdoutClosed = true;
+    controller.abort(new InterruptedError('stdout closed'));
+  };
+  process.stdout.on('error', onStdoutError);
+  let interrupts = 0;
+  const onSignal = (): void => {
+    // A second Ctrl-C quits at once; the checkpoint on disk is the last one written (still valid).
+    if (++interrupts > 1) process.exit(EXIT.interrupted);
+    ctx.warn('cas: interrupted; saving the checkpoint (Ctrl-C again to quit at once)');
+    controller.abort(new InterruptedError());
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const show = progress(ctx, stats, dryRun);
+  try {
+    const result = await runImport(args, flags, {
+      connect: () => connectCountingRetries(ctx, stats),
+      dataDir: ctx.config.dataDir,
+      target: {
+        endpoint: ctx.config.endpoint ?? `embedded:${resolve(ctx.config.dataDir)}`,
+        project: ctx.config.projectId ?? 'local',
+      },
+      stats,
+      warn: (line) => show.line(line),
+      onEvent: (event) => {
+        if (format === 'json') {
+          pending += `${JSON.stringify(event)}\n`;
+          if (pending.length > 1 << 16) flushOut();
+        }
+        const name = String(event.event ?? event.type);
+        byEvent[name] = (byEvent[name] ?? 0) + 1;
+      },
+      onStart: (info) => show.start(info),
+      signal: controller.signal,
+      stdin: process.stdin,
+    });
+    show.stop();
+    flushOut();
+    if (stdoutClosed) return EXIT.ok;
+    if (dryRun && format === 'json') {
+      // stdout holds the events; the summary goes to stderr so the JSONL stays clean.
+      ctx.log(JSON.stringify(result.summary));
+    } else {
+      ctx.out(renderImportSummary({ ...result, byEvent }, format, { color: ctx.color }));
+    }
+    if (format === 'json' && result.end !== 'complete') ctx.warn(`cas: ${endingLine(result)}`);
+    // main.ts exits right after the action; on a pipe, stdout may still hold megabytes of events.
+    await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
+    if (result.end === 'interrupted') return EXIT.interrupted;
+    return result.summary.rejected > 0 ? EXIT.rejected : EXIT.ok;
+  } finally {
+    flushOut();
+    show.stop();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    process.stdout.off('error', onStdoutError);
+  }
+};

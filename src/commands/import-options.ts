@@ -1,0 +1,134 @@
+import { readFileSync, statSync } from 'node:fs';
+import { buildMappingSpec, type MappingSpec } from '../importer/mapping-spec.js';
+import { detectFormat, type InputFile } from '../importer/sources.js';
+import { LIMITS } from '../shared/limits.js';
+import { isTimeZone } from '../shared/primitives.js';
+import { UsageError } from './errors.js';
+
+/** `cas import` flags as commander hands them over (strings until checked here). */
+export interface ImportFlags {
+  format?: string | undefined;
+  kind?: string | undefined;
+  map?: string[] | undefined;
+  mapping?: string | undefined;
+  set?: string[] | undefined;
+  tz?: string | undefined;
+  sessionGap?: string | undefined;
+  /** Commander's `--no-end`. */
+  end?: boolean | undefined;
+  batchSize?: string | undefined;
+  concurrency?: string | undefined;
+  /** `--resume` is the default; `--restart` discards the checkpoint and starts over. */
+  resume?: boolean | undefined;
+  restart?: boolean | undefined;
+  dryRun?: boolean | undefined;
+  rejectFile?: string | undefined;
+  maxErrors?: string | undefined;
+}
+
+export interface ImportSettings {
+  files: InputFile[];
+  spec: MappingSpec;
+  gapMs: number;
+  noEnd: boolean;
+  batchSize: number;
+  concurrency: number;
+  maxErrors: number;
+  resume: boolean;
+  restart: boolean;
+  dryRun: boolean;
+  rejectFile: string | undefined;
+}
+
+const UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `30m`, `1h`, `90s`, `1.5h`, `2d`; a bare number is seconds. */
+export function parseDuration(flag: string, text: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/.exec(text.trim());
+  const ms = m ? Number(m[1]) * (UNITS[m[2] ?? 's'] ?? 1000) : Number.NaN;
+  if (!Number.isFinite(ms) || ms <= 0)
+    throw new UsageError(`${flag} must be a duration such as 30m, 2h or 90s, got "${text}"`);
+  return ms;
+}
+
+function wholeNumber(
+  flag: string,
+  text: string | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new UsageError(`${flag} must be a whole number from ${min} to ${max}, got "${text}"`);
+  }
+  return n;
+}
+
+function readMappingFile(path: string): { name: string; json: unknown } {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(
+      `--mapping: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+    );
+  }
+  try {
+    return { name: path, json: JSON.parse(text) };
+  } catch (error) {
+    throw new UsageError(
+      `--mapping: ${path} is not valid JSON: ${error instanceof Error ? error.message : ''}`,
+    );
+  }
+}
+
+function inputFiles(paths: readonly string[], format: string | undefined): InputFile[] {
+  if (paths.length === 0) throw new UsageError('cas import needs at least one file (or - for stdin)');
+  if (paths.filter((p) => p === '-').length > 1) throw new UsageError('stdin (-) can be read only once');
+  return paths.map((path) => {
+    const detected = detectFormat(path, format);
+    if (typeof detected !== 'string') throw new UsageError(detected.error);
+    if (path !== '-') {
+      let isFile = false;
+      try {
+        isFile = statSync(path).isFile();
+      } catch (error) {
+        throw new UsageError(
+          `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+        );
+      }
+      if (!isFile) throw new UsageError(`${path} is not a file`);
+    }
+    return { path, display: path === '-' ? '<stdin>' : path, format: detected };
+  });
+}
+
+/** Every flag checked up front, each error naming its flag (exit 2), before anything is read or sent. */
+export function importSettings(paths: readonly string[], flags: ImportFlags): ImportSettings {
+  const tz = flags.tz ?? 'UTC';
+  if (!isTimeZone(tz))
+    throw new UsageError(`--tz: unknown time zone "${tz}" (use an IANA name such as Europe/Paris)`);
+  const built = buildMappingSpec({
+    kind: flags.kind,
+    map: flags.map,
+    set: flags.set,
+    mappingFile: flags.mapping === undefined ? undefined : readMappingFile(flags.mapping),
+    tz,
+  });
+  if (!built.ok) throw new UsageError(built.error);
+  return {
+    files: inputFiles(paths, flags.format),
+    spec: built.spec,
+    gapMs: parseDuration('--session-gap', flags.sessionGap ?? '30m'),
+    noEnd: flags.end === false,
+    batchSize: wholeNumber('--batch-size', flags.batchSize, 500, 1, LIMITS.eventsPerRequest),
+    concurrency: wholeNumber('--concurrency', flags.concurrency, 4, 1, 64),
+    maxErrors: wholeNumber('--max-errors', flags.maxErrors, 100, 0, Number.MAX_SAFE_INTEGER),
+    resume: flags.resume !== false,
+    restart: flags.restart === true,
+    dryRun: flags.dryRun === true,
+    rejectFile: flags.rejectFile,
+  };
+}

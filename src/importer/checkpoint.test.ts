@@ -1,0 +1,95 @@
+import { readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../../test/helpers/temp.js';
+import {
+  type Checkpoint,
+  checkpointPath,
+  fingerprint,
+  identifyFile,
+  readCheckpoint,
+  writeCheckpoint,
+} from './checkpoint.js';
+import { Frontier, SnapshotQueue } from './frontier.js';
+
+const dirs: Array<{ cleanup: () => void }> = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) d.cleanup();
+});
+function dir() {
+  const d = tempDir('cas-ckpt-');
+  dirs.push(d);
+  return d.path;
+}
+
+const checkpoint = (print: string, position: number): Checkpoint => ({
+  version: 1,
+  fingerprint: print,
+  updated_at: new Date().toISOString(),
+  position,
+  complete: false,
+  rejected: 0,
+  state: { watermark: null, sessions: [] },
+});
+
+describe('checkpoint files', () => {
+  it('are written atomically (no temp file left) and read back only under their own fingerprint', async () => {
+    const data = dir();
+    const path = checkpointPath(data, 'abc');
+    await writeCheckpoint(path, checkpoint('abc', 10));
+    await writeCheckpoint(path, checkpoint('abc', 20));
+    expect(readdirSync(join(data, 'imports'))).toEqual(['abc.json']);
+    expect((await readCheckpoint(path, 'abc'))?.position).toBe(20);
+    expect(await readCheckpoint(path, 'other')).toBeUndefined();
+    writeFileSync(path, '{"version":1,"fingerp');
+    expect(await readCheckpoint(path, 'abc')).toBeUndefined();
+  });
+
+  it('change fingerprint when the file, its options or the target change', async () => {
+    const data = dir();
+    const file = join(data, 'in.csv');
+    writeFileSync(file, 'a,b\n1,2\n');
+    utimesSync(file, 1_700_000_000, 1_700_000_000);
+    const id = await identifyFile(file);
+    const base = fingerprint([id], { tz: 'UTC' }, 'embedded');
+    expect(fingerprint([await identifyFile(file)], { tz: 'UTC' }, 'embedded')).toBe(base);
+    expect(fingerprint([id], { tz: 'Europe/Paris' }, 'embedded')).not.toBe(base);
+    expect(fingerprint([id], { tz: 'UTC' }, 'http://elsewhere')).not.toBe(base);
+    utimesSync(file, new Date(), new Date(Date.now() + 5000));
+    expect(fingerprint([await identifyFile(file)], { tz: 'UTC' }, 'embedded')).not.toBe(base);
+    // Same size, same mtime, other content: the hash of the first bytes still tells them apart.
+    writeFileSync(file, 'a,b\n1,3\n');
+    utimesSync(file, 1_700_000_000, 1_700_000_000);
+    const changed = await identifyFile(file);
+    expect([changed.size, changed.mtimeMs]).toEqual([id.size, id.mtimeMs]);
+    expect(fingerprint([changed], { tz: 'UTC' }, 'embedded')).not.toBe(base);
+  });
+});
+
+describe('Frontier', () => {
+  it('is the first seq with an event outstanding, whatever order acknowledgements come in', () => {
+    const f = new Frontier();
+    for (const seq of [0, 0, 1, 3, 3, 7]) f.emitted(seq);
+    expect(f.position(9)).toBe(0);
+    f.settled(3);
+    f.settled(0);
+    expect(f.position(9)).toBe(0);
+    f.settled(0);
+    expect(f.position(9)).toBe(1);
+    f.settled(1);
+    expect(f.position(9)).toBe(3);
+    f.settled(3);
+    f.settled(7);
+    expect(f.position(9)).toBe(9);
+    expect(() => f.settled(7)).toThrow();
+  });
+
+  it('hands out the newest snapshot the frontier has passed, once', () => {
+    const q = new SnapshotQueue();
+    for (const position of [0, 100, 200, 300])
+      q.add({ position, state: { watermark: position, sessions: [] } });
+    expect(q.takeUpTo(250)?.position).toBe(200);
+    expect(q.takeUpTo(250)).toBeUndefined();
+    expect(q.takeUpTo(300)?.position).toBe(300);
+  });
+});

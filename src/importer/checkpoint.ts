@@ -1,0 +1,106 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import { sessionStateSchema } from './session-state.js';
+
+/**
+ * Checkpoints live in `<data dir>/imports/<fingerprint>.json`. The fingerprint covers what decides
+ * the events an input produces: each file (absolute path, size, mtime, hash of its first 64 KiB),
+ * the options that shape events (kind, mappings, --set, --tz, gap, --no-end), and the target
+ * (endpoint and project), so a changed file, other options or another service start afresh.
+ */
+export const CHECKPOINT_VERSION = 1;
+const HEAD_BYTES = 64 * 1024;
+
+export const checkpointSchema = z.object({
+  version: z.literal(CHECKPOINT_VERSION),
+  fingerprint: z.string(),
+  updated_at: z.string(),
+  /** Records before this ordinal are done: every event they produced is stored. */
+  position: z.number().int().min(0),
+  complete: z.boolean(),
+  /** Records rejected before `position` (so a resumed run still exits 6 for them). */
+  rejected: z.number().int().min(0),
+  state: sessionStateSchema,
+});
+export type Checkpoint = z.infer<typeof checkpointSchema>;
+
+export interface FileIdentity {
+  path: string;
+  size: number;
+  mtimeMs: number;
+  head: string;
+}
+
+export async function identifyFile(path: string): Promise<FileIdentity> {
+  const abs = resolve(path);
+  const info = await stat(abs);
+  const handle = await open(abs, 'r');
+  try {
+    const buf = Buffer.alloc(Math.min(HEAD_BYTES, info.size));
+    await handle.read(buf, 0, buf.length, 0);
+    return {
+      path: abs,
+      size: info.size,
+      mtimeMs: info.mtimeMs,
+      head: createHash('sha256').update(buf).digest('hex'),
+    };
+  } finally {
+    await handle.close();
+  }
+}
+
+export function fingerprint(files: readonly FileIdentity[], options: unknown, target: unknown): string {
+  const text = JSON.stringify({ v: CHECKPOINT_VERSION, files, options, target });
+  return createHash('sha256').update(text).digest('hex').slice(0, 32);
+}
+
+export const checkpointPath = (dataDir: string, print: string): string =>
+  join(dataDir, 'imports', `${print}.json`);
+
+/** The checkpoint of this fingerprint, if one exists and is readable; a damaged one counts as none. */
+export async function readCheckpoint(path: string, print: string): Promise<Checkpoint | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+  try {
+    const parsed = checkpointSchema.safeParse(JSON.parse(text));
+    return parsed.success && parsed.data.fingerprint === print ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Write to a temporary file, fsync it, rename it over the old one, fsync the directory: after a
+ * crash or power loss the file is the old checkpoint or the new one, never a torn mix.
+ */
+export async function writeCheckpoint(path: string, checkpoint: Checkpoint): Promise<void> {
+  const dir = join(path, '..');
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
+  const handle = await open(tmp, 'w', 0o600);
+  try {
+    await handle.writeFile(JSON.stringify(checkpoint));
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(tmp, path);
+  const dirHandle = await open(dir, 'r');
+  try {
+    await dirHandle.sync();
+  } catch {
+    // Some filesystems refuse fsync on a directory; the rename is still atomic there.
+  } finally {
+    await dirHandle.close();
+  }
+}
+
+export async function removeCheckpoint(path: string): Promise<void> {
+  await rm(path, { force: true });
+}

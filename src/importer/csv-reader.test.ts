@@ -1,0 +1,146 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { readCsv } from './csv-reader.js';
+import { CsvSplitter } from './csv-splitter.js';
+import type { FileItem } from './types.js';
+
+/** The input cut into chunks of `size` bytes, so every boundary case (mid-quote, mid-UTF-8) occurs. */
+async function* chunks(input: string | Buffer, size: number): AsyncGenerator<Buffer> {
+  const buf = typeof input === 'string' ? Buffer.from(input) : input;
+  for (let i = 0; i < buf.length; i += size) yield buf.subarray(i, i + size);
+}
+
+async function read(
+  input: string | Buffer,
+  size = 1 << 16,
+  skip = 0,
+): Promise<{ items: FileItem[]; skipped: number }> {
+  const items: FileItem[] = [];
+  let skipped = 0;
+  for await (const batch of readCsv(chunks(input, size), skip)) {
+    items.push(...batch.items);
+    skipped += batch.skipped;
+  }
+  return { items, skipped };
+}
+
+const cellsOf = (item: FileItem | undefined) =>
+  item?.ok && item.value.format === 'csv' ? item.value.cells : undefined;
+
+describe('readCsv', () => {
+  const file = 'a,b,c\n1,"multi\nline ""quoted""",3\n\n4,5,6\r\n7,"x,y",9';
+
+  it('keeps quoted multi-line fields and the line each record starts on, at any chunk size', async () => {
+    for (const size of [1, 2, 3, 7, 64, 1 << 16]) {
+      const { items } = await read(file, size);
+      expect(items.map((i) => i.line)).toEqual([2, 5, 6]);
+      expect(items.map(cellsOf)).toEqual([
+        ['1', 'multi\nline "quoted"', '3'],
+        ['4', '5', '6'],
+        ['7', 'x,y', '9'],
+      ]);
+    }
+  });
+
+  it('turns broken quoting into one bad record and carries on with the next line', async () => {
+    const input = 'a,b\n1,"abc"def\n2,ok\n3,"never closed\n4,fine\n';
+    const { items } = await read(input, 5);
+    expect(items.map((i) => [i.line, i.ok])).toEqual([
+      [2, false],
+      [3, true],
+      [4, false],
+      [5, true],
+    ]);
+    expect(items[0]).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('text after the closing quote'),
+    });
+    expect(items[2]).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('opened on line 4 is never closed'),
+    });
+    expect(cellsOf(items[3])).toEqual(['4', 'fine']);
+  });
+
+  it('keeps a quote inside an unquoted field as text', async () => {
+    const { items } = await read('a,b\n1,He said "hi"\n');
+    expect(cellsOf(items[0])).toEqual(['1', 'He said "hi"']);
+  });
+
+  it('rejects only the record holding bytes that are not UTF-8', async () => {
+    const input = Buffer.concat([
+      Buffer.from('a,b\n1,caf\xc3\xa9\n2,', 'latin1'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('\n3,ok\n'),
+    ]);
+    const { items } = await read(input, 3);
+    expect(items.map((i) => [i.line, i.ok])).toEqual([
+      [2, true],
+      [3, false],
+      [4, true],
+    ]);
+    expect(cellsOf(items[0])).toEqual(['1', 'café']);
+    expect(items[1]).toMatchObject({ reason: 'invalid UTF-8 in this record' });
+  });
+
+  it('keeps a genuine U+FFFD in valid UTF-8', async () => {
+    const { items } = await read('a\n\uFFFD\n');
+    expect(items[0]?.ok).toBe(true);
+  });
+
+  it('reports a wrong number of fields, strips a BOM, and refuses a header with a duplicate name', async () => {
+    const { items } = await read('\uFEFFa,b\n1,2,3\n4,5\n');
+    expect(items[0]).toMatchObject({
+      ok: false,
+      line: 2,
+      reason: 'expected 2 fields (as in the header), got 3',
+    });
+    expect(items[1]?.ok && items[1].value.format === 'csv' && items[1].value.header).toEqual(['a', 'b']);
+    const dup = await read('a,a\n1,2\n3,4\n');
+    expect(dup.items).toHaveLength(1);
+    expect(dup.items[0]).toMatchObject({ ok: false, line: 1, reason: expect.stringContaining('"a" twice') });
+  });
+
+  it('passes over the first `skip` records without yielding them, counting them', async () => {
+    const { items, skipped } = await read(file, 4, 2);
+    expect(skipped).toBe(2);
+    expect(items.map((i) => i.line)).toEqual([6]);
+  });
+});
+
+describe('CsvSplitter', () => {
+  it('treats an over-long quoted field as an unclosed quote and resumes after its line', () => {
+    const splitter = new CsvSplitter(20);
+    const out = [...splitter.push('x\n"abc\ndef\nghi\njkl\nmno\npqr\n', false), ...splitter.end(false)];
+    expect(out[0]).toMatchObject({ type: 'good', lines: [1] });
+    expect(out[1]).toMatchObject({ type: 'bad', line: 2 });
+    expect(out[2]).toMatchObject({ type: 'good', lines: [3, 4, 5, 6, 7] });
+  });
+});
+
+describe('readCsv round trip', () => {
+  const quote = (cell: string) =>
+    /[",\n\r]/.test(cell) || cell === '' ? `"${cell.replaceAll('"', '""')}"` : cell;
+  const cell = fc.string({ unit: fc.constantFrom('a', 'é', '"', ',', '\n', ' ', 'z', '🙂'), maxLength: 8 });
+
+  it('reads back any table written with RFC 4180 quoting, whatever the chunking', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(cell, { minLength: 3, maxLength: 3 }), { maxLength: 12 }),
+        fc.integer({ min: 1, max: 40 }),
+        async (rows, size) => {
+          const text = ['h1,h2,h3', ...rows.map((r) => r.map(quote).join(','))].join('\r\n');
+          const { items } = await read(text, size);
+          expect(items.map(cellsOf)).toEqual(rows);
+          // Each record starts on the line after the previous one's last line.
+          let line = 2;
+          items.forEach((item, i) => {
+            expect(item.line).toBe(line);
+            line += 1 + rows[i]!.join('').split('\n').length - 1;
+          });
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});

@@ -1,0 +1,126 @@
+import { type Options, parse } from 'csv-parse/sync';
+import { CsvSplitter, type Segment } from './csv-splitter.js';
+import type { FileBatch, FileItem } from './types.js';
+
+const REPLACEMENT_BYTES = Buffer.from([0xef, 0xbf, 0xbd]);
+
+/**
+ * Whether a decoded chunk holds U+FFFD that the bytes did not spell out themselves, i.e. bytes that
+ * are not UTF-8. Counting keeps the common case (no U+FFFD at all) to one `includes`.
+ */
+export function hasInvalidUtf8(bytes: Buffer, text: string): boolean {
+  if (!text.includes('\uFFFD')) return false;
+  let decoded = 0;
+  for (let i = text.indexOf('\uFFFD'); i !== -1; i = text.indexOf('\uFFFD', i + 1)) decoded++;
+  let literal = 0;
+  for (let i = bytes.indexOf(REPLACEMENT_BYTES); i !== -1; i = bytes.indexOf(REPLACEMENT_BYTES, i + 3))
+    literal++;
+  return decoded > literal;
+}
+
+/** csv-parse only splits fields of records the splitter already checked, so it never errors on quoting. */
+const PARSE_OPTIONS: Options = {
+  relax_column_count: true,
+  relax_quotes: true,
+  record_delimiter: ['\r\n', '\n'],
+  // The splitter bounds records already; csv-parse's own guard (128 000 chars) would refuse long answers.
+  max_record_size: 0,
+};
+
+interface State {
+  header: string[] | undefined;
+  /** Set when the header itself is unusable: every later record is then skipped silently. */
+  headerError: string | undefined;
+  toSkip: number;
+}
+
+/**
+ * CSV with a header row → one batch per input chunk. Records are counted from the first row after
+ * the header; the first `skip` of them (a resume) are passed over without being parsed into fields.
+ */
+export async function* readCsv(chunks: AsyncIterable<Buffer>, skip: number): AsyncGenerator<FileBatch> {
+  const splitter = new CsvSplitter();
+  const decoder = new TextDecoder('utf-8');
+  const state: State = { header: undefined, headerError: undefined, toSkip: skip };
+  let suspect = false;
+  let first = true;
+  for await (const chunk of chunks) {
+    let text = decoder.decode(chunk, { stream: true });
+    if (first && text.length > 0) {
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      first = false;
+    }
+    suspect ||= hasInvalidUtf8(chunk, text);
+    const batch = toBatch(splitter.push(text, suspect), state);
+    if (batch.items.length > 0 || batch.skipped > 0) yield batch;
+  }
+  const tail = decoder.decode();
+  suspect ||= tail.includes('\uFFFD');
+  const segments = [...splitter.push(tail, suspect), ...splitter.end(suspect)];
+  const batch = toBatch(segments, state);
+  if (batch.items.length > 0 || batch.skipped > 0) yield batch;
+}
+
+function toBatch(segments: Segment[], state: State): FileBatch {
+  const batch: FileBatch = { items: [], skipped: 0 };
+  for (const seg of segments) {
+    if (seg.type === 'bad') {
+      if (state.header === undefined && state.headerError === undefined) {
+        state.headerError = `the header row is unusable (${seg.reason}); file skipped`;
+        batch.items.push({ ok: false, line: seg.line, reason: state.headerError, text: seg.text });
+      } else if (state.headerError === undefined && !skipOne(state, batch)) {
+        batch.items.push({ ok: false, line: seg.line, reason: seg.reason, text: seg.text });
+      }
+      continue;
+    }
+    goodRecords(seg, state, batch);
+  }
+  return batch;
+}
+
+function skipOne(state: State, batch: FileBatch): boolean {
+  if (state.toSkip <= 0) return false;
+  state.toSkip--;
+  batch.skipped++;
+  return true;
+}
+
+function goodRecords(seg: Extract<Segment, { type: 'good' }>, state: State, batch: FileBatch): void {
+  if (state.headerError !== undefined) return;
+  // A resume passes over whole segments without splitting them into fields.
+  if (state.header !== undefined && state.toSkip >= seg.lines.length) {
+    state.toSkip -= seg.lines.length;
+    batch.skipped += seg.lines.length;
+    return;
+  }
+  const rows = parse(seg.text, PARSE_OPTIONS) as string[][];
+  for (let i = 0; i < rows.length; i++) {
+    const cells = rows[i]!;
+    const line = seg.lines[i] ?? 0;
+    if (state.header === undefined) {
+      const header = cells.map((c) => c.trim());
+      const dup = header.find((name, j) => name !== '' && header.indexOf(name) !== j);
+      if (dup !== undefined) {
+        state.headerError = `the header names column "${dup}" twice; file skipped`;
+        batch.items.push({ ok: false, line, reason: state.headerError, text: cells.join(',') });
+        return;
+      }
+      state.header = header;
+      continue;
+    }
+    if (skipOne(state, batch)) continue;
+    batch.items.push(record(cells, state.header, line));
+  }
+}
+
+function record(cells: string[], header: string[], line: number): FileItem {
+  if (cells.length !== header.length) {
+    return {
+      ok: false,
+      line,
+      reason: `expected ${header.length} fields (as in the header), got ${cells.length}`,
+      text: cells.join(','),
+    };
+  }
+  return { ok: true, line, value: { format: 'csv', header, cells } };
+}

@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import { Delivery, laneOf, type Refusal } from './delivery.js';
+import type { OutEvent, WireJson } from './types.js';
+
+const ev = (session: string, n: number): OutEvent => ({
+  event: { type: 'track', event: 'E', session_id: session, event_id: `${session}-${n}`, n },
+  seq: n,
+  laneKey: session,
+  source: { file: 'f', line: n + 1 },
+  raw: undefined,
+  synthesized: false,
+});
+
+class Refused extends Error {
+  constructor(readonly refusal: Refusal) {
+    super(refusal.message);
+  }
+}
+
+/**
+ * The service's contract for one request, in process: all or nothing, issues naming `[i]`.
+ * Requests take a random few ms, so lanes really interleave.
+ */
+function service(bad: (e: WireJson) => boolean, namesIndexes = true) {
+  const stored: WireJson[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const send = async (events: WireJson[]) => {
+    inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    await new Promise((r) => setTimeout(r, Math.random() * 4));
+    inFlight--;
+    const issues = events.flatMap((e, i) =>
+      bad(e) ? [{ path: namesIndexes ? `[${i}].session_id` : '', message: 'session ended' }] : [],
+    );
+    if (issues.length > 0) throw new Refused({ status: 409, message: 'conflict', issues });
+    stored.push(...events);
+    return { accepted: events.length, duplicates: 0 };
+  };
+  return { stored, send, max: () => maxInFlight };
+}
+
+function delivery(
+  send: (events: WireJson[]) => Promise<{ accepted: number; duplicates: number }>,
+  batchSize = 3,
+  concurrency = 4,
+) {
+  const settled: Array<{ id: unknown; refusal: string | undefined }> = [];
+  const d = new Delivery({
+    batchSize,
+    concurrency,
+    send,
+    settled: (e, refusal) => settled.push({ id: e.event.event_id, refusal }),
+    onAck: () => undefined,
+    onBatch: () => undefined,
+    refusal: (error) => (error instanceof Refused ? error.refusal : undefined),
+  });
+  return { d, settled };
+}
+
+describe('Delivery', () => {
+  it('keeps the events of each session in order while lanes send concurrently', async () => {
+    const s = service(() => false);
+    const { d, settled } = delivery(s.send, 3, 4);
+    const sessions = Array.from({ length: 12 }, (_, i) => `s${i}`);
+    for (let n = 0; n < 40; n++) for (const session of sessions) d.push(ev(session, n));
+    await d.drain();
+    expect(settled).toHaveLength(480);
+    expect(s.max()).toBeGreaterThan(1);
+    expect(s.max()).toBeLessThanOrEqual(4);
+    for (const session of sessions) {
+      const order = s.stored.filter((e) => e.session_id === session).map((e) => e.n);
+      expect(order).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    }
+  });
+
+  it('isolates refused events by the indexes the service names; the rest of the batch is stored', async () => {
+    const s = service((e) => e.n === 4 || e.n === 7);
+    const { d, settled } = delivery(s.send, 10, 1);
+    for (let n = 0; n < 10; n++) d.push(ev('s', n));
+    await d.drain();
+    expect(s.stored.map((e) => e.n)).toEqual([0, 1, 2, 3, 5, 6, 8, 9]);
+    expect(settled.filter((x) => x.refusal).map((x) => [x.id, x.refusal])).toEqual([
+      ['s-4', 'refused by the service (409): session_id: session ended'],
+      ['s-7', 'refused by the service (409): session_id: session ended'],
+    ]);
+  });
+
+  it('bisects a refused batch whose issues name no index', async () => {
+    const s = service((e) => e.n === 5, false);
+    const { d, settled } = delivery(s.send, 8, 1);
+    for (let n = 0; n < 8; n++) d.push(ev('s', n));
+    await d.drain();
+    expect(s.stored.map((e) => e.n)).toEqual([0, 1, 2, 3, 4, 6, 7]);
+    expect(settled.filter((x) => x.refusal).map((x) => x.id)).toEqual(['s-5']);
+  });
+
+  it('stops on a failure that is not a refusal, and says so to everyone waiting', async () => {
+    let calls = 0;
+    const { d } = delivery(
+      async () => {
+        calls++;
+        throw new Error('service unavailable');
+      },
+      2,
+      2,
+    );
+    for (let n = 0; n < 6; n++) d.push(ev(`s${n}`, n));
+    await expect(d.drain()).rejects.toThrow('service unavailable');
+    await expect(d.room()).rejects.toThrow('service unavailable');
+    expect(calls).toBeLessThanOrEqual(2);
+  });
+
+  it('routes a key to the same lane every time', () => {
+    expect(laneOf('session-42', 4)).toBe(laneOf('session-42', 4));
+    const lanes = new Set(Array.from({ length: 100 }, (_, i) => laneOf(`s${i}`, 4)));
+    expect(lanes.size).toBe(4);
+  });
+});

@@ -1,0 +1,223 @@
+import type { Issue } from '../shared/errors.js';
+import type { OutEvent, WireJson } from './types.js';
+
+export interface Ack {
+  /** Absent when the server does not count (the hosted service answers only `{status}`). */
+  accepted?: number | undefined;
+  duplicates?: number | undefined;
+}
+
+export interface DeliveryOptions {
+  batchSize: number;
+  concurrency: number;
+  send: (events: WireJson[]) => Promise<Ack>;
+  /** Every event ends here exactly once: stored (or already stored), or refused with a reason. */
+  settled: (event: OutEvent, refusal: string | undefined) => void;
+  onAck: (ack: { accepted: number; duplicates: number }) => void;
+  onBatch: () => void;
+  /**
+   * Whether a send failure refuses the batch's content (400/409/413: decisions §4, all or nothing,
+   * issues naming `[i]`), as opposed to a failure of the service or the network, which ends the run.
+   */
+  refusal: (error: unknown) => Refusal | undefined;
+  /** Asked before each request: false stops sending (too many rejections); nothing more is sent. */
+  proceed?: () => boolean;
+}
+
+export interface Refusal {
+  status: number;
+  message: string;
+  issues: readonly Issue[];
+}
+
+interface Lane {
+  buffer: OutEvent[];
+  queue: OutEvent[][];
+  running: boolean;
+}
+
+/** FNV-1a: cheap, stable across runs and platforms, good enough to spread keys over a few lanes. */
+export function laneOf(key: string, lanes: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % lanes;
+}
+
+/** `[3].properties.user` → 3, for the issues of a refused batch. */
+function issueIndex(path: string): number | undefined {
+  const m = /^\[(\d+)\]/.exec(path);
+  return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * Batches events into lanes (one per `--concurrency`), each sending one batch at a time, so the
+ * events of a session, which share a lane key, are stored in the order they were emitted. A batch
+ * the service refuses for its content is split (by the indexes its issues name, else in halves)
+ * until only the refused events are left: a bad event never sinks its batch.
+ */
+export class Delivery {
+  private readonly lanes: Lane[];
+  private outstanding = 0;
+  private buffered = 0;
+  private failure: unknown;
+  private waiters: Array<() => void> = [];
+
+  constructor(private readonly o: DeliveryOptions) {
+    this.lanes = Array.from({ length: o.concurrency }, () => ({ buffer: [], queue: [], running: false }));
+  }
+
+  push(e: OutEvent): void {
+    if (this.failure !== undefined) return;
+    const lane = this.lanes[laneOf(e.laneKey, this.lanes.length)]!;
+    lane.buffer.push(e);
+    this.outstanding++;
+    this.buffered++;
+    if (lane.buffer.length >= this.o.batchSize) this.enqueue(lane);
+    if (this.buffered >= this.o.batchSize * this.lanes.length) this.flush();
+  }
+
+  /** Sends every partly filled batch now (end of input, or the input went quiet). */
+  flush(): void {
+    for (const lane of this.lanes) if (lane.buffer.length > 0) this.enqueue(lane);
+  }
+
+  /** Flushes lanes with nothing in flight: an idle lane should not hold events back. */
+  flushIdle(): void {
+    for (const lane of this.lanes) if (!lane.running && lane.buffer.length > 0) this.enqueue(lane);
+  }
+
+  /** Waits while too much is in flight (memory stays bounded), or rejects once a batch failed for good. */
+  /** More events in flight than memory should hold: the producer ought to wait (see room). */
+  get full(): boolean {
+    return this.outstanding >= this.o.batchSize * this.lanes.length * 3;
+  }
+
+  async room(): Promise<void> {
+    while (this.failure === undefined && this.full && this.proceeding()) {
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  /**
+   * Drops every event not yet sent (they stay unacknowledged, so the checkpoint stays before them)
+   * and waits for the batches in flight: how a run stops early without sending more.
+   */
+  async abandon(): Promise<void> {
+    for (const lane of this.lanes) {
+      for (const batch of lane.queue) this.outstanding -= batch.length;
+      this.outstanding -= lane.buffer.length;
+      lane.queue = [];
+      lane.buffer = [];
+    }
+    this.buffered = 0;
+    while (this.failure === undefined && this.lanes.some((l) => l.running)) {
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+  }
+
+  /** Sends what is left and waits for every lane to finish. */
+  async drain(): Promise<void> {
+    this.flush();
+    while (this.failure === undefined && this.outstanding > 0) {
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  private wake(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w();
+  }
+
+  private enqueue(lane: Lane): void {
+    this.buffered -= lane.buffer.length;
+    lane.queue.push(lane.buffer);
+    lane.buffer = [];
+    if (!lane.running) void this.run(lane);
+  }
+
+  private async run(lane: Lane): Promise<void> {
+    lane.running = true;
+    try {
+      for (let batch = lane.queue.shift(); batch && this.failure === undefined; batch = lane.queue.shift()) {
+        if (!this.proceeding()) {
+          lane.queue.unshift(batch);
+          break;
+        }
+        await this.deliver(batch);
+        this.wake();
+      }
+    } catch (error) {
+      this.failure ??= error;
+    } finally {
+      lane.running = false;
+      this.wake();
+    }
+  }
+
+  private proceeding(): boolean {
+    return this.o.proceed?.() ?? true;
+  }
+
+  private async deliver(batch: OutEvent[]): Promise<void> {
+    // Stopped part-way through isolating a batch: its events stay unacknowledged, like unsent ones.
+    if (!this.proceeding()) return;
+    this.o.onBatch();
+    try {
+      const ack = await this.o.send(batch.map((e) => e.event));
+      const duplicates = ack.duplicates ?? 0;
+      this.o.onAck({ accepted: ack.accepted ?? batch.length - duplicates, duplicates });
+      for (const e of batch) this.settle(e, undefined);
+    } catch (error) {
+      const refusal = this.o.refusal(error);
+      if (!refusal) throw error;
+      await this.isolate(batch, refusal);
+    }
+  }
+
+  private async isolate(batch: OutEvent[], error: Refusal): Promise<void> {
+    if (batch.length === 1) {
+      const detail = error.issues.map((i) =>
+        `${i.path.replace(/^\[\d+\]\.?/, '')}: ${i.message}`.replace(/^: /, ''),
+      );
+      this.settle(
+        batch[0]!,
+        `refused by the service (${error.status}): ${detail.join('; ') || error.message}`,
+      );
+      return;
+    }
+    const named = new Set<number>();
+    for (const issue of error.issues) {
+      const i = issueIndex(issue.path);
+      if (i !== undefined && i < batch.length) named.add(i);
+    }
+    if (named.size > 0 && error.status !== 413) {
+      // Send the named events alone (each gets its own reason), then the rest together, in order.
+      const parts: OutEvent[][] = [];
+      let rest: OutEvent[] = [];
+      batch.forEach((e, i) => {
+        if (named.has(i)) {
+          if (rest.length > 0) parts.push(rest);
+          parts.push([e]);
+          rest = [];
+        } else rest.push(e);
+      });
+      if (rest.length > 0) parts.push(rest);
+      for (const part of parts) await this.deliver(part);
+      return;
+    }
+    const half = Math.ceil(batch.length / 2);
+    await this.deliver(batch.slice(0, half));
+    await this.deliver(batch.slice(half));
+  }
+
+  private settle(e: OutEvent, refusal: string | undefined): void {
+    this.outstanding--;
+    this.o.settled(e, refusal);
+  }
+}

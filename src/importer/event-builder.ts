@@ -1,0 +1,129 @@
+import { isPlainObject } from '../shared/event-bodies.js';
+import { FORBIDDEN_KEYS } from '../shared/primitives.js';
+import type { MappingSpec } from './mapping-spec.js';
+import type { Extra, RecordAccess } from './record-access.js';
+import { stripTarget, targetOf } from './record-access.js';
+import { asJsonText, asNumber, asProperty, asText, asTrait, type Coerced } from './values.js';
+
+/** Thrown only inside this module's builders and caught by mapRecord: the first bad field ends a record. */
+export class FieldError extends Error {}
+
+export function need<T>(result: Coerced<T>): T {
+  if (!result.ok) throw new FieldError(result.reason);
+  return result.value;
+}
+
+/** Reads fields of one record with the coercions of cli.md, naming the column a bad value came from. */
+export class FieldReader {
+  constructor(
+    private readonly access: RecordAccess,
+    private readonly spec: MappingSpec,
+  ) {}
+
+  /** `user` read from column "instruction" is reported as `user (from "instruction")`. */
+  label(field: string): string {
+    const source = this.spec.sources.get(field);
+    return source === undefined ? field : `${field} (from "${source}")`;
+  }
+
+  raw(field: string): unknown {
+    return this.access.get(field);
+  }
+
+  text(field: string): string | undefined {
+    const v = this.access.get(field);
+    return v === undefined ? undefined : need(asText(this.label(field), v));
+  }
+
+  requiredText(field: string, what: string): string {
+    const v = this.text(field);
+    if (v === undefined) {
+      throw new FieldError(
+        `missing ${what}: no value for ${this.label(field)}; map another column with --map ${field}=<column>`,
+      );
+    }
+    return v;
+  }
+
+  jsonText(field: string): string | undefined {
+    const v = this.access.get(field);
+    return v === undefined ? undefined : need(asJsonText(this.label(field), v));
+  }
+
+  number(field: string, integer = false): number | undefined {
+    const v = this.access.get(field);
+    return v === undefined ? undefined : need(asNumber(this.label(field), v, integer));
+  }
+
+  /** A nested object (`properties`, `traits`, `attributes`); CSV may give it as JSON text. */
+  object(field: string): Record<string, unknown> | undefined {
+    let v = this.access.get(field);
+    if (v === undefined) return undefined;
+    if (typeof v === 'string') {
+      try {
+        v = JSON.parse(v);
+      } catch {
+        throw new FieldError(`${this.label(field)} must be a JSON object`);
+      }
+    }
+    if (!isPlainObject(v)) throw new FieldError(`${this.label(field)} must be an object`);
+    return v;
+  }
+
+  /** `--map prop.x=...` and `--set prop.x=...` values of this record. */
+  forced(targets: readonly string[]): Extra[] {
+    const out: Extra[] = [];
+    for (const t of targets) {
+      const v = this.access.get(t);
+      if (v !== undefined) out.push({ name: stripTarget(t), value: v, target: targetOf(t) });
+    }
+    return out;
+  }
+}
+
+/**
+ * Properties (or traits) from, lowest precedence first: unforced extras, the nested object, forced
+ * `prop.`/`trait.` values, then the kind's own fields. Keys come out sorted, so the same content always
+ * serializes the same way (the event id is a hash of it). Unforced extras that are not valid values
+ * (objects in JSONL) are left out; anything forced or nested must be valid.
+ */
+export function collect(
+  target: 'prop' | 'trait',
+  extras: readonly Extra[],
+  forced: readonly Extra[],
+  nested: Record<string, unknown> | undefined,
+  own: Record<string, unknown>,
+): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  const coerce = target === 'prop' ? asProperty : asTrait;
+  for (const e of extras) {
+    if (e.target !== 'auto' && e.target !== target) continue;
+    allowed(e.name);
+    const c = coerce(e.name, e.value);
+    if (c.ok) out[e.name] = c.value;
+    else if (e.target !== 'auto') throw new FieldError(c.reason);
+  }
+  if (nested) {
+    for (const k of Object.keys(nested)) {
+      allowed(k);
+      out[k] = nested[k];
+    }
+  }
+  for (const e of forced) {
+    if (e.target !== target) continue;
+    allowed(e.name);
+    out[e.name] = need(coerce(`${target}.${e.name}`, e.value));
+  }
+  for (const k in own) if (own[k] !== undefined) out[k] = own[k];
+  const keys = Object.keys(out);
+  if (keys.length === 0) return undefined;
+  keys.sort();
+  const sorted: Record<string, unknown> = {};
+  for (const k of keys) sorted[k] = out[k];
+  return sorted;
+}
+
+/** Assigning `__proto__` would replace the object's prototype instead of adding a key (decisions §1). */
+function allowed(key: string): void {
+  if (FORBIDDEN_KEYS.has(key)) throw new FieldError(`key "${key}" is not allowed`);
+}

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { readJsonl } from './jsonl-reader.js';
+import type { FileItem } from './types.js';
+
+async function* chunks(buf: Buffer, size: number): AsyncGenerator<Buffer> {
+  for (let i = 0; i < buf.length; i += size) yield buf.subarray(i, i + size);
+}
+
+async function read(input: string | Buffer, size = 1 << 16, skip = 0) {
+  const items: FileItem[] = [];
+  let skipped = 0;
+  const buf = typeof input === 'string' ? Buffer.from(input) : input;
+  for await (const batch of readJsonl(chunks(buf, size), skip)) {
+    items.push(...batch.items);
+    skipped += batch.skipped;
+  }
+  return { items, skipped };
+}
+
+const objectOf = (item: FileItem | undefined) =>
+  item?.ok && item.value.format === 'jsonl' ? item.value.value : undefined;
+
+describe('readJsonl', () => {
+  it('reads one object per line with its line number, skipping blank lines, at any chunk size', async () => {
+    const input = '{"a":1}\n\n   \n{"b":"é🙂"}\r\n{"c":[1,2]}';
+    for (const size of [1, 2, 5, 1 << 16]) {
+      const { items } = await read(input, size);
+      expect(items.map((i) => i.line)).toEqual([1, 4, 5]);
+      expect(items.map(objectOf)).toEqual([{ a: 1 }, { b: 'é🙂' }, { c: [1, 2] }]);
+    }
+  });
+
+  it('rejects bad lines one by one: invalid UTF-8, not JSON, not an object', async () => {
+    const input = Buffer.concat([
+      Buffer.from('{"ok":1}\n{"bad":"'),
+      Buffer.from([0xc3, 0x28]),
+      Buffer.from('"}\n{nope\n[1,2]\n"text"\n{"ok":2}\n'),
+    ]);
+    const { items } = await read(input, 3);
+    expect(items.map((i) => [i.line, i.ok])).toEqual([
+      [1, true],
+      [2, false],
+      [3, false],
+      [4, false],
+      [5, false],
+      [6, true],
+    ]);
+    expect(items[1]).toMatchObject({ reason: 'invalid UTF-8 in this line' });
+    expect(items[2]).toMatchObject({ reason: expect.stringMatching(/^not valid JSON/) });
+    expect(items[3]).toMatchObject({ reason: 'expected a JSON object, got an array' });
+    expect(items[4]).toMatchObject({ reason: 'expected a JSON object, got a string' });
+  });
+
+  it('passes over the first `skip` records (blank lines do not count)', async () => {
+    const { items, skipped } = await read('{"a":1}\n\n{"a":2}\n{"a":3}\n', 4, 2);
+    expect(skipped).toBe(2);
+    expect(items.map((i) => i.line)).toEqual([4]);
+  });
+});

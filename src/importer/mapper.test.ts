@@ -1,0 +1,238 @@
+import { describe, expect, it } from 'vitest';
+import { parseWireEventRaw } from '../shared/events.js';
+import { mapRecord, SESSION_PLACEHOLDER } from './mapper.js';
+import { buildMappingSpec } from './mapping-spec.js';
+import { planAccess } from './record-access.js';
+import type { MapOutcome, RawRecord } from './types.js';
+
+type SpecInput = Parameters<typeof buildMappingSpec>[0];
+
+function planOf(input: Partial<SpecInput> = {}) {
+  const built = buildMappingSpec({ tz: 'UTC', ...input });
+  if (!built.ok) throw new Error(built.error);
+  return planAccess(built.spec);
+}
+
+const csv = (row: Record<string, string>, line = 2): RawRecord => ({
+  source: { file: 'in.csv', line },
+  ordinal: 0,
+  value: { format: 'csv', header: Object.keys(row), cells: Object.values(row) },
+});
+const jsonl = (value: Record<string, unknown>, line = 1): RawRecord => ({
+  source: { file: 'in.jsonl', line },
+  ordinal: 0,
+  value: { format: 'jsonl', value },
+});
+
+function ok(outcome: MapOutcome) {
+  if (!outcome.ok) throw new Error(`rejected: ${outcome.reason}`);
+  return outcome.mapped;
+}
+const reason = (outcome: MapOutcome) => (outcome.ok ? undefined : outcome.reason);
+/** The event as it will be sent once a session is assigned (undefined keys dropped, as JSON does). */
+const wire = (outcome: MapOutcome) => JSON.parse(JSON.stringify(ok(outcome).event));
+
+describe('mapRecord: turns from CSV', () => {
+  const row = {
+    kind: 'turn',
+    timestamp: '2024-03-01 10:00:00',
+    user_id: 'u1',
+    user: 'hi',
+    assistant: 'hello',
+    model: 'gpt-4o',
+    prompt_tokens: '12',
+    intent: 'greeting',
+    score: '4.5',
+    pro: 'true',
+    zip: '02134',
+    'prop.model_family': 'gpt',
+    empty: '',
+  };
+
+  it('builds a valid turn; extra columns become typed properties, keys sorted', () => {
+    const out = ok(mapRecord(csv(row), planOf({ tz: 'Europe/Paris' })));
+    expect(out).toMatchObject({
+      kind: 'turn',
+      key: 'u1',
+      session: undefined,
+      inSession: true,
+      ms: Date.UTC(2024, 2, 1, 9),
+    });
+    const e = JSON.parse(JSON.stringify(out.event));
+    expect(e).toEqual({
+      type: 'track',
+      event: 'Conversation Turn',
+      timestamp: '2024-03-01T09:00:00.000Z',
+      session_id: SESSION_PLACEHOLDER,
+      user_id: 'u1',
+      properties: {
+        assistant: 'hello',
+        intent: 'greeting',
+        model: 'gpt-4o',
+        model_family: 'gpt',
+        pro: true,
+        prompt_tokens: 12,
+        score: 4.5,
+        user: 'hi',
+        zip: '02134',
+      },
+    });
+    expect(Object.keys(e.properties)).toEqual([...Object.keys(e.properties)].sort());
+    expect(parseWireEventRaw(e).ok).toBe(true);
+  });
+
+  it('names the field and its column when a value is missing or of the wrong type', () => {
+    const plan = planOf({ map: ['user=question'] });
+    expect(reason(mapRecord(csv({ ...row, user: 'x', question: '' }), plan))).toMatch(
+      /missing user utterance: no value for user \(from "question"\)/,
+    );
+    expect(reason(mapRecord(csv({ ...row, prompt_tokens: 'many' }), planOf()))).toBe(
+      'prompt_tokens must be a number, got "many"',
+    );
+    expect(reason(mapRecord(csv({ ...row, prompt_tokens: '-3' }), planOf()))).toBe(
+      'properties.prompt_tokens: must be 0 or more',
+    );
+    expect(reason(mapRecord(csv({ ...row, timestamp: 'soon' }), planOf()))).toMatch(/not ISO 8601/);
+  });
+
+  it('needs a kind, and someone to put the record in a session', () => {
+    const { kind: _k, ...noKind } = row;
+    expect(reason(mapRecord(csv(noKind), planOf()))).toMatch(/no record kind/);
+    expect(reason(mapRecord(csv({ ...row, kind: 'chat' }), planOf()))).toBe('unknown record kind "chat"');
+    expect(reason(mapRecord(csv({ ...row, user_id: '' }), planOf()))).toMatch(
+      /no user_id, device_id or session_id/,
+    );
+    expect(
+      ok(
+        mapRecord(
+          csv({ ...row, user_id: '', kind: '' }),
+          planOf({ kind: 'turn', set: ['device_id=d-{line}'] }),
+        ),
+      ).key,
+    ).toBe('d-2');
+  });
+});
+
+describe('mapRecord: JSONL', () => {
+  const arena = {
+    uid: 'q1',
+    model: 'gpt-4-0613',
+    messages: [
+      { role: 'user', content: 'Write a poem' },
+      { role: 'assistant', content: { answer: 'Roses...' } },
+    ],
+    tstamp: 1711076863.755,
+  };
+
+  it('maps dotted paths into nested records; unread scalar keys become properties, objects are left out', () => {
+    const plan = planOf({
+      kind: 'turn',
+      map: ['user=messages.0.content', 'assistant=messages.1.content.answer', 'timestamp=tstamp'],
+      set: ['user_id=arena'],
+    });
+    expect(wire(mapRecord(jsonl(arena), plan))).toEqual({
+      type: 'track',
+      event: 'Conversation Turn',
+      timestamp: '2024-03-22T03:07:43.755Z',
+      session_id: SESSION_PLACEHOLDER,
+      user_id: 'arena',
+      properties: { assistant: 'Roses...', model: 'gpt-4-0613', uid: 'q1', user: 'Write a poem' },
+    });
+  });
+
+  it('maps every record kind to a valid wire event', () => {
+    const plan = planOf();
+    const base = { timestamp: '2024-03-01T10:00:00Z', user_id: 'u1' };
+    const cases: Array<[Record<string, unknown>, Record<string, unknown>]> = [
+      [
+        { kind: 'usage', model: 'gpt-4o', prompt_tokens: 10, completion_tokens: 5 },
+        { event: 'Conversation Usage' },
+      ],
+      [{ kind: 'usage', cost: '0.02' }, { properties: { cost: 0.02 } }],
+      [
+        { kind: 'function', name: 'lookup', args: { q: 1 }, runtime: 12 },
+        { properties: { name: 'lookup', args: '{"q":1}', runtime: 12 } },
+      ],
+      [
+        { kind: 'event', event: 'Purchase', amount: 30, properties: { currency: 'EUR' } },
+        { event: 'Purchase', properties: { amount: 30, currency: 'EUR' } },
+      ],
+      [
+        { kind: 'identify', id: 'u2', device_id: 'd1', plan: 'pro', traits: { seats: 3 } },
+        { type: 'identify', user_id: 'u2', device_id: 'd1', traits: { plan: 'pro', seats: 3 } },
+      ],
+      [
+        { kind: 'alias', id: 'new', previous_id: 'u1' },
+        { type: 'alias', id: 'new', previous_id: 'u1' },
+      ],
+      [
+        { kind: 'end_conversation', conversation_id: 'c1', resolved: true },
+        { event: 'Conversation Ended', conversation_id: 'c1', properties: { resolved: true } },
+      ],
+      [
+        { kind: 'end_session', session_id: 's1', reason: 'done' },
+        { type: 'end_session', session_id: 's1', attributes: { reason: 'done' } },
+      ],
+      [
+        { kind: 'wire', type: 'track', event: 'Clicked', session_id: 's9', user_id: 'u1' },
+        { event: 'Clicked', session_id: 's9' },
+      ],
+      [
+        { type: 'start_session', session_id: 's8', id: 'u3', user_id: undefined },
+        { type: 'start_session', id: 'u3' },
+      ],
+    ];
+    for (const [record, expected] of cases) {
+      const event = wire(mapRecord(jsonl({ ...base, ...record }), plan));
+      expect(event).toMatchObject(expected);
+      if (event.session_id === SESSION_PLACEHOLDER) event.session_id = 's';
+      expect(parseWireEventRaw(event)).toMatchObject({ ok: true });
+    }
+  });
+
+  it('refuses reserved keys, reserved event names, bad nested values and wire events that are not valid', () => {
+    const plan = planOf();
+    const base = { timestamp: '2024-03-01T10:00:00Z', user_id: 'u1' };
+    expect(
+      reason(
+        mapRecord(
+          jsonl(JSON.parse('{"kind":"event","event":"X","user_id":"u","properties":{"__proto__":1}}')),
+          plan,
+        ),
+      ),
+    ).toBe('key "__proto__" is not allowed');
+    expect(reason(mapRecord(jsonl({ ...base, kind: 'event', event: 'Session Started' }), plan))).toMatch(
+      /reserved/,
+    );
+    expect(reason(mapRecord(jsonl({ ...base, kind: 'identify', traits: { a: { b: 1 } } }), plan))).toMatch(
+      /traits\.a/,
+    );
+    expect(reason(mapRecord(jsonl({ kind: 'wire', type: 'track', event: 'X' }), plan))).toMatch(/session_id/);
+    expect(
+      reason(mapRecord(jsonl({ ...base, kind: 'turn', user: 'q', assistant: { text: 'a' } }), plan)),
+    ).toBe('assistant must be text, got {"text":"a"}');
+  });
+});
+
+describe('buildMappingSpec', () => {
+  it('names the flag of a bad mapping', () => {
+    expect(buildMappingSpec({ tz: 'UTC', map: ['user'] })).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('--map "user"'),
+    });
+    expect(buildMappingSpec({ tz: 'UTC', map: ['colour=c'] })).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('unknown field "colour"'),
+    });
+    expect(buildMappingSpec({ tz: 'UTC', kind: 'chat' })).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('--kind'),
+    });
+    expect(
+      buildMappingSpec({ tz: 'UTC', mappingFile: { name: 'm.json', json: { user: 'q' } }, map: ['user=r'] }),
+    ).toMatchObject({
+      ok: true,
+      spec: { sources: new Map([['user', 'r']]) },
+    });
+  });
+});

@@ -1,0 +1,152 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startQueueServer } from '../../test/helpers/queue-server.js';
+import { tempDir } from '../../test/helpers/temp.js';
+import { HttpError } from '../client/errors.js';
+import { createClient } from '../client/http-client.js';
+import { postQueue } from '../client/routes.js';
+import { buildMappingSpec } from './mapping-spec.js';
+import { type CheckpointData, newStats, type PipelineOptions, runPipeline } from './pipeline.js';
+import type { Rejection } from './types.js';
+
+const dir = tempDir('cas-pipeline-');
+afterAll(() => dir.cleanup());
+const file = join(dir.path, 'turns.csv');
+const RECORDS = 12_000;
+
+beforeAll(() => {
+  // 60 users, a turn every 20 s, each user every 20 minutes: sessions open and close all along the file.
+  const rows = ['timestamp,user_id,user,assistant,intent'];
+  for (let i = 0; i < RECORDS; i++) {
+    const t = new Date(Date.UTC(2024, 0, 1) + i * 20_000 + (i % 7 === 0 ? 45 * 60_000 : 0)).toISOString();
+    rows.push(`${t},u${i % 60},"question ${i % 50}, please","answer ""${i % 9}""",i${i % 5}`);
+  }
+  rows.splice(500, 0, 'not a time,u1,q,a,x');
+  writeFileSync(file, `${rows.join('\n')}\n`);
+});
+
+async function importInto(url: string, extra: Partial<PipelineOptions> = {}) {
+  const client = createClient({ endpoint: url, apiKey: 'k', projectId: 'p', retries: 2, retryTimeMs: 1000 });
+  const spec = buildMappingSpec({ kind: 'turn', tz: 'UTC' });
+  if (!spec.ok) throw new Error(spec.error);
+  const stats = newStats();
+  const rejections: Rejection[] = [];
+  const checkpoints: CheckpointData[] = [];
+  try {
+    const end = await runPipeline({
+      files: [{ path: file, display: 'turns.csv', format: 'csv' }],
+      spec: spec.spec,
+      gapMs: 30 * 60_000,
+      noEnd: false,
+      batchSize: 100,
+      concurrency: 4,
+      maxErrors: 100,
+      send: {
+        send: (events) => postQueue(client, events, extra.signal ? { signal: extra.signal } : {}),
+        refusal: (e) =>
+          e instanceof HttpError && e.status === 409
+            ? { status: 409, message: e.message, issues: e.issues ?? [] }
+            : undefined,
+      },
+      onReject: (r) => rejections.push(r),
+      onCheckpoint: async (c) => {
+        checkpoints.push(c);
+      },
+      stats,
+      checkpointEveryMs: 5,
+      ...extra,
+    });
+    return { end, stats, rejections, checkpoints };
+  } finally {
+    await client.close();
+  }
+}
+
+describe('runPipeline against a queue server', () => {
+  it('stores every event once, rejects the bad record with file:line, and a re-run is all duplicates', async () => {
+    const server = await startQueueServer();
+    try {
+      const first = await importInto(server.url);
+      expect(first.end).toBe('complete');
+      expect(first.rejections.map((r) => [r.source.line, r.reason])).toEqual([
+        [501, expect.stringContaining('"not a time"')],
+      ]);
+      expect(first.stats).toMatchObject({
+        records: RECORDS + 1,
+        rejected: 1,
+        accepted: first.stats.events,
+        duplicates: 0,
+      });
+      expect(server.stored.size).toBe(first.stats.events);
+      expect(first.checkpoints.at(-1)).toMatchObject({ complete: true, position: RECORDS + 1 });
+      const again = await importInto(server.url);
+      expect(again.stats).toMatchObject({
+        events: first.stats.events,
+        accepted: 0,
+        duplicates: first.stats.events,
+      });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('resumed from the checkpoint of an interrupted run, ends with exactly the events of an uninterrupted one', async () => {
+    const clean = await startQueueServer();
+    const server = await startQueueServer({ delayMs: 2 });
+    try {
+      await importInto(clean.url);
+      const controller = new AbortController();
+      let saved: CheckpointData | undefined;
+      const first = await importInto(server.url, {
+        signal: controller.signal,
+        onCheckpoint: async (c) => {
+          if (c.position > RECORDS / 3) controller.abort();
+          saved = c;
+        },
+      });
+      expect(first.end).toBe('interrupted');
+      expect(saved?.position).toBeGreaterThan(RECORDS / 3);
+      expect(server.stored.size).toBeLessThan(clean.stored.size);
+      const second = await importInto(server.url, { resume: saved });
+      expect(second.end).toBe('complete');
+      expect(second.stats.skipped).toBe(saved?.position);
+      expect(second.stats.rejected).toBe(1);
+      expect([...server.stored.keys()].sort()).toEqual([...clean.stored.keys()].sort());
+      expect(second.stats.events).toBeLessThan(clean.stored.size);
+    } finally {
+      await Promise.all([clean.close(), server.close()]);
+    }
+  });
+
+  it('rejects only the events the service refuses; a conflict does not sink the batch', async () => {
+    const server = await startQueueServer({
+      refuse: (e) => (e.user_id === 'u7' ? 'user u7 is on hold' : undefined),
+    });
+    try {
+      const run = await importInto(server.url, { maxErrors: 1000 });
+      const u7 = run.rejections.filter((r) => r.reason.includes('on hold'));
+      expect(u7.length).toBe(RECORDS / 60);
+      expect(u7[0]).toMatchObject({ record: expect.objectContaining({ user_id: 'u7' }) });
+      expect([...server.stored.values()].some((e) => e.user_id === 'u7')).toBe(false);
+      expect([...server.stored.values()].filter((e) => e.user_id === 'u8')).toHaveLength(RECORDS / 60);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('stops after --max-errors rejected records and keeps what was acknowledged', async () => {
+    const server = await startQueueServer({ refuse: (e) => (e.user_id === 'u3' ? 'no' : undefined) });
+    try {
+      const run = await importInto(server.url, { maxErrors: 5 });
+      expect(run.end).toBe('max-errors');
+      // Batches already in flight when the limit is passed still report their refusals.
+      expect(run.stats.rejected).toBeGreaterThanOrEqual(6);
+      expect(run.stats.rejected).toBeLessThan(12);
+      expect(server.stored.size).toBeLessThan(RECORDS / 2);
+      expect(run.stats.records).toBeLessThan(RECORDS);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,167 @@
+import { basename } from 'node:path';
+import { COMMON_FIELDS, KIND_FIELDS, type MappingSpec, NESTED_FIELDS } from './mapping-spec.js';
+import type { RawRecord, RecordKind } from './types.js';
+import { atPath, inferScalar } from './values.js';
+
+/** Where an unmapped column or key goes: forced by a `prop.` / `trait.` prefix, or by the record kind. */
+export type ExtraTarget = 'prop' | 'trait' | 'auto';
+
+export interface Extra {
+  name: string;
+  value: unknown;
+  target: ExtraTarget;
+}
+
+/**
+ * Reads mapped fields out of one record, CSV or JSONL alike: the mapped source first, then the
+ * `--set` constant. Empty CSV cells count as absent (CSV cannot tell "" from missing).
+ */
+export interface RecordAccess {
+  get(field: string): unknown;
+  /** Columns/keys no field of `kind` reads: they become properties or traits. */
+  extras(kind: RecordKind): Extra[];
+}
+
+const STRUCTURAL: ReadonlySet<string> = new Set<string>([...COMMON_FIELDS, ...NESTED_FIELDS]);
+
+export function targetOf(name: string): ExtraTarget {
+  if (name.startsWith('prop.')) return 'prop';
+  if (name.startsWith('trait.')) return 'trait';
+  return 'auto';
+}
+
+export function stripTarget(name: string): string {
+  return name.startsWith('prop.') ? name.slice(5) : name.startsWith('trait.') ? name.slice(6) : name;
+}
+
+/** What a spec implies for every record; computed once per run. */
+export interface AccessPlan {
+  spec: MappingSpec;
+  /** Roots of mapping sources: those columns/keys are read by a field, not copied as properties. */
+  consumed: ReadonlySet<string>;
+  /** Paths of mapped JSONL sources, split once. */
+  paths: ReadonlyMap<string, readonly string[]>;
+  /** `--map prop.x=...` / `--set trait.y=...` targets. */
+  forced: readonly string[];
+  /** Per CSV header: field → column index, and extra columns per kind. */
+  headers: WeakMap<readonly string[], HeaderPlan>;
+}
+
+interface HeaderPlan {
+  index: Map<string, number>;
+  extras: Map<RecordKind, Array<{ i: number; name: string; target: ExtraTarget }>>;
+}
+
+export function planAccess(spec: MappingSpec): AccessPlan {
+  const paths = new Map<string, readonly string[]>();
+  for (const [field, source] of spec.sources) paths.set(field, source.split('.'));
+  return {
+    spec,
+    consumed: new Set([...spec.sources.values()].map((s) => s.split('.')[0] ?? s)),
+    paths,
+    forced: [...new Set([...spec.sources.keys(), ...spec.defaults.keys()])].filter(
+      (f) => targetOf(f) !== 'auto',
+    ),
+    headers: new WeakMap(),
+  };
+}
+
+function isConsumed(name: string, kind: RecordKind, plan: AccessPlan): boolean {
+  return plan.consumed.has(name) || STRUCTURAL.has(name) || KIND_FIELDS[kind].includes(name);
+}
+
+function headerPlan(header: readonly string[], plan: AccessPlan): HeaderPlan {
+  let hp = plan.headers.get(header);
+  if (!hp) {
+    hp = { index: new Map(), extras: new Map() };
+    header.forEach((name, i) => {
+      if (name !== '' && !hp?.index.has(name)) hp?.index.set(name, i);
+    });
+    plan.headers.set(header, hp);
+  }
+  return hp;
+}
+
+function csvExtras(header: readonly string[], hp: HeaderPlan, kind: RecordKind, plan: AccessPlan) {
+  let list = hp.extras.get(kind);
+  if (!list) {
+    list = [];
+    header.forEach((name, i) => {
+      if (name !== '' && !isConsumed(name, kind, plan))
+        list?.push({ i, name: stripTarget(name), target: targetOf(name) });
+    });
+    hp.extras.set(kind, list);
+  }
+  return list;
+}
+
+function fill(template: string, record: RawRecord): string {
+  if (!template.includes('{')) return template;
+  return template
+    .replaceAll('{line}', String(record.source.line))
+    .replaceAll('{file}', basename(record.source.file));
+}
+
+class CsvAccess implements RecordAccess {
+  private readonly hp: HeaderPlan;
+  constructor(
+    private readonly record: RawRecord,
+    private readonly plan: AccessPlan,
+    private readonly header: readonly string[],
+    private readonly cells: readonly string[],
+  ) {
+    this.hp = headerPlan(header, plan);
+  }
+
+  get(field: string): unknown {
+    const index = this.hp.index.get(this.plan.spec.sources.get(field) ?? field);
+    const cell = index === undefined ? undefined : this.cells[index];
+    if (cell !== undefined && cell !== '') return cell;
+    const d = this.plan.spec.defaults.get(field);
+    return d === undefined ? undefined : fill(d, this.record);
+  }
+
+  extras(kind: RecordKind): Extra[] {
+    const out: Extra[] = [];
+    for (const { i, name, target } of csvExtras(this.header, this.hp, kind, this.plan)) {
+      const cell = this.cells[i];
+      if (cell !== undefined && cell !== '') out.push({ name, value: inferScalar(cell), target });
+    }
+    return out;
+  }
+}
+
+class JsonlAccess implements RecordAccess {
+  constructor(
+    private readonly record: RawRecord,
+    private readonly plan: AccessPlan,
+    private readonly obj: Record<string, unknown>,
+  ) {}
+
+  get(field: string): unknown {
+    const path = this.plan.paths.get(field);
+    const key = path === undefined ? field : path.length === 1 ? path[0]! : undefined;
+    const v =
+      key === undefined ? atPath(this.obj, path!) : Object.hasOwn(this.obj, key) ? this.obj[key] : undefined;
+    if (v !== undefined && v !== null && v !== '') return v;
+    const d = this.plan.spec.defaults.get(field);
+    return d === undefined ? undefined : fill(d, this.record);
+  }
+
+  extras(kind: RecordKind): Extra[] {
+    const out: Extra[] = [];
+    for (const name of Object.keys(this.obj)) {
+      const v = this.obj[name];
+      if (v === undefined || v === null || isConsumed(name, kind, this.plan)) continue;
+      out.push({ name: stripTarget(name), value: v, target: targetOf(name) });
+    }
+    return out;
+  }
+}
+
+export function accessFor(record: RawRecord, plan: AccessPlan): RecordAccess {
+  const { value } = record;
+  return value.format === 'csv'
+    ? new CsvAccess(record, plan, value.header, value.cells)
+    : new JsonlAccess(record, plan, value.value);
+}

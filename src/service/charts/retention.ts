@@ -1,0 +1,107 @@
+import type { RetentionControls } from '../../shared/chart-controls.js';
+import type { EventFilter } from '../../shared/chart-filters.js';
+import { type RetentionResponse, retentionResponseSchema } from '../../shared/chart-responses.js';
+import { binKey, type ChartContext, intersect, span } from './context.js';
+import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
+import { eventMatcher, impliedByOneMatch, windowCondition } from './event-filter.js';
+import { compileList } from './filter-list.js';
+import { grouping, groupKeyExpr, topGroupsCte } from './groups.js';
+import { jsonValue } from './property-filter.js';
+import { type RetentionRow, retentionResults } from './retention-map.js';
+import { binExpr, eventScan, personsCte, ScanValues } from './scan.js';
+import { all, any, Query } from './sql.js';
+import { selectedCondition, userSelection } from './user-selection.js';
+
+/**
+ * Retention (decisions §6): cohort i = persons whose first startingEvent in the range falls in bin i;
+ * cell (i, j) = those of them with a return event in bin i+j (column 0 is the cohort itself).
+ * SQL yields cohort sizes and (cohort bin, return bin) counts; retention-map.ts lays out the triangle.
+ */
+
+/** A filter's extra condition when its number_of rule says more than "at least one match". */
+function countRule(q: Query, ctx: ChartContext, f: EventFilter): string[] {
+  if (impliedByOneMatch({ op: f.number_of_operator, n: f.number_of })) return [];
+  const list = compileList(q, ctx, 'person', (v) => [eventMatcher(q.params, ctx, f, v)]);
+  return [`s.person IN (SELECT a.key FROM ${list.cte} a WHERE ${list.predicate('a')})`];
+}
+
+function returnFilters(c: RetentionControls): EventFilter[] {
+  return c.returnEvents !== undefined && c.returnEvents.length > 0 ? c.returnEvents : [c.startingEvent];
+}
+
+/** CTEs `cohort` (person, cb, grp) and `rets` (person, rb): what both the chart and drilldowns read. */
+function retentionFacts(q: Query, ctx: ChartContext, c: RetentionControls): { cohort: string; rets: string } {
+  const p = q.params;
+  const selected = userSelection(q, ctx, c.userFilters, c.shownIntents);
+  const startValues = new ScanValues(p);
+  const start = eventMatcher(p, ctx, c.startingEvent, startValues);
+  const startScan = eventScan(q, ctx, intersect(start.window, ctx.window), startValues);
+  const starts = q.cte(
+    'starts',
+    `SELECT s.person, min(s.ts) AS first FROM ${startScan} s
+     WHERE ${all([start.condition, 's.person IS NOT NULL', ...selectedCondition(selected, 's.person'), ...countRule(q, ctx, c.startingEvent)])}
+     GROUP BY s.person`,
+  );
+  const g = c.groupBy;
+  const grp = g
+    ? groupKeyExpr(p, grouping(g.trait_values), jsonValue(p, 't.traits', g.trait_name))
+    : 'NULL::VARCHAR';
+  const traits = g ? `LEFT JOIN ${personsCte(q, ctx)} t ON t.person = st.person` : '';
+  const cohort = q.cte(
+    'cohort',
+    `SELECT * FROM (SELECT st.person, ${binExpr(q, ctx, 'st.first')} AS cb, ${grp} AS grp FROM ${starts} st ${traits})
+     ${g ? 'WHERE grp IS NOT NULL' : ''}`,
+  );
+  const retValues = new ScanValues(p);
+  const filters = returnFilters(c);
+  const returns = filters.map((f) => eventMatcher(p, ctx, f, retValues));
+  const windows = returns.map((m) => intersect(m.window, ctx.window));
+  const retScan = eventScan(q, ctx, span(windows, ctx.window), retValues);
+  const hits = returns.map((m, i) =>
+    all([m.condition, windowCondition(p, windows[i]!), ...countRule(q, ctx, filters[i]!)]),
+  );
+  const rets = q.cte(
+    'rets',
+    `SELECT DISTINCT s.person, ${binExpr(q, ctx, 's.ts')} AS rb FROM ${retScan} s
+     WHERE s.person IN (SELECT person FROM ${cohort}) AND (${any(hits)})`,
+  );
+  return { cohort, rets };
+}
+
+export async function retentionChart(ctx: ChartContext, c: RetentionControls): Promise<RetentionResponse> {
+  const q = new Query();
+  const { cohort, rets } = retentionFacts(q, ctx, c);
+  const observed = c.groupBy !== undefined && grouping(c.groupBy.trait_values).listed === undefined;
+  const top = observed ? topGroupsCte(q, cohort, 'count(*)') : undefined;
+  const keep = top ? `WHERE c.grp IN (SELECT grp FROM ${top})` : '';
+  const rows = await ctx.db.all<RetentionRow>(
+    q.sql(`SELECT c.grp, c.cb::VARCHAR AS cb, r.rb::VARCHAR AS rb, count(*)::DOUBLE AS n
+       FROM ${cohort} c JOIN ${rets} r ON r.person = c.person AND r.rb > c.cb ${keep} GROUP BY ALL
+     UNION ALL
+     SELECT c.grp, c.cb::VARCHAR, NULL, count(*)::DOUBLE FROM ${cohort} c ${keep} GROUP BY ALL`),
+    q.params.values,
+  );
+  const encode = tokenEncoder('retention', c, ctx.scope);
+  return retentionResponseSchema.parse(retentionResults(ctx, c, rows, encode));
+}
+
+export function retentionMembers(
+  ctx: ChartContext,
+  c: RetentionControls,
+  point: Extract<DrillPoint, { chart: 'retention' }>,
+): { q: Query; members: string } | undefined {
+  const cohortBin = ctx.bins[point.row];
+  const cellBin = ctx.bins[point.row + point.col];
+  if (!cohortBin || !cellBin) return undefined;
+  const q = new Query();
+  const p = q.params;
+  const { cohort, rets } = retentionFacts(q, ctx, c);
+  const conditions = [`c.cb = ${p.bind(binKey(cohortBin))}::DATE`];
+  if (point.group !== undefined) conditions.push(`c.grp = ${p.bind(point.group)}`);
+  if (point.col > 0) {
+    conditions.push(
+      `c.person IN (SELECT r.person FROM ${rets} r WHERE r.rb = ${p.bind(binKey(cellBin))}::DATE)`,
+    );
+  }
+  return { q, members: `SELECT c.person FROM ${cohort} c WHERE ${all(conditions)}` };
+}

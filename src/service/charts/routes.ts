@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import type { ChartControlsByKind, ChartKind } from '../../shared/chart-controls.js';
+import { parseChartControlsQuery, type QueryRecord } from '../../shared/chart-query.js';
+import {
+  chartResponseSchemas,
+  retrieveDataQuerySchema,
+  retrieveDataResponseSchema,
+} from '../../shared/chart-responses.js';
+import { LIMITS } from '../../shared/limits.js';
+import { idSchema } from '../../shared/primitives.js';
+import { invalidInput } from '../errors.js';
+import { route } from '../http/route.js';
+import type { Database } from '../store/database.js';
+import { type ChartContext, type ChartScope, makeContext } from './context.js';
+import { retentionChart } from './retention.js';
+import { retrieveData } from './retrieve.js';
+import { segmentationChart } from './segmentation.js';
+import { sessionChart } from './session-chart.js';
+import { userCompositionChart } from './user-composition.js';
+import { assertChartValid } from './validate.js';
+
+/** Query parameters of spec 4.1. Loose: bracket-form `chartControls[...]` keys must reach the parser. */
+const chartQuerySchema = z.looseObject({
+  organization_id: z.string().optional(),
+  app_id: z.string().optional(),
+  session_id: idSchema.optional(),
+  conversation_id: idSchema.optional(),
+  chartControls: z.string().optional().meta({
+    description:
+      'The chart controls as compact JSON; bracket form chartControls[range][start]=… is accepted too',
+  }),
+});
+type ChartQuery = z.infer<typeof chartQuerySchema>;
+
+export interface ChartLimits {
+  chartBins: number;
+  sessionIdsPerPoint: number;
+  drilldownRows: number;
+}
+
+const CHARTS: { [K in ChartKind]: (ctx: ChartContext, c: ChartControlsByKind[K]) => Promise<unknown> } = {
+  segmentation: segmentationChart,
+  retention: retentionChart,
+  session: sessionChart,
+  'user-composition': userCompositionChart,
+};
+
+const SUMMARIES: Record<ChartKind, string> = {
+  segmentation: 'Events, unique users and events per user over time, per event filter',
+  retention: 'Returning users per cohort of first starting event',
+  session: 'Sessions, their conversations and mean length over time',
+  'user-composition': 'Active users split by a trait',
+};
+
+function scopeOf(query: ChartQuery): ChartScope {
+  const scope: ChartScope = {};
+  if (query.session_id !== undefined) scope.session_id = query.session_id;
+  if (query.conversation_id !== undefined) scope.conversation_id = query.conversation_id;
+  return scope;
+}
+
+export function chartRoutes(db: Database, limits: ChartLimits = LIMITS) {
+  const chart = <K extends ChartKind>(kind: K) =>
+    route({
+      method: 'GET',
+      url: `/bc/v1/charts/${kind}-chart`,
+      tag: 'Charts',
+      summary: SUMMARIES[kind],
+      query: chartQuerySchema,
+      response: chartResponseSchemas[kind],
+      rate: 'chart',
+      handler: async ({ tenant, query }) => {
+        const parsed = parseChartControlsQuery(kind, query as QueryRecord, { maxBins: limits.chartBins });
+        // Paths are relative to chartControls, as decisions §1 shows (`range.tz`).
+        if (!parsed.ok) throw invalidInput(parsed.issues);
+        await assertChartValid(db.read, parsed.value);
+        const ctx = makeContext(
+          db.read,
+          tenant.projectId,
+          parsed.value.range,
+          scopeOf(query),
+          limits.sessionIdsPerPoint,
+        );
+        return CHARTS[kind](ctx, parsed.value);
+      },
+    });
+  return [
+    chart('segmentation'),
+    chart('retention'),
+    chart('session'),
+    chart('user-composition'),
+    route({
+      method: 'GET',
+      url: '/bc/v1/db/retrieve_data',
+      tag: 'Charts',
+      summary: 'The users (or sessions) behind one chart point, from its drilldown_id',
+      query: retrieveDataQuerySchema,
+      response: retrieveDataResponseSchema,
+      rate: 'chart',
+      handler: ({ tenant, query }) =>
+        retrieveData(db.read, tenant.projectId, query.id, {
+          maxRows: limits.drilldownRows,
+          sessionIdsPerPoint: limits.sessionIdsPerPoint,
+        }),
+    }),
+  ];
+}

@@ -1,0 +1,137 @@
+import type { SegmentationControls } from '../../shared/chart-controls.js';
+import {
+  type SegmentationResponse,
+  type SegmentationResult,
+  type SegPoint,
+  segmentationResponseSchema,
+} from '../../shared/chart-responses.js';
+import { binKey, type ChartContext, intersect } from './context.js';
+import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
+import { eventMatcher, impliedByOneMatch } from './event-filter.js';
+import { compileList } from './filter-list.js';
+import { grouping, groupKeyExpr, shownGroups, topGroupsCte } from './groups.js';
+import { binExpr, eventScan, ScanValues } from './scan.js';
+import { all, Query } from './sql.js';
+import { selectedCondition, userSelection } from './user-selection.js';
+
+/**
+ * Segmentation (decisions §6): per eventFilter, per bin, `total` matching events, `unique` persons
+ * among them, `average` = total/unique. An event counts when it is in the range and in its filter's
+ * `within`; when number_of asks more than "at least one", only persons whose count in the window
+ * satisfies it contribute. `combine_previous_operation` has no meaning here: each filter is its own
+ * series, in order.
+ */
+
+/** CTE `facts` of series `i`: one row per counted event with columns bin (DATE), grp, person. */
+function seriesFacts(q: Query, ctx: ChartContext, c: SegmentationControls, i: number): string {
+  const p = q.params;
+  const f = c.eventFilters[i]!;
+  const values = new ScanValues(p);
+  const m = eventMatcher(p, ctx, f, values);
+  const selected = userSelection(q, ctx, c.userFilters, c.shownIntents);
+  const conditions = [m.condition, ...selectedCondition(selected, 's.person')];
+  if (!impliedByOneMatch(m)) {
+    const list = compileList(q, ctx, 'person', (v) => [eventMatcher(p, ctx, f, v)]);
+    conditions.push(`s.person IN (SELECT a.key FROM ${list.cte} a WHERE ${list.predicate('a')})`);
+  }
+  const g = f.groupBy;
+  const grp = g ? groupKeyExpr(p, grouping(g.property_values), values.of(g.property_name)) : 'NULL::VARCHAR';
+  const scan = eventScan(q, ctx, intersect(m.window, ctx.window), values);
+  return q.cte(
+    'facts',
+    `SELECT ${binExpr(q, ctx, 's.ts')} AS bin, ${grp} AS grp, s.person FROM ${scan} s WHERE ${all(conditions)}`,
+  );
+}
+
+type Row = {
+  bin: string;
+  grp: string | null;
+  total: number;
+  uniq: number;
+};
+
+async function seriesRows(ctx: ChartContext, c: SegmentationControls, i: number) {
+  const q = new Query();
+  const facts = seriesFacts(q, ctx, c, i);
+  const g = c.eventFilters[i]!.groupBy;
+  const observed = g !== undefined && grouping(g.property_values).listed === undefined;
+  const agg = q.cte(
+    'agg',
+    `SELECT bin, grp, count(*)::DOUBLE AS total, count(DISTINCT person)::DOUBLE AS uniq FROM ${facts} ${g ? 'WHERE grp IS NOT NULL' : ''} GROUP BY bin, grp`,
+  );
+  const top = observed ? topGroupsCte(q, agg, 'sum(total)') : undefined;
+  const where = top ? `WHERE grp IN (SELECT grp FROM ${top})` : '';
+  return ctx.db.all<Row>(
+    q.sql(`SELECT bin::VARCHAR AS bin, grp, total, uniq FROM ${agg} ${where}`),
+    q.params.values,
+  );
+}
+
+function point(ctx: ChartContext, b: number, row: Row | undefined, token: string): SegPoint {
+  const bin = ctx.bins[b]!;
+  const total = row?.total ?? 0;
+  const unique = row?.uniq ?? 0;
+  return {
+    start: bin.startIso,
+    end: bin.endIso,
+    total,
+    unique,
+    average: unique === 0 ? 0 : total / unique,
+    drilldown_id: token,
+  };
+}
+
+export async function segmentationChart(
+  ctx: ChartContext,
+  c: SegmentationControls,
+): Promise<SegmentationResponse> {
+  const encode = tokenEncoder('segmentation', c, ctx.scope);
+  const results: SegmentationResult[] = [];
+  for (const [i, f] of c.eventFilters.entries()) {
+    const rows = await seriesRows(ctx, c, i);
+    const byKey = new Map(rows.map((r) => [`${r.grp ?? ''}\u0000${r.bin}`, r]));
+    const pointsOf = (grp: string | undefined) =>
+      ctx.bins.map((bin, b) => {
+        const drill: DrillPoint = { chart: 'segmentation', series: i, bin: b };
+        if (grp !== undefined) drill.group = grp;
+        return point(ctx, b, byKey.get(`${grp ?? ''}\u0000${binKey(bin)}`), encode(drill));
+      });
+    if (f.groupBy) {
+      const weights = new Map<string, number>();
+      for (const r of rows) if (r.grp !== null) weights.set(r.grp, (weights.get(r.grp) ?? 0) + r.total);
+      const groups = shownGroups(grouping(f.groupBy.property_values), weights);
+      results.push({
+        event_name: f.event_name,
+        groups: groups.map((g) => ({ group: g.label, points: pointsOf(g.key) })),
+      });
+      continue;
+    }
+    const points = pointsOf(undefined);
+    const n = points.length;
+    results.push({
+      event_name: f.event_name,
+      points,
+      highlights: {
+        average_events: n === 0 ? 0 : points.reduce((s, p) => s + p.total, 0) / n,
+        average_unique_users: n === 0 ? 0 : points.reduce((s, p) => s + p.unique, 0) / n,
+      },
+    });
+  }
+  return segmentationResponseSchema.parse(results);
+}
+
+/** SQL (with its query) selecting the persons behind one segmentation point. */
+export function segmentationMembers(
+  ctx: ChartContext,
+  c: SegmentationControls,
+  point: Extract<DrillPoint, { chart: 'segmentation' }>,
+): { q: Query; members: string } | undefined {
+  const bin = ctx.bins[point.bin];
+  if (point.series >= c.eventFilters.length || !bin) return undefined;
+  const q = new Query();
+  const facts = seriesFacts(q, ctx, c, point.series);
+  const p = q.params;
+  const conditions = [`bin = ${p.bind(binKey(bin))}::DATE`, 'person IS NOT NULL'];
+  if (point.group !== undefined) conditions.push(`grp = ${p.bind(point.group)}`);
+  return { q, members: `SELECT DISTINCT person FROM ${facts} WHERE ${all(conditions)}` };
+}

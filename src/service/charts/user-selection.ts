@@ -1,0 +1,63 @@
+import { ALL_USERS, type IntentFilter, type UserFilter } from '../../shared/chart-filters.js';
+import { invalidInput } from '../errors.js';
+import type { ChartContext } from './context.js';
+import { eventMatcher, intentMatcher, type Matcher } from './event-filter.js';
+import { compileList } from './filter-list.js';
+import { jsonValue, propertyCondition } from './property-filter.js';
+import { personsCte, type ScanValues } from './scan.js';
+import { all, type Query } from './sql.js';
+
+/**
+ * The persons a chart is about: `userFilters` (each filter's fields must all hold; the list combines
+ * left to right, `or` by default) and chart-level `shownIntents` (any listed intent shown in its
+ * window). Returns a CTE with column `person`, or undefined when nothing narrows the users, so
+ * charts without user filters skip the work entirely.
+ */
+export function userSelection(
+  q: Query,
+  ctx: ChartContext,
+  userFilters: ReadonlyArray<UserFilter> | undefined,
+  shownIntents: ReadonlyArray<IntentFilter> | undefined,
+): string | undefined {
+  const filters = userFilters ?? [];
+  const intents = shownIntents ?? [];
+  if (filters.length === 0 && intents.length === 0) return undefined;
+  const p = q.params;
+  const joins: string[] = [];
+  const join = (count: number, build: (values: ScanValues) => Matcher[]): string => {
+    if (count === 0) return 'TRUE';
+    const list = compileList(q, ctx, 'person', build);
+    const alias = `a${joins.length}`;
+    joins.push(`LEFT JOIN ${list.cte} ${alias} ON ${alias}.key = u.person`);
+    return list.predicate(alias);
+  };
+
+  let combined = '';
+  filters.forEach((f, i) => {
+    if (f.cohort !== undefined && f.cohort !== ALL_USERS) {
+      // Routes validate cohorts first; this keeps any other caller from getting a silent "everyone".
+      throw invalidInput([{ path: `userFilters[${i}].cohort`, message: 'unknown cohort' }]);
+    }
+    const holds = all([
+      ...(f.with ?? []).map((w) => propertyCondition(p, w, jsonValue(p, 'u.traits', w.property_name))),
+      join(f.shown_intents?.length ?? 0, (v) =>
+        (f.shown_intents ?? []).map((s) => intentMatcher(p, ctx, s, v)),
+      ),
+      join(f.performed_events?.length ?? 0, (v) =>
+        (f.performed_events ?? []).map((e) => eventMatcher(p, ctx, e, v)),
+      ),
+    ]);
+    if (i === 0) combined = holds;
+    else combined = `(${combined}) ${f.combine_previous_operation === 'and' ? 'AND' : 'OR'} (${holds})`;
+  });
+  const chartIntents = join(intents.length, (v) =>
+    intents.map((s) => ({ ...intentMatcher(p, ctx, s, v), combine: 'or' as const })),
+  );
+  const where = all([combined === '' ? 'TRUE' : combined, chartIntents]);
+  return q.cte('selected', `SELECT u.person FROM ${personsCte(q, ctx)} u ${joins.join(' ')} WHERE ${where}`);
+}
+
+/** `person IN selected`, or nothing when no selection applies. */
+export function selectedCondition(selected: string | undefined, person: string): string[] {
+  return selected === undefined ? [] : [`${person} IN (SELECT person FROM ${selected})`];
+}

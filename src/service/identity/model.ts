@@ -1,0 +1,137 @@
+import type { Traits } from '../../shared/primitives.js';
+
+/** A service user as identity rules see it. */
+export interface UserInfo {
+  /** The user this one was merged into (itself when not merged); followed until it points at itself. */
+  canonical: string;
+  anonymous: boolean;
+  primaryId: string;
+  /** Epoch ms: the earliest timestamp seen for the user. */
+  createdAt: number;
+  /**
+   * Current traits. Known in memory so an identify that repeats traits already stored (clients send
+   * them on every identify) changes nothing, and a merge computes the merged traits without SQL.
+   */
+  traits: Traits;
+}
+
+/** Anything that can say "this key may exist in the database" (the ingest cache's hash filters). */
+export interface MaybeSet {
+  has(key: string): boolean;
+  add(key: string): void;
+}
+
+/** A lookup the rules made for a key that may be in the database but was never loaded: a bug upstream. */
+export class NotLoadedError extends Error {
+  constructor(kind: string, key: string) {
+    super(`identity ${kind} "${key}" was looked up before it was loaded`);
+    this.name = 'NotLoadedError';
+  }
+}
+
+/**
+ * The caller ids, devices and users of one project that a piece of work can see. The user routes
+ * load a handful of rows per request; the ingest cache keeps one instance per project and loads what
+ * each batch names ahead of planning, with `maybe` filters telling a never-seen key (absent, no query)
+ * from one that exists but is not loaded (a bug: NotLoadedError rather than a wrong "new user").
+ */
+export class IdentityMaps {
+  /** caller id → the user it was given to (user_ids). */
+  readonly ids = new Map<string, string>();
+  /** device id → its user (devices). */
+  readonly devices = new Map<string, string>();
+  readonly users = new Map<string, UserInfo>();
+  /** Keys the database was asked about and does not hold, although a `maybe` filter said it might. */
+  readonly absent = { ids: new Set<string>(), devices: new Set<string>() };
+
+  constructor(readonly maybe?: { ids: MaybeSet; devices: MaybeSet }) {}
+
+  /** Records a caller id's user; the filter learns the key too, so it is looked up if ever forgotten. */
+  setId(id: string, userId: string): void {
+    this.ids.set(id, userId);
+    this.maybe?.ids.add(id);
+  }
+
+  setDevice(device: string, userId: string): void {
+    this.devices.set(device, userId);
+    this.maybe?.devices.add(device);
+  }
+
+  userOfId(id: string): string | undefined {
+    const user = this.ids.get(id);
+    if (user === undefined && this.maybe?.ids.has(id) && !this.absent.ids.has(id)) {
+      throw new NotLoadedError('id', id);
+    }
+    return user;
+  }
+
+  userOfDevice(device: string): string | undefined {
+    const user = this.devices.get(device);
+    if (user === undefined && this.maybe?.devices.has(device) && !this.absent.devices.has(device)) {
+      throw new NotLoadedError('device', device);
+    }
+    return user;
+  }
+
+  user(userId: string): UserInfo {
+    const info = this.users.get(userId);
+    if (!info) throw new NotLoadedError('user', userId);
+    return info;
+  }
+
+  /** Follows merge pointers; anonymous users merge only into identified ones, so chains are short. */
+  canonical(userId: string): string {
+    let current = userId;
+    for (let hops = 0; hops < 16; hops++) {
+      const next = this.user(current).canonical;
+      if (next === current) return current;
+      current = next;
+    }
+    throw new Error(`merge pointers of user ${userId} form a cycle`);
+  }
+
+  /** Whether an id or device still needs a database lookup before rules may ask about it. */
+  needsLoad(kind: 'ids' | 'devices', key: string): boolean {
+    if (this[kind].has(key) || this.absent[kind].has(key)) return false;
+    return this.maybe ? this.maybe[kind].has(key) : true;
+  }
+}
+
+/**
+ * What one piece of work changed, split by whether the row already is in the database: rows new in
+ * this work are inserted once with their final values, existing rows get one batched UPDATE per
+ * table. DuckDB updates scan the table, so the common case (a user, device and session born and
+ * identified in the same batch) must not update at all.
+ */
+export class IdentityChanges {
+  /** New users (inserted with their final state). */
+  readonly newUsers = new Set<string>();
+  /** New caller ids, in order of first use (their `seq`). */
+  readonly newIds: string[] = [];
+  readonly newDevices = new Set<string>();
+  /** Existing devices moved from one identified user to another. */
+  readonly relinkedDevices = new Set<string>();
+  /** Existing anonymous users merged into an identified one: their canonical pointer moves. */
+  readonly mergedAnons = new Set<string>();
+  /** Existing users: traits that changed, to merge over the stored ones. */
+  readonly traitPatches = new Map<string, Traits>();
+  readonly primaryChanged = new Set<string>();
+  readonly createdAtLowered = new Set<string>();
+
+  isNew(userId: string): boolean {
+    return this.newUsers.has(userId);
+  }
+
+  get empty(): boolean {
+    return (
+      this.newUsers.size === 0 &&
+      this.newIds.length === 0 &&
+      this.newDevices.size === 0 &&
+      this.relinkedDevices.size === 0 &&
+      this.mergedAnons.size === 0 &&
+      this.traitPatches.size === 0 &&
+      this.primaryChanged.size === 0 &&
+      this.createdAtLowered.size === 0
+    );
+  }
+}

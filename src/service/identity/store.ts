@@ -1,0 +1,163 @@
+import type { Traits } from '../../shared/primitives.js';
+import { appendColumns, timestamp } from '../ingest/append.js';
+import { exec, int, rows, rowsByKeys, text, texts } from '../ingest/sql.js';
+import type { Queryable } from '../store/database.js';
+import type { IdentityChanges, IdentityMaps } from './model.js';
+import { mergeUsers, updateUsers } from './store-updates.js';
+
+type UserRow = {
+  user_id: string;
+  canonical_user_id: string;
+  anonymous: boolean;
+  primary_id: string;
+  created: number;
+  traits: string;
+};
+
+/** Users on the merge chains of `wanted` that are not loaded yet. */
+function missingUsers(maps: IdentityMaps, wanted: Iterable<string>): string[] {
+  const missing = new Set<string>();
+  for (const start of wanted) {
+    let current = start;
+    for (let hops = 0; hops < 16; hops++) {
+      const info = maps.users.get(current);
+      if (!info) {
+        missing.add(current);
+        break;
+      }
+      if (info.canonical === current) break;
+      current = info.canonical;
+    }
+  }
+  return [...missing];
+}
+
+async function loadUsers(q: Queryable, project: string, maps: IdentityMaps, wanted: Iterable<string>) {
+  const starts = [...new Set(wanted)];
+  // Stored pointers are flat, so two rounds suffice; a pointer at a missing row ends the walk.
+  for (let round = 0, pending = missingUsers(maps, starts); round < 3 && pending.length > 0; round++) {
+    const found = await rowsByKeys<UserRow>(q, pending, (chunk) => ({
+      sql: `SELECT user_id, canonical_user_id, anonymous, primary_id, epoch_ms(created_at)::DOUBLE AS created,
+                   traits::VARCHAR AS traits
+              FROM users WHERE project_id = $1 AND user_id IN (SELECT unnest($2))`,
+      params: [text(project), texts(chunk)],
+    }));
+    if (found.length === 0) return;
+    for (const r of found) {
+      maps.users.set(r.user_id, {
+        canonical: r.canonical_user_id,
+        anonymous: r.anonymous,
+        primaryId: r.primary_id,
+        createdAt: r.created,
+        traits: JSON.parse(r.traits) as Traits,
+      });
+    }
+    pending = missingUsers(maps, starts);
+  }
+}
+
+/**
+ * Loads the given caller ids and devices (and the users behind them, and `users` as such) into
+ * `maps`, skipping what is already there; keys the database does not hold are recorded as absent.
+ */
+export async function loadIdentity(
+  q: Queryable,
+  project: string,
+  maps: IdentityMaps,
+  keys: { ids?: Iterable<string>; devices?: Iterable<string>; users?: Iterable<string> },
+): Promise<void> {
+  const ids = [...new Set(keys.ids ?? [])].filter((k) => maps.needsLoad('ids', k));
+  const devices = [...new Set(keys.devices ?? [])].filter((k) => maps.needsLoad('devices', k));
+  const users = new Set(keys.users ?? []);
+  const idRows = await rowsByKeys<{ id: string; user_id: string }>(q, ids, (chunk) => ({
+    sql: 'SELECT id, user_id FROM user_ids WHERE project_id = $1 AND id IN (SELECT unnest($2))',
+    params: [text(project), texts(chunk)],
+  }));
+  for (const r of idRows) {
+    maps.ids.set(r.id, r.user_id);
+    users.add(r.user_id);
+  }
+  for (const id of ids) if (!maps.ids.has(id)) maps.absent.ids.add(id);
+  const deviceRows = await rowsByKeys<{ device_id: string; user_id: string }>(q, devices, (chunk) => ({
+    sql: 'SELECT device_id, user_id FROM devices WHERE project_id = $1 AND device_id IN (SELECT unnest($2))',
+    params: [text(project), texts(chunk)],
+  }));
+  for (const r of deviceRows) {
+    maps.devices.set(r.device_id, r.user_id);
+    users.add(r.user_id);
+  }
+  for (const d of devices) if (!maps.devices.has(d)) maps.absent.devices.add(d);
+  await loadUsers(q, project, maps, users);
+}
+
+/** Sequence values handed out in blocks: one query per few thousand new ids instead of one per batch. */
+const reserved = new WeakMap<object, { next: number; end: number }>();
+
+async function sequenceValues(q: Queryable, count: number): Promise<number[]> {
+  let block = reserved.get(q.connection);
+  if (!block || block.end - block.next < count) {
+    const size = Math.max(count, 4096);
+    const [range] = await rows<{ first: number; last: number }>(
+      q,
+      "SELECT min(v)::DOUBLE AS first, max(v)::DOUBLE AS last FROM (SELECT nextval('user_id_seq') AS v FROM range($1))",
+      [int(size)],
+    );
+    // Only the writer connection draws from the sequence, so a block is contiguous.
+    block = { next: range!.first, end: range!.last + 1 };
+    reserved.set(q.connection, block);
+  }
+  const values = Array.from({ length: count }, (_, i) => block.next + i);
+  block.next += count;
+  return values;
+}
+
+/**
+ * Writes what the rules changed: rows new in this work are appended once with their final values;
+ * existing rows get one statement per table, and only when something changed. A merge moves one
+ * pointer (users.canonical_user_id): ids, devices, sessions and events keep naming the anonymous
+ * user and readers resolve them through it.
+ */
+export async function writeIdentity(
+  q: Queryable,
+  project: string,
+  maps: IdentityMaps,
+  ch: IdentityChanges,
+): Promise<void> {
+  if (ch.empty) return;
+  const users = [...ch.newUsers.keys()];
+  const info = users.map((u) => maps.user(u));
+  await appendColumns(q, 'users', [
+    users.map(() => project),
+    users,
+    users.map((u) => maps.canonical(u)),
+    info.map((i) => i.primaryId),
+    info.map((i) => i.anonymous),
+    info.map((i) => JSON.stringify(i.traits)),
+    info.map((i) => timestamp(i.createdAt)),
+  ]);
+  const seqs = ch.newIds.length > 0 ? await sequenceValues(q, ch.newIds.length) : [];
+  await appendColumns(q, 'user_ids', [
+    ch.newIds.map(() => project),
+    ch.newIds,
+    ch.newIds.map((id) => maps.ids.get(id)!),
+    seqs.map((s) => BigInt(s)),
+  ]);
+  const devices = [...ch.newDevices];
+  await appendColumns(q, 'devices', [
+    devices.map(() => project),
+    devices,
+    devices.map((d) => maps.devices.get(d)!),
+    devices.map(() => null),
+  ]);
+  await updateUsers(q, project, maps, ch);
+  await mergeUsers(q, project, maps, ch);
+  if (ch.relinkedDevices.size > 0) {
+    const relinked = [...ch.relinkedDevices];
+    await exec(
+      q,
+      `UPDATE devices d SET user_id = m.u FROM (SELECT unnest($2) AS dev, unnest($3) AS u) m
+        WHERE d.project_id = $1 AND d.device_id = m.dev`,
+      [text(project), texts(relinked), texts(relinked.map((d) => maps.devices.get(d)!))],
+    );
+  }
+}

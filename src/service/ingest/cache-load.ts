@@ -1,0 +1,203 @@
+import { EVENT_NAMES, type WireEvent } from '../../shared/event-bodies.js';
+import type { Properties, Traits } from '../../shared/primitives.js';
+import { loadIntentRules } from '../analysis/intent-rules.js';
+import { anonymousId } from '../identity/ids.js';
+import { loadIdentity } from '../identity/store.js';
+import type { Queryable } from '../store/database.js';
+import { KnownIds } from './known-ids.js';
+import { ProjectCache } from './project-cache.js';
+import { rowsByKeys, text, texts } from './sql.js';
+import { type ConversationState, emptyTotals, type SessionState } from './state.js';
+import { accumulate, type CountedKind } from './totals.js';
+
+async function knownFrom(q: Queryable, sql: string, project: string): Promise<KnownIds> {
+  const known = new KnownIds();
+  const result = await q.connection.stream(sql, [project]);
+  for await (const chunk of result) {
+    for (const value of chunk.getColumnValues(0)) if (typeof value === 'string') known.add(value);
+  }
+  return known;
+}
+
+/** A project's first batch: hash filters of every id its tables hold, and its intent rules. */
+export async function loadProjectCache(q: Queryable, project: string): Promise<ProjectCache> {
+  const where = 'WHERE project_id = $1';
+  const known = {
+    events: await knownFrom(q, `SELECT event_id FROM events ${where} AND origin_event_id IS NULL`, project),
+    sessions: await knownFrom(q, `SELECT session_id FROM sessions ${where}`, project),
+    conversations: await knownFrom(q, `SELECT conversation_id FROM conversations ${where}`, project),
+    ids: await knownFrom(q, `SELECT id FROM user_ids ${where}`, project),
+    devices: await knownFrom(q, `SELECT device_id FROM devices ${where}`, project),
+  };
+  return new ProjectCache(project, known, await loadIntentRules(q, project));
+}
+
+type ConversationRow = {
+  conversation_id: string;
+  session_id: string;
+  started: number;
+  ended: number | null;
+  properties: string | null;
+};
+
+const COUNTED: ReadonlyMap<string, CountedKind> = new Map([
+  [EVENT_NAMES.conversationTurn, 'turn'],
+  [EVENT_NAMES.conversationUsage, 'usage'],
+  [EVENT_NAMES.conversationFunction, 'function'],
+]);
+
+/** An open conversation's totals are not stored: replay its stored turns, usage and function calls. */
+async function replay(q: Queryable, project: string, conversations: ConversationState[]): Promise<void> {
+  const byId = new Map(conversations.map((c) => [c.id, c]));
+  const found = await rowsByKeys<{
+    conversation_id: string;
+    event: string;
+    properties: string | null;
+    ts: number;
+  }>(q, [...byId.keys()], (chunk) => ({
+    sql: `SELECT conversation_id, event, properties::VARCHAR AS properties, epoch_ms(ts)::DOUBLE AS ts FROM events
+             WHERE project_id = $1 AND conversation_id IN (SELECT unnest($2)) AND origin_event_id IS NULL
+               AND event IN ('${[...COUNTED.keys()].join("', '")}')
+             ORDER BY ts, rowid`,
+    params: [text(project), texts(chunk)],
+  }));
+  for (const r of found) {
+    const c = byId.get(r.conversation_id);
+    const kind = COUNTED.get(r.event);
+    if (!c || !kind) continue;
+    accumulate(c, kind, r.properties ? (JSON.parse(r.properties) as Properties) : {}, r.ts);
+    if (r.ts > c.lastEventAt) c.lastEventAt = r.ts;
+  }
+}
+
+function conversationOf(r: ConversationRow): ConversationState {
+  return {
+    id: r.conversation_id,
+    sessionId: r.session_id,
+    startedAt: r.started,
+    endedAt: r.ended,
+    lastEventAt: r.ended ?? r.started,
+    properties: r.properties ? (JSON.parse(r.properties) as Properties) : null,
+    totals: emptyTotals(),
+    utterances: [],
+    labels: new Map(),
+    stored: { startedAt: r.started },
+  };
+}
+
+const CONVERSATION_COLUMNS = `conversation_id, session_id, epoch_ms(started_at)::DOUBLE AS started,
+  epoch_ms(ended_at)::DOUBLE AS ended, properties::VARCHAR AS properties`;
+
+async function loadSessions(q: Queryable, cache: ProjectCache, ids: string[]): Promise<void> {
+  const p = cache.projectId;
+  const found = await rowsByKeys<{
+    session_id: string;
+    user_id: string;
+    device_id: string | null;
+    started: number;
+    ended: number | null;
+    last: number;
+    attributes: string | null;
+  }>(q, ids, (chunk) => ({
+    sql: `SELECT session_id, user_id, device_id, epoch_ms(started_at)::DOUBLE AS started,
+            epoch_ms(ended_at)::DOUBLE AS ended, epoch_ms(last_event_at)::DOUBLE AS last, attributes::VARCHAR AS attributes
+            FROM sessions WHERE project_id = $1 AND session_id IN (SELECT unnest($2))`,
+    params: [text(p), texts(chunk)],
+  }));
+  const sessions = new Map<string, SessionState>();
+  for (const r of found) {
+    sessions.set(r.session_id, {
+      id: r.session_id,
+      userId: r.user_id,
+      deviceId: r.device_id,
+      startedAt: r.started,
+      endedAt: r.ended,
+      lastEventAt: r.last,
+      attributes: r.attributes ? (JSON.parse(r.attributes) as Traits) : null,
+      conversations: [],
+      open: [],
+      stored: { startedAt: r.started },
+    });
+  }
+  for (const id of ids) if (!sessions.has(id)) cache.absent.sessions.add(id);
+  const conversations = await rowsByKeys<ConversationRow>(q, [...sessions.keys()], (chunk) => ({
+    sql: `SELECT ${CONVERSATION_COLUMNS} FROM conversations
+           WHERE project_id = $1 AND session_id IN (SELECT unnest($2)) ORDER BY started_at, conversation_id`,
+    params: [text(p), texts(chunk)],
+  }));
+  const open: ConversationState[] = [];
+  for (const r of conversations) {
+    const s = sessions.get(r.session_id);
+    if (!s) continue;
+    s.conversations.push(r.conversation_id);
+    if (r.ended === null && !cache.conversations.has(r.conversation_id)) {
+      s.open.push(r.conversation_id);
+      open.push(conversationOf(r));
+    } else if (r.ended === null) s.open.push(r.conversation_id);
+  }
+  await replay(q, p, open);
+  for (const c of open) cache.conversations.set(c.id, c);
+  for (const s of sessions.values()) cache.sessions.set(s.id, s);
+}
+
+async function loadConversations(q: Queryable, cache: ProjectCache, ids: string[]): Promise<void> {
+  const found = await rowsByKeys<ConversationRow>(q, ids, (chunk) => ({
+    sql: `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE project_id = $1 AND conversation_id IN (SELECT unnest($2))`,
+    params: [text(cache.projectId), texts(chunk)],
+  }));
+  const loaded = found.map(conversationOf);
+  await replay(
+    q,
+    cache.projectId,
+    loaded.filter((c) => c.endedAt === null),
+  );
+  for (const c of loaded) cache.conversations.set(c.id, c);
+  for (const id of ids) if (!cache.conversations.has(id)) cache.absent.conversations.add(id);
+}
+
+/**
+ * Loads everything the batch names that the filters say may exist but memory does not hold, so that
+ * planning is synchronous and exact. In steady state (new ids, or ids already in memory) no query runs.
+ */
+export async function prefetch(
+  q: Queryable,
+  cache: ProjectCache,
+  events: readonly WireEvent[],
+): Promise<void> {
+  const sessionIds = new Set<string>();
+  const conversationIds = new Set<string>();
+  for (const e of events) {
+    if (e.session_id !== undefined && cache.needsSession(e.session_id)) sessionIds.add(e.session_id);
+  }
+  if (sessionIds.size > 0) await loadSessions(q, cache, [...sessionIds]);
+  for (const e of events) {
+    if (
+      'conversation_id' in e &&
+      e.conversation_id !== undefined &&
+      cache.needsConversation(e.conversation_id)
+    ) {
+      conversationIds.add(e.conversation_id);
+    }
+  }
+  if (conversationIds.size > 0) await loadConversations(q, cache, [...conversationIds]);
+  const ids: string[] = [];
+  const devices: string[] = [];
+  const users: string[] = [];
+  const device = (d: string | null | undefined) => {
+    if (d === null || d === undefined || cache.identity.devices.has(d)) return;
+    devices.push(d);
+    // Only a device without a user falls back to its anonymous user, so only then is that id needed.
+    ids.push(anonymousId(d));
+  };
+  for (const e of events) {
+    if (e.user_id !== undefined) ids.push(e.user_id);
+    if (e.kind === 'alias') ids.push(e.id, e.previous_id);
+    device(e.device_id);
+    const s = e.session_id === undefined ? undefined : cache.sessions.get(e.session_id);
+    if (s) {
+      users.push(s.userId);
+      device(s.deviceId);
+    }
+  }
+  await loadIdentity(q, cache.projectId, cache.identity, { ids, devices, users });
+}

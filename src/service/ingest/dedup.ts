@@ -1,0 +1,42 @@
+import type { WireEvent } from '../../shared/event-bodies.js';
+import type { Queryable } from '../store/database.js';
+import type { ProjectCache } from './project-cache.js';
+import { rowsByKeys, text, texts } from './sql.js';
+
+/**
+ * decisions §4: each (project, event_id) is stored once. Which events of the batch are duplicates:
+ * a repeat inside the batch, or an id already stored. The hash filter clears almost every id in
+ * memory; only ids it may have seen (a re-post, or a rare hash collision) are confirmed with one
+ * query. Only caller-sent rows count (origin_event_id IS NULL): generated ids are derived, not sent.
+ */
+export async function findDuplicates(
+  q: Queryable,
+  cache: ProjectCache,
+  events: readonly WireEvent[],
+  /** Ids accepted by earlier requests of the same transaction, not in the database yet. */
+  planned: ReadonlySet<string> = new Set(),
+): Promise<boolean[]> {
+  const duplicate = events.map(() => false);
+  const firstIndex = new Map<string, number>();
+  const suspects: string[] = [];
+  events.forEach((e, i) => {
+    const id = e.event_id;
+    if (id === undefined) return;
+    if (firstIndex.has(id) || planned.has(id)) duplicate[i] = true;
+    else {
+      firstIndex.set(id, i);
+      if (cache.known.events.has(id)) suspects.push(id);
+    }
+  });
+  if (suspects.length === 0) return duplicate;
+  const stored = await rowsByKeys<{ event_id: string }>(q, suspects, (chunk) => ({
+    sql: `SELECT event_id FROM events
+           WHERE project_id = $1 AND origin_event_id IS NULL AND event_id IN (SELECT unnest($2))`,
+    params: [text(cache.projectId), texts(chunk)],
+  }));
+  for (const { event_id } of stored) {
+    const i = firstIndex.get(event_id);
+    if (i !== undefined) duplicate[i] = true;
+  }
+  return duplicate;
+}

@@ -1,0 +1,32 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { hashId, KnownIds } from './known-ids.js';
+
+describe('KnownIds', () => {
+  it('has every id added, across growth, and counts each once', () => {
+    const known = new KnownIds(4);
+    for (let i = 0; i < 50_000; i++) known.add(`ev-${i}`);
+    known.add('ev-7');
+    expect(known.size).toBe(50_000);
+    for (let i = 0; i < 50_000; i += 997) expect(known.has(`ev-${i}`)).toBe(true);
+  });
+
+  it('says no for ids never added (no false positive in 100k probes)', () => {
+    const known = new KnownIds();
+    for (let i = 0; i < 100_000; i++) known.add(`session-${i}`);
+    let hits = 0;
+    for (let i = 0; i < 100_000; i++) if (known.has(`other-${i}`)) hits++;
+    expect(hits).toBe(0);
+  });
+
+  it('hashes to a non-zero integer below 2^53 that differs for near-identical ids', () => {
+    fc.assert(
+      fc.property(fc.string(), (s) => {
+        const h = hashId(s);
+        return Number.isSafeInteger(h) && h > 0;
+      }),
+    );
+    expect(hashId('a/1')).not.toBe(hashId('a/2'));
+    expect(hashId('')).not.toBe(hashId('\u0000'));
+  });
+});

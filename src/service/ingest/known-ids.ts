@@ -1,0 +1,76 @@
+/**
+ * A set of ~53-bit string hashes: "this id may exist" vs "this id certainly does not".
+ *
+ * The ingest path asks, for every event, whether its event_id, session_id, conversation_id, user id
+ * and device id were seen before. DuckDB answers point lookups with a full scan (composite primary
+ * keys get no index scan), so one query per batch costs milliseconds and grows with the table. This
+ * filter answers in memory at 16 bytes per id; a hit is confirmed in the database, so a hash collision
+ * costs one query and never a wrong answer. Nothing is ever removed: a false "maybe" is harmless.
+ */
+export class KnownIds {
+  private table: Float64Array;
+  private count = 0;
+
+  constructor(expected = 1024) {
+    let capacity = 1024;
+    while (capacity < expected * 2) capacity *= 2;
+    this.table = new Float64Array(capacity);
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  has(id: string): boolean {
+    const h = hashId(id);
+    const mask = this.table.length - 1;
+    for (let i = h % this.table.length; ; i = (i + 1) & mask) {
+      const slot = this.table[i]!;
+      if (slot === 0) return false;
+      if (slot === h) return true;
+    }
+  }
+
+  add(id: string): void {
+    if ((this.count + 1) * 2 > this.table.length) this.grow();
+    if (this.insert(hashId(id))) this.count++;
+  }
+
+  private insert(h: number): boolean {
+    const mask = this.table.length - 1;
+    for (let i = h % this.table.length; ; i = (i + 1) & mask) {
+      const slot = this.table[i]!;
+      if (slot === h) return false;
+      if (slot === 0) {
+        this.table[i] = h;
+        return true;
+      }
+    }
+  }
+
+  private grow(): void {
+    const old = this.table;
+    this.table = new Float64Array(old.length * 2);
+    for (const h of old) if (h !== 0) this.insert(h);
+  }
+}
+
+/**
+ * Two independent 32-bit FNV-1a-style lanes folded into one integer below 2^53 (exact in a double).
+ * Never 0, which marks an empty slot.
+ */
+export function hashId(id: string): number {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ id.length;
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+    b ^= b >>> 15;
+  }
+  a ^= a >>> 16;
+  a = Math.imul(a, 0x85ebca6b);
+  a ^= a >>> 13;
+  const high = (b >>> 0) & 0x1fffff; // 21 bits
+  return high * 0x100000000 + (a >>> 0) + 1;
+}

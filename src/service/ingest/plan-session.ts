@@ -1,0 +1,221 @@
+import { EVENT_NAMES, type WireEvent, type WireEventOf } from '../../shared/event-bodies.js';
+import { alias, identify, userOfCallerId } from '../identity/rules.js';
+import { type EventCtx, iso, type Planner } from './planner.js';
+import { generatedId } from './rows.js';
+import { mergeProps, newSession, type SessionState } from './state.js';
+
+interface SessionRef {
+  session_id: string;
+  user_id?: string | undefined;
+  device_id?: string | undefined;
+}
+
+/**
+ * The session an event belongs to. An unknown session opens here (decisions §4), recording
+ * `Session Started` at the event's time unless the event is the explicit start; it needs a user or a
+ * device. An ended session refuses further events (409), and so does a second explicit start.
+ */
+export function sessionFor(
+  p: Planner,
+  e: SessionRef,
+  x: EventCtx,
+  options: { explicitStart?: boolean; userId?: string } = {},
+): SessionState | undefined {
+  const existing = p.cache.session(e.session_id);
+  if (existing) {
+    if (existing.endedAt !== null) {
+      p.conflict(
+        x.index,
+        'session_id',
+        `session "${existing.id}" ended at ${iso(existing.endedAt)}`,
+        'session_ended',
+      );
+      return undefined;
+    }
+    if (options.explicitStart) {
+      p.conflict(
+        x.index,
+        'session_id',
+        `session "${existing.id}" was already started at ${iso(existing.startedAt)}`,
+      );
+      return undefined;
+    }
+    p.touchSession(existing, x.ts);
+    return existing;
+  }
+  let userId = options.userId;
+  if (userId === undefined) {
+    if (e.user_id === undefined && e.device_id === undefined) {
+      p.invalidInput(
+        x.index,
+        'user_id',
+        `session "${e.session_id}" is new: it needs user_id (or id) or device_id`,
+      );
+      return undefined;
+    }
+    userId = identify(p.maps, p.ch, { id: e.user_id, device_id: e.device_id }, x.ts);
+  }
+  const s = newSession(e.session_id, userId, e.device_id ?? null, x.ts);
+  p.cache.sessions.set(s.id, s);
+  p.cache.known.sessions.add(s.id);
+  p.touchSession(s, x.ts);
+  if (!options.explicitStart) {
+    p.row({
+      eventId: generatedId(x.eventId, 'session-started'),
+      event: EVENT_NAMES.sessionStarted,
+      type: 'start_session',
+      ts: x.ts,
+      userId: p.userOf(s),
+      sessionId: s.id,
+      conversationId: null,
+      properties: null,
+      originEventId: x.eventId,
+    });
+  }
+  return s;
+}
+
+/**
+ * One session, one user (decisions §4). An event naming the session's user is fine; naming another
+ * user while the session is still anonymous identifies it (the device is linked and its anonymous
+ * history merges, as a session user identify would); naming a different identified user is a conflict.
+ */
+export function checkUser(p: Planner, s: SessionState, userId: string | undefined, x: EventCtx): boolean {
+  if (userId === undefined) return true;
+  const current = p.userOf(s);
+  if (userOfCallerId(p.maps, userId) === current) return true;
+  if (!p.maps.user(current).anonymous) {
+    const who = p.maps.user(current).primaryId;
+    p.conflict(x.index, 'user_id', `session "${s.id}" belongs to user "${who}"; one session has one user`);
+    return false;
+  }
+  s.userId = identify(p.maps, p.ch, { id: userId, device_id: s.deviceId ?? undefined }, x.ts);
+  return true;
+}
+
+function planIdentify(p: Planner, e: WireEventOf<'identify'>, x: EventCtx): void {
+  const input = { id: e.user_id, device_id: e.device_id, traits: e.traits };
+  let s: SessionState | undefined;
+  let userId: string;
+  if (e.session_id === undefined) {
+    userId = identify(p.maps, p.ch, input, x.ts);
+  } else {
+    const known = p.cache.session(e.session_id) !== undefined;
+    s = known ? sessionFor(p, { session_id: e.session_id }, x) : undefined;
+    if (known && (!s || !checkUser(p, s, e.user_id, x))) return;
+    userId = identify(p.maps, p.ch, { ...input, device_id: e.device_id ?? s?.deviceId ?? undefined }, x.ts);
+    s ??= sessionFor(p, { session_id: e.session_id, device_id: e.device_id }, x, { userId });
+    if (!s) return;
+  }
+  p.row({
+    eventId: x.eventId,
+    event: EVENT_NAMES.userIdentified,
+    type: 'identify',
+    ts: x.ts,
+    userId,
+    sessionId: s?.id ?? null,
+    conversationId: null,
+    properties: e.traits ?? null,
+    originEventId: null,
+    ...(e.device_id === undefined ? {} : { deviceId: e.device_id }),
+  });
+}
+
+function planAlias(p: Planner, e: WireEventOf<'alias'>, x: EventCtx): void {
+  const outcome = alias(p.maps, p.ch, { id: e.id, previous_id: e.previous_id }, x.ts);
+  if (!outcome.ok) {
+    if (outcome.reason === 'unknown_previous')
+      p.conflict(x.index, 'previous_id', `no user has the id "${e.previous_id}"`);
+    else p.conflict(x.index, 'id', `the id "${e.id}" already belongs to another user`);
+    return;
+  }
+  const s =
+    e.session_id === undefined
+      ? undefined
+      : sessionFor(p, { session_id: e.session_id }, x, { userId: outcome.userId });
+  if (e.session_id !== undefined && !s) return;
+  p.row({
+    eventId: x.eventId,
+    event: EVENT_NAMES.userAliased,
+    type: 'alias',
+    ts: x.ts,
+    userId: outcome.userId,
+    sessionId: s?.id ?? null,
+    conversationId: null,
+    properties: { id: e.id, previous_id: e.previous_id },
+    originEventId: null,
+  });
+}
+
+function planStart(p: Planner, e: WireEventOf<'start_session'>, x: EventCtx): void {
+  const s = sessionFor(p, e, x, { explicitStart: true });
+  if (!s) return;
+  s.attributes = mergeProps(s.attributes, e.attributes);
+  p.row({
+    eventId: x.eventId,
+    event: EVENT_NAMES.sessionStarted,
+    type: 'start_session',
+    ts: x.ts,
+    userId: p.userOf(s),
+    sessionId: s.id,
+    conversationId: null,
+    properties: e.attributes ?? null,
+    originEventId: null,
+    ...(e.device_id === undefined ? {} : { deviceId: e.device_id }),
+  });
+}
+
+/** end_session closes every open conversation (each analysed), then the session, at the given time. */
+function planEnd(p: Planner, e: WireEventOf<'end_session'>, x: EventCtx): void {
+  const s = sessionFor(p, e, x);
+  if (!s || !checkUser(p, s, e.user_id, x)) return;
+  for (const id of [...s.open]) {
+    const c = p.cache.conversation(id);
+    if (!c) continue;
+    p.row({
+      eventId: generatedId(x.eventId, `conversation-ended:${c.id}`),
+      event: EVENT_NAMES.conversationEnded,
+      type: 'track',
+      ts: x.ts,
+      userId: p.userOf(s),
+      sessionId: s.id,
+      conversationId: c.id,
+      properties: null,
+      originEventId: x.eventId,
+    });
+    p.close(s, c, x);
+  }
+  s.endedAt = x.ts;
+  s.attributes = mergeProps(s.attributes, e.attributes);
+  p.row({
+    eventId: x.eventId,
+    event: EVENT_NAMES.sessionEnded,
+    type: 'end_session',
+    ts: x.ts,
+    userId: p.userOf(s),
+    sessionId: s.id,
+    conversationId: null,
+    properties: e.attributes ?? null,
+    originEventId: null,
+  });
+}
+
+/** Plans the session-level kinds; false for the conversation-level ones. */
+export function planSessionEvent(p: Planner, e: WireEvent, x: EventCtx): boolean {
+  switch (e.kind) {
+    case 'identify':
+      planIdentify(p, e, x);
+      return true;
+    case 'alias':
+      planAlias(p, e, x);
+      return true;
+    case 'start_session':
+      planStart(p, e, x);
+      return true;
+    case 'end_session':
+      planEnd(p, e, x);
+      return true;
+    default:
+      return false;
+  }
+}

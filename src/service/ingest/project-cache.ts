@@ -1,0 +1,119 @@
+import type { IntentRule } from '../analysis/intent-rules.js';
+import type { IdentityTouch } from '../identity/identity.js';
+import { IdentityMaps } from '../identity/model.js';
+import type { KnownIds } from './known-ids.js';
+import type { ConversationState, SessionState } from './state.js';
+
+export interface KnownSets {
+  events: KnownIds;
+  sessions: KnownIds;
+  conversations: KnownIds;
+  ids: KnownIds;
+  devices: KnownIds;
+}
+
+/** A session or conversation looked up before prefetch loaded it: a bug upstream, never a "new" one. */
+export class NotPrefetchedError extends Error {
+  constructor(kind: string, id: string) {
+    super(`${kind} "${id}" was looked up before it was loaded`);
+    this.name = 'NotPrefetchedError';
+  }
+}
+
+export interface Touched {
+  sessions: ReadonlySet<string>;
+  conversations: ReadonlySet<string>;
+}
+
+/**
+ * One project's ingest state: open sessions and conversations, the identity rows seen so far, and the
+ * hash filters of every id the database holds. The database stays the truth: whatever is not here is
+ * loaded before a batch is planned, and whatever a failed batch touched is forgotten.
+ */
+export class ProjectCache {
+  readonly sessions = new Map<string, SessionState>();
+  readonly conversations = new Map<string, ConversationState>();
+  /** Ids a filter said "maybe" for and the database said no: new after all. */
+  readonly absent = { sessions: new Set<string>(), conversations: new Set<string>() };
+  readonly identity: IdentityMaps;
+
+  constructor(
+    readonly projectId: string,
+    readonly known: KnownSets,
+    readonly intents: readonly IntentRule[],
+  ) {
+    this.identity = new IdentityMaps({ ids: known.ids, devices: known.devices });
+  }
+
+  session(id: string): SessionState | undefined {
+    const s = this.sessions.get(id);
+    if (!s && this.needsSession(id)) throw new NotPrefetchedError('session', id);
+    return s;
+  }
+
+  conversation(id: string): ConversationState | undefined {
+    const c = this.conversations.get(id);
+    if (!c && this.needsConversation(id)) throw new NotPrefetchedError('conversation', id);
+    return c;
+  }
+
+  needsSession(id: string): boolean {
+    return !this.sessions.has(id) && !this.absent.sessions.has(id) && this.known.sessions.has(id);
+  }
+
+  needsConversation(id: string): boolean {
+    return (
+      !this.conversations.has(id) && !this.absent.conversations.has(id) && this.known.conversations.has(id)
+    );
+  }
+
+  /** After a commit: rows are stored now; closed sessions and conversations leave memory. */
+  settle(touched: Touched): void {
+    for (const id of touched.sessions) {
+      const s = this.sessions.get(id);
+      if (!s) continue;
+      if (s.endedAt !== null) this.sessions.delete(id);
+      else s.stored = { startedAt: s.startedAt };
+    }
+    for (const id of touched.conversations) {
+      const c = this.conversations.get(id);
+      if (!c) continue;
+      if (c.endedAt !== null) this.conversations.delete(id);
+      else c.stored = { startedAt: c.startedAt };
+    }
+    this.absent.sessions.clear();
+    this.absent.conversations.clear();
+  }
+
+  /**
+   * After a failure (rollback): forget everything the batch may have changed, so the next batch
+   * reloads it from the database. Identity maps are cleared whole: cheap to reload, and a failed
+   * batch's merges would otherwise leave pointers the database never saw.
+   */
+  forget(touched: Touched): void {
+    for (const id of touched.sessions) this.sessions.delete(id);
+    for (const id of touched.conversations) this.conversations.delete(id);
+    this.absent.sessions.clear();
+    this.absent.conversations.clear();
+    this.identity.ids.clear();
+    this.identity.devices.clear();
+    this.identity.users.clear();
+    this.identity.absent.ids.clear();
+    this.identity.absent.devices.clear();
+  }
+
+  /** The user routes changed identity rows: reload those keys when next needed. */
+  identityTouched(touch: IdentityTouch): void {
+    for (const id of touch.ids) {
+      this.known.ids.add(id);
+      this.identity.ids.delete(id);
+      this.identity.absent.ids.delete(id);
+    }
+    for (const device of touch.devices) {
+      this.known.devices.add(device);
+      this.identity.devices.delete(device);
+      this.identity.absent.devices.delete(device);
+    }
+    for (const user of touch.users) this.identity.users.delete(user);
+  }
+}

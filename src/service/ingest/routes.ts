@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import type { Issue } from '../../shared/errors.js';
+import {
+  EVENT_ROUTE_NAMES,
+  type EventRoute,
+  eventRouteInputSchema,
+  parseQueueBody,
+  parseRouteEvent,
+  queueResponseSchema,
+  routeResponseSchema,
+} from '../../shared/events.js';
+import type { Limits } from '../../shared/limits.js';
+import { invalidInput } from '../errors.js';
+import { route } from '../http/route.js';
+import type { Ingestor } from './ingestor.js';
+
+/**
+ * A body schema that documents `shape` in the OpenAPI description but accepts anything: the handler
+ * validates with the shared dispatchers instead, whose issues name one event kind's fields (a union
+ * would report every branch) and are capped for a 2,000-event queue body.
+ */
+function documented(shape: z.ZodType): z.ZodType<unknown> {
+  const json = z.toJSONSchema(shape, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  delete json.$schema;
+  return z.unknown().meta(json);
+}
+
+const withoutIndex = (issue: Issue): Issue => ({ ...issue, path: issue.path.replace(/^\[0\]\.?/, '') });
+
+function eventUrl(name: EventRoute): string {
+  return name === 'event' ? '/bc/v1/events/event' : `/bc/v1/events/event/${name}`;
+}
+
+/** POST /bc/v1/events/queue and the per-event routes of decisions §4. */
+export function ingestRoutes(ingestor: Ingestor, limits: Limits) {
+  const anyEvent = eventRouteInputSchema('event');
+  const queue = route({
+    method: 'POST',
+    url: '/bc/v1/events/queue',
+    tag: 'Events',
+    summary: 'Store a batch of events (or one event object) in one transaction; answers after the commit',
+    body: documented(z.union([z.array(anyEvent), anyEvent])),
+    response: queueResponseSchema,
+    rate: 'ingest',
+    handler: async ({ tenant, body }) => {
+      const receivedAt = Date.now();
+      const events = () => {
+        const parsed = parseQueueBody(body, {
+          eventsPerRequest: limits.eventsPerRequest,
+          eventBytes: limits.eventBytes,
+        });
+        if (!parsed.ok) throw invalidInput(parsed.issues);
+        return parsed.events;
+      };
+      const result = await ingestor.ingest(tenant, events, receivedAt);
+      return { status: 'ok' as const, accepted: result.accepted, duplicates: result.duplicates };
+    },
+  });
+  const perEvent = EVENT_ROUTE_NAMES.map((name) =>
+    route({
+      method: 'POST',
+      url: eventUrl(name),
+      tag: 'Events',
+      summary:
+        name === 'event'
+          ? 'Store one event of any kind; answers with it as stored plus the events it generated'
+          : `Store one ${name.replace('-', ' ')} event; answers with it as stored plus the events it generated`,
+      body: documented(eventRouteInputSchema(name)),
+      response: routeResponseSchema,
+      rate: 'ingest',
+      handler: async ({ tenant, body }) => {
+        const receivedAt = Date.now();
+        const event = () => {
+          const parsed = parseRouteEvent(name, body, limits.eventBytes);
+          if (!parsed.ok) throw invalidInput(parsed.issues);
+          return [parsed.value];
+        };
+        const result = await ingestor.ingest(tenant, event, receivedAt, {
+          paths: withoutIndex,
+          answer: true,
+        });
+        // A duplicate stored nothing; an empty list still is the JSON body the JS client expects.
+        return result.answer ?? [];
+      },
+    }),
+  );
+  return [queue, ...perEvent];
+}

@@ -1,0 +1,169 @@
+import type { DuckDBValue } from '@duckdb/node-api';
+import type { IdentityChanges, IdentityMaps } from '../identity/model.js';
+import { writeIdentity } from '../identity/store.js';
+import type { Queryable } from '../store/database.js';
+import { appendColumns, timestamp } from './append.js';
+import type { ProjectCache, Touched } from './project-cache.js';
+import type { EventRow } from './rows.js';
+import { execWhile, int, ints, type Param, text, texts } from './sql.js';
+import type { ConversationState, SessionState } from './state.js';
+
+const json = (value: object | null): string | null => (value === null ? null : JSON.stringify(value));
+
+/** The rows of one request, received at one time. */
+export interface RowPart {
+  rows: readonly EventRow[];
+  receivedAt: number;
+}
+
+async function appendEvents(q: Queryable, project: string, parts: readonly RowPart[]) {
+  const rows = parts.flatMap((p) => p.rows);
+  const received = parts.flatMap((p) => {
+    const at = timestamp(p.receivedAt);
+    return p.rows.map(() => at);
+  });
+  const column = <T extends DuckDBValue>(pick: (r: EventRow) => T): T[] => rows.map(pick);
+  await appendColumns(q, 'events', [
+    column(() => project),
+    column((r) => r.eventId),
+    column((r) => r.event),
+    column((r) => r.type),
+    column((r) => timestamp(r.ts)),
+    column((r) => r.userId),
+    column((r) => r.sessionId),
+    column((r) => r.conversationId),
+    column((r) => json(r.properties)),
+    column((r) => r.originEventId),
+    received,
+  ]);
+}
+
+/**
+ * Rows already stored get one UPDATE for the batch. DuckDB updates by scanning; bounding the scan by
+ * the stored started_at range lets zone maps skip every row group outside it, which for live traffic
+ * and time-ordered imports is all but the newest, so the cost stays flat as the table grows.
+ */
+async function updateRows(
+  q: Queryable,
+  meanwhile: () => void,
+  project: string,
+  table: 'sessions' | 'conversations',
+  key: string,
+  set: string,
+  stored: ReadonlyArray<{ id: string; storedStart: number }>,
+  lists: readonly Param[],
+): Promise<void> {
+  if (stored.length === 0) return;
+  const starts = stored.map((s) => s.storedStart);
+  const names = lists.map((_, i) => `unnest($${i + 5}) AS c${i}`).join(', ');
+  await execWhile(
+    q,
+    `UPDATE ${table} t SET ${set} FROM (SELECT unnest($2) AS id, ${names}) m
+      WHERE t.project_id = $1 AND t.${key} = m.id
+        AND t.started_at BETWEEN make_timestamptz($3 * 1000) AND make_timestamptz($4 * 1000)`,
+    [
+      text(project),
+      texts(stored.map((s) => s.id)),
+      int(Math.min(...starts)),
+      int(Math.max(...starts)),
+      ...lists,
+    ],
+    meanwhile,
+  );
+}
+
+async function writeSessions(
+  q: Queryable,
+  meanwhile: () => void,
+  project: string,
+  maps: IdentityMaps,
+  sessions: SessionState[],
+) {
+  const fresh = sessions.filter((s) => s.stored === null);
+  await appendColumns(q, 'sessions', [
+    fresh.map(() => project),
+    fresh.map((s) => s.id),
+    fresh.map((s) => maps.canonical(s.userId)),
+    fresh.map((s) => s.deviceId),
+    fresh.map((s) => timestamp(s.startedAt)),
+    fresh.map((s) => (s.endedAt === null ? null : timestamp(s.endedAt))),
+    fresh.map((s) => timestamp(s.lastEventAt)),
+    fresh.map((s) => json(s.attributes)),
+  ]);
+  const stored = sessions.flatMap((s) =>
+    s.stored ? [{ s, id: s.id, storedStart: s.stored.startedAt }] : [],
+  );
+  await updateRows(
+    q,
+    meanwhile,
+    project,
+    'sessions',
+    'session_id',
+    `user_id = m.c0, started_at = make_timestamptz(m.c1 * 1000), ended_at = make_timestamptz(m.c2 * 1000),
+     last_event_at = make_timestamptz(m.c3 * 1000), attributes = m.c4::JSON`,
+    stored,
+    [
+      texts(stored.map(({ s }) => maps.canonical(s.userId))),
+      ints(stored.map(({ s }) => s.startedAt)),
+      ints(stored.map(({ s }) => s.endedAt)),
+      ints(stored.map(({ s }) => s.lastEventAt)),
+      texts(stored.map(({ s }) => json(s.attributes))),
+    ],
+  );
+}
+
+async function writeConversations(
+  q: Queryable,
+  meanwhile: () => void,
+  project: string,
+  conversations: ConversationState[],
+) {
+  const fresh = conversations.filter((c) => c.stored === null);
+  await appendColumns(q, 'conversations', [
+    fresh.map(() => project),
+    fresh.map((c) => c.id),
+    fresh.map((c) => c.sessionId),
+    fresh.map((c) => timestamp(c.startedAt)),
+    fresh.map((c) => (c.endedAt === null ? null : timestamp(c.endedAt))),
+    fresh.map((c) => json(c.properties)),
+  ]);
+  const stored = conversations.flatMap((c) =>
+    c.stored ? [{ c, id: c.id, storedStart: c.stored.startedAt }] : [],
+  );
+  await updateRows(
+    q,
+    meanwhile,
+    project,
+    'conversations',
+    'conversation_id',
+    `started_at = make_timestamptz(m.c0 * 1000), ended_at = make_timestamptz(m.c1 * 1000), properties = m.c2::JSON`,
+    stored,
+    [
+      ints(stored.map(({ c }) => c.startedAt)),
+      ints(stored.map(({ c }) => c.endedAt)),
+      texts(stored.map(({ c }) => json(c.properties))),
+    ],
+  );
+}
+
+/**
+ * Everything a planned group of requests changes, inside the caller's transaction: identity, events,
+ * sessions, conversations, each with one append and at most one UPDATE for the whole group.
+ */
+export async function writeGroup(
+  q: Queryable,
+  cache: ProjectCache,
+  ch: IdentityChanges,
+  parts: readonly RowPart[],
+  touched: Touched,
+  /** Synchronous work to overlap with DuckDB's execution of the UPDATEs. */
+  meanwhile: () => void = () => undefined,
+): Promise<void> {
+  const project = cache.projectId;
+  await writeIdentity(q, project, cache.identity, ch);
+  await appendEvents(q, project, parts);
+  const sessions = [...touched.sessions].flatMap((id) => cache.sessions.get(id) ?? []);
+  await writeSessions(q, meanwhile, project, cache.identity, sessions);
+  const conversations = [...touched.conversations].flatMap((id) => cache.conversations.get(id) ?? []);
+  await writeConversations(q, meanwhile, project, conversations);
+}

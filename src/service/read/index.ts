@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import type { Limits } from '../../shared/limits.js';
+import { invalidInput } from '../errors.js';
+import { route } from '../http/route.js';
+import { type Param, rows, text } from '../ingest/sql.js';
+import type { Database } from '../store/database.js';
+import { eventCountsRoute } from './event-counts.js';
+import { liveEventsRoute } from './live-events.js';
+import { optionalId } from './query.js';
+
+const querySchema = z.object({
+  event_regex: z.preprocess((v) => (v === '' ? undefined : v), z.string().max(1000).optional()),
+  session_id: optionalId,
+  conversation_id: optionalId,
+});
+
+/**
+ * GET /bc/v1/agg/event-names: the distinct names of stored rows (generated ones included), sorted.
+ * `event_regex` is an RE2 regex run by DuckDB (anywhere in the name), never by JavaScript.
+ */
+export function eventNamesRoute(db: Database) {
+  return route({
+    method: 'GET',
+    url: '/bc/v1/agg/event-names',
+    tag: 'Aggregation',
+    summary: 'Distinct event names, optionally matching a regex or scoped to a session or conversation',
+    query: querySchema,
+    response: z.array(z.string()),
+    handler: async ({ tenant, query }) => {
+      const params: Param[] = [text(tenant.projectId)];
+      const filters: string[] = [];
+      const add = (sql: (n: number) => string, value: string | undefined) => {
+        if (value === undefined) return;
+        params.push(text(value));
+        filters.push(sql(params.length));
+      };
+      add((n) => `AND session_id = $${n}`, query.session_id);
+      add((n) => `AND conversation_id = $${n}`, query.conversation_id);
+      if (query.event_regex !== undefined) {
+        try {
+          await rows(db.read, "SELECT regexp_matches('', $1) AS ok", [text(query.event_regex)]);
+        } catch {
+          throw invalidInput([{ path: 'event_regex', message: 'not a valid RE2 regex' }]);
+        }
+      }
+      add((n) => `AND regexp_matches(event, $${n})`, query.event_regex);
+      const found = await rows<{ event: string }>(
+        db.read,
+        `SELECT DISTINCT event FROM events WHERE project_id = $1 ${filters.join(' ')} ORDER BY event`,
+        params,
+      );
+      return found.map((r) => r.event);
+    },
+  });
+}
+
+/** Read routes for people and tests: what was stored, counted, and named. */
+export function readRoutes(db: Database, limits: Limits) {
+  return [liveEventsRoute(db, limits), eventCountsRoute(db), eventNamesRoute(db)];
+}

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { idSchema } from '../../shared/primitives.js';
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+/**
+ * An instant in a read route's query, as epoch ms: ISO 8601 with `Z` or an offset, or a plain date
+ * (midnight UTC), since the public description calls these "ISO date strings".
+ */
+export const instantSchema = z
+  .string()
+  .trim()
+  .refine((s) => (DATE_ONLY.test(s) || DATE_TIME.test(s)) && !Number.isNaN(Date.parse(s)), {
+    message: 'must be an ISO 8601 date, or a time with Z or an offset',
+  })
+  .transform((s) => Date.parse(DATE_ONLY.test(s) ? `${s}T00:00:00Z` : s));
+
+/** Optional scoping parameters the read routes share; empty values count as absent. */
+export const optionalId = z.preprocess((v) => (v === '' ? undefined : v), idSchema.optional());
+
+export const rangeSchema = z
+  .object({
+    start: instantSchema,
+    end: instantSchema,
+    // Accepted as the public description has them, and ignored: a range is counted whole.
+    period: z.enum(['day', 'week', 'month']).optional(),
+    tz: z.string().optional(),
+  })
+  .refine((r) => r.start <= r.end, { message: 'end must not be before start', path: ['end'] });
+
+const BRACKET = /^ranges\[(\d+)\]\[(start|end|period|tz)\]$/;
+
+/**
+ * `ranges` from a query string: one parameter of compact JSON (decisions §1), or bracket form
+ * `ranges[0][start]=...` as browsers build it.
+ */
+export function rangesFromQuery(query: Readonly<Record<string, unknown>>): unknown {
+  const raw = query.ranges;
+  if (typeof raw === 'string') {
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch {
+      return raw;
+    }
+  }
+  const out: Array<Record<string, unknown>> = [];
+  for (const [key, value] of Object.entries(query)) {
+    const match = BRACKET.exec(key);
+    if (!match) continue;
+    const index = Number(match[1]);
+    if (index > 100_000) continue;
+    out[index] = { ...out[index], [match[2]!]: value };
+  }
+  return out.length > 0 ? Array.from(out, (r) => r ?? {}) : raw;
+}

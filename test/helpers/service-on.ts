@@ -1,0 +1,44 @@
+import { type ServiceOptions, startService } from '../../src/service/service.js';
+import type { TestService } from './service.js';
+
+/**
+ * The real service over a given data directory with extra options (intents, limits), for tests that
+ * restart the service on the same data or configure it; the directory is the caller's to remove.
+ */
+export async function startServiceOn(
+  dataDir: string,
+  options: Omit<Partial<ServiceOptions>, 'dataDir'> = {},
+): Promise<TestService> {
+  const provision = { apiKey: 'test-key', projectId: 'test-project' };
+  const service = await startService({ dataDir, port: 0, provision, ...options });
+  const headers = { authorization: `Bearer ${provision.apiKey}`, 'x-app-id': provision.projectId };
+  const call = async (method: string, path: string, body: unknown, extra: Record<string, string> = {}) => {
+    const response = await fetch(`${service.url}${path}`, {
+      method,
+      headers: {
+        ...headers,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...extra,
+      },
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    let json: unknown = text;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      // Leave non-JSON bodies as text so a test can assert on them.
+    }
+    return { status: response.status, json };
+  };
+  return {
+    service,
+    url: service.url,
+    apiKey: provision.apiKey,
+    projectId: provision.projectId,
+    headers,
+    post: (path, body, extra) => call('POST', path, body, extra),
+    get: (path, extra) => call('GET', path, undefined, extra),
+    stop: () => service.close(),
+  };
+}

@@ -1,0 +1,206 @@
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CAS_BIN, cleanEnv, runCli } from './helpers/cli.js';
+import { FIXTURES } from './helpers/import.js';
+import { type QueueServer, startQueueServer } from './helpers/queue-server.js';
+import { tempDir } from './helpers/temp.js';
+
+/**
+ * The CLI surface of `cas import` that needs no database: dry runs, stdin, flag errors, and delivery
+ * to a queue server (a small real HTTP server speaking the queue contract, test/helpers/queue-server.ts).
+ */
+const dir = tempDir('cas-import-cli-');
+let server: QueueServer;
+beforeAll(async () => {
+  server = await startQueueServer();
+});
+afterAll(async () => {
+  await server.close();
+  dir.cleanup();
+});
+
+const remote = () => [
+  '--endpoint',
+  server.url,
+  '--api-key',
+  'k',
+  '--project',
+  'p',
+  '--data-dir',
+  join(dir.path, 'data'),
+];
+const jsonl = (text: string) =>
+  text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+describe('cas import --dry-run', () => {
+  it('prints the wire events as JSONL, the same on every run, and sends nothing', async () => {
+    const args = [
+      'import',
+      join(FIXTURES, 'turns.csv'),
+      join(FIXTURES, 'events.jsonl'),
+      '--dry-run',
+      '--json',
+      ...remote(),
+    ];
+    const first = await runCli(args);
+    expect(first.code).toBe(0);
+    const events = jsonl(first.stdout);
+    expect(events).toHaveLength(Number(JSON.parse(first.stderr).events));
+    expect(new Set(events.map((e) => e.event_id)).size).toBe(events.length);
+    expect(new Set(events.map((e) => e.event ?? e.type))).toEqual(
+      new Set([
+        'Conversation Turn',
+        'Conversation Ended',
+        'end_session',
+        'identify',
+        'Conversation Usage',
+        'Conversation Function',
+        'Purchase',
+        'Feedback Given',
+        'alias',
+      ]),
+    );
+    expect((await runCli(args)).stdout).toBe(first.stdout);
+    expect(server.stored.size).toBe(0);
+  });
+
+  it('reads stdin (-), gzip included, with --format', async () => {
+    const csv = readFileSync(join(FIXTURES, 'turns.csv'));
+    const plain = await runCli(['import', '-', '--format', 'csv', '--dry-run', '--json'], {
+      input: csv.toString(),
+    });
+    expect(plain.code).toBe(0);
+    const file = join(dir.path, 'turns.csv.gz');
+    writeFileSync(file, gzipSync(csv));
+    const gz = await runCli(['import', file, '--dry-run', '--json']);
+    expect(gz.stdout).toBe(plain.stdout);
+    expect(jsonl(plain.stdout).filter((e) => e.event === 'Conversation Turn')).toHaveLength(156);
+  });
+});
+
+describe('cas import flag errors', () => {
+  it.each([
+    [['--batch-size', '0'], /--batch-size must be a whole number from 1 to 2000/],
+    [['--session-gap', 'soon'], /--session-gap must be a duration/],
+    [['--tz', 'Mars/Olympus'], /--tz: unknown time zone/],
+    [['--kind', 'chat'], /--kind must be one of/],
+    [['--map', 'nonsense'], /--map "nonsense" must look like field=source/],
+    [['--mapping', '/nonexistent.json'], /--mapping: cannot read/],
+  ])('%j exits 2 naming the flag', async (flags, message) => {
+    const run = await runCli(['import', join(FIXTURES, 'turns.csv'), ...flags, '--dry-run']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(message);
+  });
+
+  it('names a missing file and an unknown format', async () => {
+    const missing = await runCli(['import', join(dir.path, 'nope.csv'), '--dry-run']);
+    expect([missing.code, missing.stderr]).toEqual([
+      2,
+      expect.stringMatching(/cannot read .*nope\.csv: ENOENT/),
+    ]);
+    const txt = join(dir.path, 'data.txt');
+    writeFileSync(txt, 'x');
+    expect((await runCli(['import', txt, '--dry-run'])).stderr).toMatch(
+      /cannot tell the format.*--format csv or --format jsonl/,
+    );
+  });
+
+  it('explains what unsorted input costs in --help', async () => {
+    const help = await runCli(['import', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/Unsorted input/);
+    expect(help.stdout).toMatch(/bitext-customer-support-4514\.csv/);
+    expect(help.stdout).toMatch(/--map user=messages\.0\.content/);
+  });
+});
+
+describe('cas import to a queue server', () => {
+  it('sends every event once; the summary counts what the server acknowledged', async () => {
+    const file = join(FIXTURES, 'events.jsonl');
+    const run = await runCli(['import', file, ...remote(), '--json', '--batch-size', '50']);
+    expect(run.code).toBe(0);
+    const summary = JSON.parse(run.stdout);
+    expect(summary).toMatchObject({ records: 168, rejected: 0, duplicates: 0, accepted: summary.events });
+    expect(server.stored.size).toBe(summary.events);
+    expect(summary.batches).toBeGreaterThanOrEqual(Math.ceil(summary.events / 50));
+    // Events of a session arrive in the order they were emitted, whatever lane carried them.
+    const order = server.batches.flat();
+    const sessions = new Map<string, string[]>();
+    for (const id of order) {
+      const e = server.stored.get(id);
+      const s = String(e?.session_id);
+      sessions.set(s, [...(sessions.get(s) ?? []), String(e?.type === 'end_session' ? 'end' : 'event')]);
+    }
+    for (const kinds of sessions.values())
+      expect(kinds.indexOf('end')).toBe(kinds.includes('end') ? kinds.length - 1 : -1);
+  });
+
+  it('reports one line per bad record on stderr (file:line: reason) and exits 6', async () => {
+    const file = join(dir.path, 'bad.jsonl');
+    writeFileSync(
+      file,
+      '{"kind":"turn","user_id":"u","user":"q","assistant":"a"}\n{"kind":"turn","user_id":"u"}\nnot json\n',
+    );
+    const run = await runCli(['import', file, ...remote()]);
+    expect(run.code).toBe(6);
+    expect(run.stderr.trim().split('\n')).toEqual([
+      `${file}:2: missing user utterance: no value for user; map another column with --map user=<column>`,
+      expect.stringMatching(new RegExp(`^${file}:3: not valid JSON`)),
+    ]);
+    expect(JSON.parse(run.stdout)).toMatchObject({ records: 3, rejected: 2 });
+  });
+});
+
+describe('cas import interrupted with Ctrl-C', () => {
+  it('shows progress off a terminal, saves the checkpoint, exits 130, and the next run finishes the job', async () => {
+    const slow = await startQueueServer({ delayMs: 150 });
+    try {
+      const file = join(FIXTURES, 'events.jsonl');
+      const args = [
+        '--endpoint',
+        slow.url,
+        '--api-key',
+        'k',
+        '--project',
+        'p',
+        '--data-dir',
+        join(dir.path, 'ctrl-c'),
+      ];
+      const flags = ['--batch-size', '4', '--concurrency', '1', '--json'];
+      const child = spawn(process.execPath, [CAS_BIN, 'import', file, ...args, ...flags], {
+        env: cleanEnv(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      // The plain progress line comes every 5 s; interrupt after the first one.
+      while (!/records · /.test(stderr)) {
+        if (child.exitCode !== null) throw new Error(`the import ended before it was interrupted: ${stderr}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      child.kill('SIGINT');
+      expect(await exited).toBe(130);
+      expect(stderr).toMatch(/\d+ records · \d+ events sent, \d+ acked · 0 rejected · [\d,]+ rec\/s · .*ETA/);
+      expect(stderr).toMatch(/interrupted: the checkpoint is saved/);
+      const partial = slow.stored.size;
+      expect(partial).toBeGreaterThan(0);
+
+      const again = await runCli(['import', file, ...args, '--json']);
+      expect(again.code).toBe(0);
+      const summary = JSON.parse(again.stdout);
+      expect(summary.skipped).toBeGreaterThan(0);
+      const dry = await runCli(['import', file, '--dry-run', '--json']);
+      const expected = jsonl(dry.stdout).map((e) => String(e.event_id));
+      expect([...slow.stored.keys()].sort()).toEqual(expected.sort());
+    } finally {
+      await slow.close();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,207 @@
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
+import { startService } from '../src/service/service.js';
+import { CAS_BIN, cleanEnv, runCli } from './helpers/cli.js';
+import { startFlakyProxy } from './helpers/flaky-proxy.js';
+import {
+  checkpoints,
+  countAt,
+  countInDataDir,
+  FIXTURES,
+  ingestAvailable,
+  writeTurnsCsv,
+} from './helpers/import.js';
+import { tempDir } from './helpers/temp.js';
+
+/**
+ * `cas import` end to end: the built CLI as a child process, the real service over real DuckDB files.
+ * Ingestion is built concurrently; until `POST /events/queue` and `event-counts` exist these skip.
+ */
+let ready = false;
+const dir = tempDir('cas-import-');
+beforeAll(async () => {
+  ready = await ingestAvailable();
+});
+afterAll(() => dir.cleanup());
+
+function needIngest(ctx: TestContext): void {
+  if (!ready) ctx.skip('the service has no /events/queue and /summary/event-counts yet');
+}
+
+const fixtures = ['turns.csv', 'events.jsonl', 'turns-more.csv.gz'].map((f) => join(FIXTURES, f));
+const summaryOf = (stdout: string) =>
+  JSON.parse(stdout) as Record<
+    'records' | 'events' | 'accepted' | 'duplicates' | 'rejected' | 'batches' | 'retries' | 'skipped',
+    number
+  >;
+
+describe('cas import into the embedded service', () => {
+  it('stores every fixture event exactly once; a re-run sends nothing, --restart only duplicates', async (ctx) => {
+    needIngest(ctx);
+    const data = join(dir.path, 'fixtures');
+    const first = await runCli(['import', ...fixtures, '--data-dir', data, '--json']);
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    const s1 = summaryOf(first.stdout);
+    expect(s1).toMatchObject({ records: 384, events: 559, accepted: 559, duplicates: 0, rejected: 0 });
+    const stored = await countInDataDir(data);
+    expect(stored).toBeGreaterThanOrEqual(559);
+
+    const again = await runCli(['import', ...fixtures, '--data-dir', data, '--json']);
+    expect(again.code).toBe(0);
+    expect(summaryOf(again.stdout)).toMatchObject({ records: 384, skipped: 384, events: 0, accepted: 0 });
+    expect(again.stderr).toMatch(/already imported/);
+
+    const restart = await runCli(['import', ...fixtures, '--data-dir', data, '--json', '--restart']);
+    expect(restart.code).toBe(0);
+    expect(summaryOf(restart.stdout)).toMatchObject({ events: 559, accepted: 0, duplicates: 559 });
+    expect(await countInDataDir(data)).toBe(stored);
+  });
+
+  it('imports every good row of a malformed file, reports each bad one with file:line, exits 6', async (ctx) => {
+    needIngest(ctx);
+    const good = [
+      '2024-03-01T10:00:00Z,u1,How do I reset it?,Open settings,gpt-4o,12',
+      '2024-03-01T10:02:00Z,u1,Thanks,You are welcome,gpt-4o,8',
+      '2024-03-01T11:00:00Z,u2,"Where is my order, please?","On its way, ""tomorrow""",gpt-4o-mini,30',
+    ];
+    const header = 'timestamp,user_id,user,assistant,model,prompt_tokens';
+    const bad = Buffer.concat([
+      Buffer.from(
+        [
+          header,
+          good[0],
+          'next tuesday,u1,When?,Soon,gpt-4o,5', // line 3: bad timestamp
+          '2024-03-01T10:01:00Z,u1,,No question,gpt-4o,5', // line 4: missing utterance
+          good[1],
+          '2024-03-01T10:03:00Z,u1,Hi,Hello,gpt-4o,lots', // line 6: wrong type
+          '2024-03-01T10:04:00Z,u1,"Broken "quote,x,gpt-4o,5', // line 7: broken quoting
+          '',
+        ].join('\n'),
+      ),
+      Buffer.from('2024-03-01T10:05:00Z,u1,caf'),
+      Buffer.from([0xe9, 0x21]), // line 8: latin-1 é, not UTF-8
+      Buffer.from(`,Hello,gpt-4o,5\n${good[2]}\n`),
+    ]);
+    const file = join(dir.path, 'malformed.csv');
+    writeFileSync(file, bad);
+    const clean = join(dir.path, 'clean.csv');
+    writeFileSync(clean, `${[header, ...good].join('\n')}\n`);
+    const rejects = join(dir.path, 'rejects.jsonl');
+    const data = join(dir.path, 'malformed');
+    const run = await runCli([
+      'import',
+      file,
+      '--kind',
+      'turn',
+      '--data-dir',
+      data,
+      '--json',
+      '--reject-file',
+      rejects,
+    ]);
+    expect(run.code).toBe(6);
+    const lines = run.stderr.trim().split('\n');
+    expect(lines.map((l) => l.slice(0, l.indexOf(': ')))).toEqual([3, 4, 6, 7, 8].map((n) => `${file}:${n}`));
+    expect(run.stderr).toMatch(/:3: timestamp "next tuesday"/);
+    expect(run.stderr).toMatch(/:4: missing user utterance/);
+    expect(run.stderr).toMatch(/:6: prompt_tokens must be a number, got "lots"/);
+    expect(run.stderr).toMatch(/:7: broken quoting/);
+    expect(run.stderr).toMatch(/:8: invalid UTF-8/);
+    expect(summaryOf(run.stdout)).toMatchObject({ records: 8, rejected: 5 });
+    const written = readFileSync(rejects, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(written.map((r) => [r.line, typeof r.reason])).toEqual([3, 4, 6, 7, 8].map((n) => [n, 'string']));
+    expect(written[0]).toMatchObject({ file, record: { timestamp: 'next tuesday', user_id: 'u1' } });
+    // The good rows are stored as if the bad ones had never been there.
+    const cleanData = join(dir.path, 'clean');
+    expect((await runCli(['import', clean, '--kind', 'turn', '--data-dir', cleanData])).code).toBe(0);
+    expect(await countInDataDir(data)).toBe(await countInDataDir(cleanData));
+  });
+
+  it('after SIGKILL part-way through 200,000 records, a re-run leaves every event stored exactly once', async (ctx) => {
+    needIngest(ctx);
+    const file = join(dir.path, 'big.csv');
+    await writeTurnsCsv(file, 200_000);
+    // The uninterrupted import to compare with runs alongside (two processes, two data directories).
+    const fresh = join(dir.path, 'fresh');
+    const uninterrupted = runCli(['import', file, '--kind', 'turn', '--data-dir', fresh]);
+    const killed = join(dir.path, 'killed');
+    const child = spawn(
+      process.execPath,
+      [CAS_BIN, 'import', file, '--kind', 'turn', '--data-dir', killed, '--json'],
+      {
+        env: cleanEnv(),
+        stdio: 'ignore',
+      },
+    );
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // Kill once a checkpoint shows real progress, well before the end.
+    for (;;) {
+      const cp = checkpoints(killed)[0];
+      if (cp && cp.position > 20_000) break;
+      if (child.exitCode !== null) throw new Error('the import finished before it could be killed');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill('SIGKILL');
+    expect(await exited).toBeNull();
+    const at = checkpoints(killed)[0];
+    expect(at?.complete).toBe(false);
+    expect(at?.position).toBeLessThan(200_000);
+
+    const resumed = await runCli(['import', file, '--kind', 'turn', '--data-dir', killed, '--json']);
+    expect(resumed.code).toBe(0);
+    expect(summaryOf(resumed.stdout).skipped).toBe(at?.position);
+    expect(summaryOf(resumed.stdout).records).toBe(200_000);
+    expect((await uninterrupted).code).toBe(0);
+    expect(await countInDataDir(killed)).toBe(await countInDataDir(fresh));
+  }, 600_000);
+});
+
+describe('cas import through a misbehaving proxy', () => {
+  it('completes despite 429 + Retry-After and dropped connections, with the same stored counts', async (ctx) => {
+    needIngest(ctx);
+    const data = join(dir.path, 'proxied');
+    const service = await startService({
+      dataDir: data,
+      port: 0,
+      provision: { apiKey: 'proxy-key', projectId: 'proxy-project' },
+    });
+    const proxy = await startFlakyProxy(service.url, {
+      rateLimitEvery: 5,
+      dropEvery: 7,
+      retryAfterSeconds: 1,
+    });
+    try {
+      const args = ['--endpoint', proxy.url, '--api-key', 'proxy-key', '--project', 'proxy-project'];
+      const run = await runCli([
+        'import',
+        ...fixtures,
+        ...args,
+        '--batch-size',
+        '25',
+        '--data-dir',
+        data,
+        '--json',
+      ]);
+      expect(run.code).toBe(0);
+      const summary = summaryOf(run.stdout);
+      expect(summary).toMatchObject({ events: 559, rejected: 0 });
+      expect(summary.accepted + summary.duplicates).toBeGreaterThanOrEqual(559);
+      expect(summary.retries).toBeGreaterThan(0);
+      expect(proxy.counts.limited).toBeGreaterThan(0);
+      expect(proxy.counts.droppedAfter).toBeGreaterThan(0);
+      const stored = await countAt(service.url, 'proxy-key', 'proxy-project');
+      const direct = join(dir.path, 'direct');
+      expect((await runCli(['import', ...fixtures, '--data-dir', direct])).code).toBe(0);
+      expect(stored).toBe(await countInDataDir(direct));
+    } finally {
+      await proxy.close();
+      await service.close();
+    }
+  }, 120_000);
+});

@@ -1,0 +1,215 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { at, byName, queue, storedEvents, turn, userById } from './helpers/ingest.js';
+import { startTestService, type TestService } from './helpers/service.js';
+
+let t: TestService;
+beforeAll(async () => {
+  t = await startTestService();
+});
+afterAll(() => t.stop());
+
+async function count(sessionId: string): Promise<number> {
+  const ranges = encodeURIComponent(
+    JSON.stringify([{ start: '2000-01-01T00:00:00Z', end: '2100-01-01T00:00:00Z' }]),
+  );
+  const res = await t.get(`/bc/v1/summary/event-counts?ranges=${ranges}&session_id=${sessionId}`);
+  expect(res.status).toBe(200);
+  return (res.json as number[])[0]!;
+}
+
+describe('idempotency and all-or-nothing batches (decisions §4)', () => {
+  const batch = [
+    { type: 'start_session', session_id: 'dup-s', user_id: 'dup-user', event_id: 'd1', timestamp: at(0) },
+    turn(
+      'dup-s',
+      at(1),
+      { model: 'gpt-4o-mini', prompt_tokens: 10, completion_tokens: 5 },
+      { event_id: 'd2' },
+    ),
+    { type: 'track', event: 'Clicked', session_id: 'dup-s', event_id: 'd3', timestamp: at(2) },
+    { type: 'end_session', session_id: 'dup-s', event_id: 'd4', timestamp: at(3) },
+  ];
+
+  it('stores a re-posted batch once and reports every event as a duplicate, even for the ended session', async () => {
+    expect((await queue(t, batch)).json).toEqual({ status: 'ok', accepted: 4, duplicates: 0 });
+    const stored = await count('dup-s');
+    expect(stored).toBe(7); // 4 sent + Conversation Started, Conversation Ended, Conversation Summary
+    expect((await queue(t, batch)).json).toEqual({ status: 'ok', accepted: 0, duplicates: 4 });
+    expect(await count('dup-s')).toBe(stored);
+  });
+
+  it('treats a repeated event_id inside one batch as a duplicate', async () => {
+    const twice = [
+      { type: 'start_session', session_id: 'twice', device_id: 'tw-d', event_id: 'tw-1', timestamp: at(0) },
+      { type: 'track', event: 'Clicked', session_id: 'twice', event_id: 'tw-2', timestamp: at(1) },
+      { type: 'track', event: 'Clicked', session_id: 'twice', event_id: 'tw-2', timestamp: at(1) },
+    ];
+    expect((await queue(t, twice)).json).toEqual({ status: 'ok', accepted: 2, duplicates: 1 });
+    expect(byName(await storedEvents(t, 'twice'), 'Clicked')).toHaveLength(1);
+  });
+
+  it('stores nothing from a batch with one invalid element and names [index].field', async () => {
+    const res = await queue(t, [
+      { type: 'start_session', session_id: 'bad-batch', device_id: 'bb-d', timestamp: at(0) },
+      turn('bad-batch', at(1), {}),
+      turn('bad-batch', at(2), { user: 7 }),
+    ]);
+    expect(res.status).toBe(400);
+    expect(res.json).toMatchObject({ code: 'invalid_input', issues: [{ path: '[2].properties.user' }] });
+    expect(await count('bad-batch')).toBe(0);
+  });
+
+  it('refuses a turn for an ended session with 409 session_ended, storing nothing of its batch', async () => {
+    const res = await queue(t, [
+      { type: 'start_session', session_id: 'fresh-one', device_id: 'f1', timestamp: at(0) },
+      turn('dup-s', at(10), {}),
+    ]);
+    expect(res.status).toBe(409);
+    expect(res.json).toMatchObject({ code: 'session_ended', issues: [{ path: '[1].session_id' }] });
+    expect(await count('fresh-one')).toBe(0);
+    const single = await t.post('/bc/v1/events/event/conversation-turn', turn('dup-s', at(11), {}));
+    expect(single.status).toBe(409);
+    expect(single.json).toMatchObject({ code: 'session_ended', issues: [{ path: 'session_id' }] });
+    // The refused batch left no trace: its new session starts cleanly later.
+    expect((await queue(t, [turn('fresh-one', at(20), {}, { device_id: 'f1' })])).status).toBe(200);
+    expect(byName(await storedEvents(t, 'fresh-one'), 'Session Started')).toHaveLength(1);
+  });
+});
+
+describe('requests committed together', () => {
+  it('answers each request on its own: a refused one does not sink those sent alongside', async () => {
+    const sessions = Array.from({ length: 6 }, (_, i) => `together-${i}`);
+    const results = await Promise.all(
+      sessions.map((s, i) =>
+        queue(t, [
+          { type: 'start_session', session_id: s, device_id: `${s}-d`, timestamp: at(0) },
+          // Every third request also sends a turn for a session that ended: 409 for that request only.
+          ...(i % 3 === 2 ? [turn('dup-s', at(5), {})] : [turn(s, at(1), {})]),
+        ]),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual([200, 200, 409, 200, 200, 409]);
+    for (const [i, s] of sessions.entries()) expect(await count(s)).toBe(i % 3 === 2 ? 0 : 3);
+  });
+});
+
+describe('session and conversation states (spec part 3)', () => {
+  it('needs a user or device for a new session (400)', async () => {
+    const res = await queue(t, [turn('no-user', at(0), {})]);
+    expect(res.status).toBe(400);
+    expect(res.json).toMatchObject({ issues: [{ path: '[0].user_id' }] });
+  });
+
+  it('defaults to the single open conversation, then <session>/2 after it ends, merging end properties', async () => {
+    const s = 'conv-s';
+    const res = await queue(t, [
+      { type: 'start_session', session_id: s, user_id: 'conv-user', timestamp: at(0) },
+      {
+        type: 'track',
+        event: 'Conversation Started',
+        session_id: s,
+        timestamp: at(1),
+        properties: { topic: 'billing' },
+      },
+      turn(s, at(2), {}),
+      {
+        type: 'track',
+        event: 'Conversation Ended',
+        session_id: s,
+        timestamp: at(3),
+        properties: { resolved: true },
+      },
+      turn(s, at(4), {}),
+    ]);
+    expect(res.status).toBe(200);
+    const events = await storedEvents(t, s);
+    expect(byName(events, 'Conversation Turn').map((e) => e.conversation_id)).toEqual([`${s}/1`, `${s}/2`]);
+    const ended = await t.service.db.read.one<{ properties: string }>(
+      "SELECT properties::VARCHAR AS properties FROM conversations WHERE conversation_id = 'conv-s/1'",
+    );
+    expect(JSON.parse(ended!.properties)).toEqual({ topic: 'billing', resolved: true });
+    const closed = await queue(t, [turn(s, at(5), {}, { conversation_id: `${s}/1` })]);
+    expect(closed.status).toBe(409);
+    expect(closed.json).toMatchObject({
+      code: 'conversation_closed',
+      issues: [{ path: '[0].conversation_id' }],
+    });
+  });
+
+  it('asks for conversation_id when several conversations are open (400 naming them)', async () => {
+    const s = 'multi-s';
+    await queue(t, [
+      { type: 'start_session', session_id: s, device_id: 'multi-d', timestamp: at(0) },
+      { type: 'track', event: 'Conversation Started', session_id: s, conversation_id: 'a', timestamp: at(1) },
+      { type: 'track', event: 'Conversation Started', session_id: s, conversation_id: 'b', timestamp: at(2) },
+    ]);
+    const res = await queue(t, [turn(s, at(3), {})]);
+    expect(res.status).toBe(400);
+    expect((res.json as { message: string }).message).toContain('2 open conversations ("a", "b")');
+    expect((await queue(t, [turn(s, at(4), {}, { conversation_id: 'b' })])).status).toBe(200);
+  });
+
+  it('keeps one user per session: another identified user is a conflict', async () => {
+    await queue(t, [{ type: 'start_session', session_id: 'owned', user_id: 'owner', timestamp: at(0) }]);
+    await queue(t, [{ type: 'identify', id: 'intruder' }]);
+    const res = await queue(t, [turn('owned', at(1), {}, { user_id: 'intruder' })]);
+    expect(res.status).toBe(409);
+    expect(res.json).toMatchObject({ code: 'conflict', issues: [{ path: '[0].user_id' }] });
+    const same = await queue(t, [turn('owned', at(2), {}, { user_id: 'owner' })]);
+    expect(same.status, JSON.stringify(same.json)).toBe(200);
+    expect((await queue(t, [{ type: 'start_session', session_id: 'owned', user_id: 'owner' }])).status).toBe(
+      409,
+    );
+  });
+
+  it('gives a device-only session to the user the device is linked to, and dates a user by its first event', async () => {
+    await queue(t, [{ type: 'identify', id: 'linked-user', device_id: 'linked-d', timestamp: at(100) }]);
+    await queue(t, [
+      { type: 'start_session', session_id: 'by-device', device_id: 'linked-d', timestamp: at(50) },
+      turn('by-device', at(60), {}),
+    ]);
+    const events = await storedEvents(t, 'by-device');
+    expect(new Set(events.map((e) => e.user_id))).toEqual(new Set(['linked-user']));
+    // Imported history: the session's earlier timestamps move the user's creation back.
+    expect((await userById(t, 'linked-user')).created_at).toBe(at(50));
+  });
+
+  it('sees identity changes made through the user routes while the session is open', async () => {
+    await queue(t, [
+      { type: 'start_session', session_id: 'routed', device_id: 'routed-d', timestamp: at(0) },
+    ]);
+    const linked = await t.post('/bc/v1/user/identify', { id: 'routed-user', device_id: 'routed-d' });
+    expect(linked.status).toBe(200);
+    // The route merged the device's anonymous user: the session's user is routed-user now.
+    const res = await queue(t, [turn('routed', at(1), {}, { user_id: 'routed-user' })]);
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    const events = await storedEvents(t, 'routed');
+    expect(new Set(events.map((e) => e.user_id))).toEqual(new Set(['routed-user']));
+  });
+
+  it('answers a repeated per-event post with an empty list: nothing new was stored', async () => {
+    const event = {
+      session_id: 'rep',
+      device_id: 'rep-d',
+      event: 'Clicked',
+      event_id: 'rep-1',
+      timestamp: at(0),
+    };
+    const first = await t.post('/bc/v1/events/event/track', event);
+    expect((first.json as unknown[]).length).toBe(2);
+    const again = await t.post('/bc/v1/events/event/track', event);
+    expect(again).toEqual({ status: 200, json: [] });
+  });
+
+  it('refuses an alias whose previous id nobody has (409 naming previous_id)', async () => {
+    const res = await queue(t, [{ type: 'alias', id: 'new-id', previous_id: 'nobody-has-this' }]);
+    expect(res.status).toBe(409);
+    expect(res.json).toMatchObject({ issues: [{ path: '[0].previous_id' }] });
+    const ok = await queue(t, [
+      { type: 'identify', id: 'al-old' },
+      { type: 'alias', id: 'al-new', previous_id: 'al-old' },
+    ]);
+    expect(ok.status).toBe(200);
+    expect((await userById(t, 'al-old')).aliases).toEqual(['al-old', 'al-new']);
+  });
+});
