@@ -27,7 +27,7 @@ const fixtures = readdirSync(join(root, 'fixtures'))
 process.stderr.write(`demo data directory: ${dataDir}\n`);
 cas_(['import', ...fixtures]);
 // The fixtures span a fixed past window, so every chart names it instead of "the last 30 days".
-const window = ['--from', '2025-03-01', '--to', '2025-03-31', '--tz', 'UTC', '--format', 'table'];
+const window = ['--from', '2025-01-06', '--to', '2025-02-02', '--tz', 'UTC', '--format', 'table'];
 cas_([
   'chart',
   'segmentation',

@@ -1,11 +1,13 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userRecordSchema } from '../src/shared/users.js';
 import { VERSION } from '../src/shared/version.js';
-import { runCli, startServe, stopChild } from './helpers/cli.js';
+import { CAS_BIN, cleanEnv, runCli, startServe, stopChild } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
 
 const dirs: Array<{ cleanup: () => void }> = [];
@@ -181,6 +183,20 @@ describe('help, version and usage errors', () => {
       expect(result.code).toBe(0);
       expect(result.stdout).toMatch(/Examples:\n\s+\$ cas /);
     }
+  });
+
+  it('stops quietly when the reader of stdout goes away (cas ... | head -1)', async () => {
+    const fixture = fileURLToPath(new URL('../fixtures/events.jsonl', import.meta.url));
+    const child = spawn(process.execPath, [CAS_BIN, 'import', fixture, '--dry-run', '--json'], {
+      env: cleanEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout.once('data', () => child.stdout.destroy());
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code).toBe(0);
+    expect(stderr).not.toMatch(/EPIPE|Error/);
   });
 
   it('exits 2 naming an unknown flag', async () => {

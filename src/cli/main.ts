@@ -62,11 +62,19 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+// A reader that goes away (`cas ... | head`) is not an error of ours: stop quietly.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  });
+}
+
 main(process.argv).then(
   (code) => {
     process.exitCode = code;
-    // The embedded service and keep-alive sockets are closed by now; exit promptly regardless.
-    setImmediate(() => process.exit(code));
+    // Exit promptly (the embedded service and sockets are closed by now), but only once stdout has
+    // drained: a pipe may still hold megabytes of output that process.exit would cut short.
+    process.stdout.write('', () => process.exit(code));
   },
   (error: unknown) => {
     process.stderr.write(`cas: ${String(error)}\n`);
