@@ -3,4 +3,5 @@ export const BENCH_LIST: Record<string, () => Promise<{ run(args: string[]): Pro
   charts: () => import('./charts.js'),
   import: () => import('./import.js'),
   ingest: () => import('./ingest.js'),
+  load: () => import('./load.js'),
 };

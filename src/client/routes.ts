@@ -46,6 +46,7 @@ export interface EventCountRange {
 export interface EventCountFilters {
   session_id?: string;
   conversation_id?: string;
+  event_name?: string;
 }
 
 export interface LiveEventsQuery {
@@ -140,7 +141,12 @@ export function eventCounts(
   return client.request({
     method: 'GET',
     path: '/bc/v1/summary/event-counts',
-    query: { ranges, session_id: filters?.session_id, conversation_id: filters?.conversation_id },
+    query: {
+      ranges,
+      session_id: filters?.session_id,
+      conversation_id: filters?.conversation_id,
+      event_name: filters?.event_name,
+    },
     schema: eventCountsSchema,
     ...signalOf(options),
   });
