@@ -4,4 +4,5 @@ export const BENCH_LIST: Record<string, () => Promise<{ run(args: string[]): Pro
   import: () => import('./import.js'),
   ingest: () => import('./ingest.js'),
   load: () => import('./load.js'),
+  startup: () => import('./startup.js'),
 };

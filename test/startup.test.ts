@@ -1,0 +1,44 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CAS_BIN, cleanEnv } from './helpers/cli.js';
+import { tempDir } from './helpers/temp.js';
+
+const hook = fileURLToPath(new URL('./support/trace-loads.mjs', import.meta.url));
+const dir = tempDir('cas-startup-');
+afterAll(() => dir.cleanup());
+
+/** The module URLs a CLI invocation loads (through an ESM loader hook), and its exit code. */
+function loads(args: string[], name: string): { code: number | null; urls: string[] } {
+  const file = join(dir.path, `${name}.txt`);
+  const result = spawnSync(process.execPath, ['--import', hook, CAS_BIN, ...args], {
+    env: cleanEnv({ CAS_TRACE_FILE: file }),
+    encoding: 'utf8',
+  });
+  return { code: result.status, urls: readFileSync(file, 'utf8').trim().split('\n') };
+}
+
+// service/lock-error.js is allowed: a dependency-free error class the exit-code mapping needs.
+const HEAVY = /@duckdb|\/fastify\/|\/undici\/|\/service\/(?!lock-error\.js)|\/zod\//;
+
+describe('command-line start-up (issue 8)', () => {
+  it.each([
+    [['--help'], 'help'],
+    [['--version'], 'version'],
+    [['chart', '--help'], 'chart-help'],
+    [['import', '--help'], 'import-help'],
+  ])('cas %j loads no database, HTTP stack or schemas', (args, name) => {
+    const { code, urls } = loads(args, name);
+    expect(code).toBe(0);
+    expect(urls.some((u) => u.includes('/dist/cli/program.js'))).toBe(true);
+    expect(urls.filter((u) => HEAVY.test(u))).toEqual([]);
+  });
+
+  it('the tracer sees the heavy stacks when a command does load them', () => {
+    const { urls } = loads(['identify', '--id', 'x', '--data-dir', join(dir.path, 'data')], 'identify');
+    expect(urls.some((u) => u.includes('@duckdb'))).toBe(true);
+    expect(urls.some((u) => u.includes('/fastify/'))).toBe(true);
+  });
+});
