@@ -275,6 +275,24 @@ describe('users', () => {
     expect(text).toContain('Largest: pro (60.0%, 6 users); smallest: (none) (10.0%, 1 user)');
   });
 
+  it('says every slice is equal on a tie instead of naming one as both largest and smallest', () => {
+    const raw = {
+      chart_name: 'plan',
+      slices: [
+        { label: 'free', value: 1, percent: 50 },
+        { label: 'pro', value: 1, percent: 50 },
+      ],
+    };
+    const view: ChartView = {
+      ...usersView,
+      response: chartResponseSchemas['user-composition'].parse(raw),
+      raw,
+    };
+    const text = renderChart(view, 'table', { color: false, verbose: false });
+    expect(text).toContain('Every slice: 50.0%, 1 user');
+    expect(text).not.toContain('Largest');
+  });
+
   it('writes JSONL and CSV with the same slices', () => {
     const jsonl = renderChart(usersView, 'jsonl', { color: false, verbose: false }).trimEnd().split('\n');
     expect(jsonl.map((l) => JSON.parse(l))).toEqual(

@@ -44,7 +44,11 @@ function slicesBlock(
     (a, s) => (a && a.value <= s.value ? a : s),
     undefined,
   );
-  if (largest && smallest) {
+  if (largest && smallest && largest.value === smallest.value) {
+    // A tie throughout (or one slice): naming one slice as both largest and smallest misreads as a lone winner.
+    if (slices.length > 1)
+      highlights.push(`Every slice: ${formatPercent(largest.percent)}, ${users(largest.value)}`);
+  } else if (largest && smallest) {
     highlights.push(
       `Largest: ${largest.label} (${formatPercent(largest.percent)}, ${users(largest.value)}); smallest: ${smallest.label} (${formatPercent(smallest.percent)}, ${users(smallest.value)})`,
     );
