@@ -62,11 +62,12 @@ describe('delivery faults', () => {
 
   it('survives a throttled service whose answers sometimes arrive after the client gave up', async () => {
     const serve = await startServe(['--data-dir', join(dir.path, 'slow'), ...creds]);
-    // Every third answer takes 1.5 s against a 1 s timeout: the service has committed the batch, the
+    // Every third answer takes 4 s against a 2 s timeout: the service has committed the batch, the
     // client times out and sends it again, and the service acknowledges the repeat as duplicates.
-    const proxy = await startControlledProxy(serve.info.url, { delayMs: 1_500, slowEvery: 3 });
+    // (The margins are wide so that ordinary answers on a loaded CI machine never look slow.)
+    const proxy = await startControlledProxy(serve.info.url, { delayMs: 4_000, slowEvery: 3 });
     try {
-      const result = await importVia(proxy.url, ['--timeout', '1000', '--json']);
+      const result = await importVia(proxy.url, ['--timeout', '2000', '--retries', '8', '--json']);
       expect(result.code).toBe(0);
       const summary = JSON.parse(result.stdout) as { retries: number; duplicates: number };
       expect(summary.retries).toBeGreaterThan(0);

@@ -71,7 +71,8 @@ export function isTimeZone(tz: string): boolean {
     } catch {
       known = false;
     }
-    zoneCache.set(tz, known);
+    // Only known zones are cached: caching misses would let a stream of made-up names grow the map.
+    if (known) zoneCache.set(tz, known);
   }
   return known;
 }

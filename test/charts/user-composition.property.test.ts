@@ -47,5 +47,7 @@ it('user composition in SQL equals the brute-force reference on random projects 
     }),
     { numRuns: 200 },
   );
-  expect(sliced).toBeGreaterThan(40);
+  // A guard that the generator keeps producing multi-slice charts (typically ~50 of 200), with
+  // headroom so an unlucky draw of random cases does not fail the run.
+  expect(sliced).toBeGreaterThan(20);
 }, 300_000);

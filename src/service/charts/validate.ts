@@ -62,7 +62,8 @@ async function zoneKnown(db: Queryable, tz: string): Promise<boolean> {
       .run(`SELECT TIMESTAMPTZ '2000-01-01 00:00:00+00' AT TIME ZONE $1`, [tz])
       .then(() => true)
       .catch(() => false);
-    knownZones.set(tz, known);
+    // Only known zones are cached: caching misses would let a stream of made-up names grow the map.
+    if (known) knownZones.set(tz, known);
   }
   return known;
 }

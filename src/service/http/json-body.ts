@@ -2,25 +2,40 @@ import { formatPath } from '../../shared/errors.js';
 import { FORBIDDEN_KEYS } from '../../shared/primitives.js';
 import { ServiceError } from '../errors.js';
 
+/** A node of the walk; the path is rebuilt from parent links only when a key is found. */
+interface WalkNode {
+  node: unknown;
+  parent: WalkNode | undefined;
+  key: PropertyKey | undefined;
+}
+
+function pathOf(leaf: WalkNode): PropertyKey[] {
+  const path: PropertyKey[] = [];
+  for (let n: WalkNode | undefined = leaf; n?.key !== undefined; n = n.parent) path.push(n.key);
+  return path.reverse();
+}
+
 /**
  * Finds the first `__proto__` / `constructor` / `prototype` key anywhere in a parsed body and returns
  * its path, so the 400 can say where it is. JSON.parse itself stores such keys as plain own
- * properties, so the walk is safe; nothing spreads the body before this check.
+ * properties, so the walk is safe; nothing spreads the body before this check. Parent links instead
+ * of a copied path per node: copying made 100,000 levels of `[[[…]]]` (200 KB) cost O(depth²), about
+ * 45 s of CPU per request.
  */
 export function findForbiddenKey(value: unknown): string | undefined {
-  const stack: Array<{ node: unknown; path: PropertyKey[] }> = [{ node: value, path: [] }];
-  while (stack.length > 0) {
-    const { node, path } = stack.pop()!;
+  const stack: WalkNode[] = [{ node: value, parent: undefined, key: undefined }];
+  for (let walk = stack.pop(); walk !== undefined; walk = stack.pop()) {
+    const { node } = walk;
     if (Array.isArray(node)) {
       for (let i = 0; i < node.length; i++) {
         const item: unknown = node[i];
-        if (item !== null && typeof item === 'object') stack.push({ node: item, path: [...path, i] });
+        if (item !== null && typeof item === 'object') stack.push({ node: item, parent: walk, key: i });
       }
     } else if (node !== null && typeof node === 'object') {
       for (const key of Object.keys(node)) {
-        if (FORBIDDEN_KEYS.has(key)) return formatPath([...path, key]);
+        if (FORBIDDEN_KEYS.has(key)) return formatPath([...pathOf(walk), key]);
         const child: unknown = (node as Record<string, unknown>)[key];
-        if (child !== null && typeof child === 'object') stack.push({ node: child, path: [...path, key] });
+        if (child !== null && typeof child === 'object') stack.push({ node: child, parent: walk, key });
       }
     }
   }

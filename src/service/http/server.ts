@@ -4,6 +4,7 @@ import { invalidInput, ServiceError } from '../errors.js';
 import type { Scope } from '../identity/identity.js';
 import type { Tenants } from '../store/tenants.js';
 import { authenticate } from './auth.js';
+import { clientErrorHandler, frameworkErrorHandler } from './client-errors.js';
 import { parseJsonBody } from './json-body.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { RouteSpec } from './route.js';
@@ -26,10 +27,29 @@ declare module 'fastify' {
 
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const;
 
+/**
+ * Messages quote caller text (ids, cohort names, paths): one line and bounded, whatever was quoted,
+ * so an error can neither forge extra log lines nor balloon.
+ */
+function oneLineMessage(message: string): string {
+  let escaped = '';
+  for (const c of message) {
+    const code = c.charCodeAt(0);
+    escaped += code < 0x20 || code === 0x7f ? `\\u${code.toString(16).padStart(4, '0')}` : c;
+  }
+  return escaped.length > 500 ? `${escaped.slice(0, 497)}...` : escaped;
+}
+
 function send(reply: FastifyReply, error: ServiceError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
-  return reply.status(error.status).type('application/json').send(error.toBody());
+  const body = error.toBody();
+  return reply
+    .status(error.status)
+    .type('application/json')
+    .send({ ...body, message: oneLineMessage(body.message) });
 }
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Maps fastify's own failures (parsing, limits) onto decisions §1 statuses and codes. */
 function toServiceError(error: FastifyError): ServiceError | undefined {
@@ -54,13 +74,25 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     return503OnClosing: true,
     // Query strings like chartControls[range][start] stay flat keys; the chart routes read both forms.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // Refusals before any route runs (bad HTTP, 16 KiB header overflow, bad percent-encoding) get
+    // our error body too, not fastify's.
+    clientErrorHandler,
+    frameworkErrors: frameworkErrorHandler,
   });
 
   // Our own JSON parser names the path of a forbidden key; no other body type is accepted (415).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    let text: string;
     try {
-      done(null, parseJsonBody(body as string));
+      // Strict decoding: invalid UTF-8 is refused, never stored as U+FFFD.
+      text = utf8.decode(body as Buffer);
+    } catch {
+      done(new ServiceError(400, 'invalid_input', 'request body is not valid UTF-8'), undefined);
+      return;
+    }
+    try {
+      done(null, parseJsonBody(text));
     } catch (error) {
       done(error as Error, undefined);
     }

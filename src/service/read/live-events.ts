@@ -24,17 +24,20 @@ type Row = {
  * caller id (after merges and aliases) and `user_traits` their current traits (decisions §4).
  */
 export function liveEventsRoute(db: Database, limits: Limits) {
-  const query = z.object({
-    start: instantSchema,
-    end: instantSchema,
-    limit: z.coerce
-      .number()
-      .int('must be a whole number')
-      .min(1, 'must be at least 1')
-      .max(limits.liveEventsMax, `must be at most ${limits.liveEventsMax}`)
-      .default(limits.liveEventsDefault),
-    session_id: optionalId,
-  });
+  const query = z
+    .object({
+      start: instantSchema,
+      end: instantSchema,
+      limit: z.coerce
+        .number()
+        .int('must be a whole number')
+        .min(1, 'must be at least 1')
+        .max(limits.liveEventsMax, `must be at most ${limits.liveEventsMax}`)
+        .default(limits.liveEventsDefault),
+      session_id: optionalId,
+    })
+    // An inverted range is a mistake, not an empty answer (event-counts refuses it the same way).
+    .refine((q) => q.start <= q.end, { message: 'end must not be before start', path: ['end'] });
   return route({
     method: 'GET',
     url: '/bc/v1/live-events/events',

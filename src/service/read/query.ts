@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { idSchema } from '../../shared/primitives.js';
+import { isDateOnly } from '../../shared/time-bins.js';
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
@@ -11,9 +12,14 @@ const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?
 export const instantSchema = z
   .string()
   .trim()
-  .refine((s) => (DATE_ONLY.test(s) || DATE_TIME.test(s)) && !Number.isNaN(Date.parse(s)), {
-    message: 'must be an ISO 8601 date, or a time with Z or an offset',
-  })
+  // isDateOnly on the date part: Date.parse rolls 2025-02-30 over to 2 March instead of refusing it.
+  .refine(
+    (s) =>
+      (DATE_ONLY.test(s) || DATE_TIME.test(s)) && isDateOnly(s.slice(0, 10)) && !Number.isNaN(Date.parse(s)),
+    {
+      message: 'must be an ISO 8601 date, or a time with Z or an offset',
+    },
+  )
   .transform((s) => Date.parse(DATE_ONLY.test(s) ? `${s}T00:00:00Z` : s));
 
 /** Optional scoping parameters the read routes share; empty values count as absent. */

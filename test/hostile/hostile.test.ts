@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../helpers/service.js';
+import { BODY_ROUTES, bodyCases, queueCases } from './bodies.js';
+import { expectRefusal, type HostileCase, send, snapshot } from './harness.js';
+import { chartCases, RANGE, readCases } from './queries.js';
+
+/**
+ * Issue 7, item 1: every route refuses hostile input with a 4xx JSON error, never a 500 or a hang,
+ * and nothing in the project changes. Cases that are legitimately valid reads (SQL text as a filter
+ * value, a catastrophic regex) must answer 200 with the harmless result; valid *writes* live in
+ * accepted.test.ts, on a service of their own, so the before/after comparison here stays exact.
+ */
+
+let t: TestService;
+let before: unknown;
+const LONG = `${'a'.repeat(200_000)}!`;
+
+beforeAll(async () => {
+  t = await startTestService(undefined, {
+    limits: { chartRatePerSecond: 0, ingestRatePerSecond: 0 },
+  });
+  // A second organization's project, so "foreign project" cases name a project that exists.
+  await t.service.tenants.provision({ apiKey: 'other-org-key', projectId: 'other-org-project' });
+  expect((await t.post('/bc/v1/user/identify', { id: 'alice', traits: { plan: 'pro' } })).status).toBe(200);
+  const seeded = await t.post('/bc/v1/events/queue', [
+    { type: 'start_session', session_id: 's1', user_id: 'alice', timestamp: '2025-03-09T10:00:00Z' },
+    {
+      type: 'track',
+      event: `${'a'.repeat(99)}!`,
+      session_id: 's1',
+      timestamp: '2025-03-09T10:01:00Z',
+      properties: { long: LONG },
+    },
+    {
+      type: 'track',
+      event: 'Conversation Turn',
+      session_id: 's1',
+      timestamp: '2025-03-09T10:02:00Z',
+      properties: { user: 'hi', assistant: 'hello' },
+    },
+  ]);
+  expect(seeded.status, JSON.stringify(seeded.json)).toBe(200);
+  before = await snapshot(t, t.projectId);
+});
+afterAll(() => t.stop());
+
+const CASES: HostileCase[] = [
+  ...BODY_ROUTES.flatMap(bodyCases),
+  ...queueCases(),
+  ...chartCases(),
+  ...readCases(),
+];
+
+describe('hostile input is refused with a 4xx JSON error', () => {
+  it('has at least 150 cases', () => {
+    expect(CASES.length).toBeGreaterThanOrEqual(150);
+    expect(new Set(CASES.map((c) => c.name)).size).toBe(CASES.length);
+  });
+
+  it.each(CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+    expectRefusal(c, await send(t, c));
+  });
+});
+
+const chart = (kind: string, controls: unknown) =>
+  `/bc/v1/charts/${kind}-chart?chartControls=${encodeURIComponent(JSON.stringify(controls))}`;
+const SQL = "'; DROP TABLE events; --";
+const segWith = (withFilter: unknown) => ({
+  range: RANGE,
+  eventFilters: [{ event_name: 'Any Event', with: [withFilter] }],
+});
+const totals = (json: unknown) =>
+  (json as Array<{ points: Array<{ total: number }> }>)[0]?.points.map((p) => p.total);
+
+/** Valid requests carrying hostile text: data, not code. Each answers 200 with the harmless result. */
+const HARMLESS: Array<[string, string, (json: unknown) => void]> = [
+  [
+    'catastrophic regex over a 200 KB value',
+    chart('segmentation', segWith({ property_name: 'long', operator: 'regex', values: ['(a+)+$'] })),
+    (j) => expect(totals(j)).toEqual([0, 0, 0]),
+  ],
+  [
+    'the same regex, not_regex, counts every event',
+    chart('segmentation', segWith({ property_name: 'long', operator: 'not_regex', values: ['(a+)+$'] })),
+    (j) => expect(totals(j)).toEqual([0, 4, 0]),
+  ],
+  [
+    'catastrophic regex on event names',
+    `/bc/v1/agg/event-names?event_regex=${encodeURIComponent('(a+)+$')}`,
+    (j) => expect(j).toEqual([]),
+  ],
+  [
+    'SQL as a property name',
+    chart('segmentation', segWith({ property_name: SQL, values: [SQL] })),
+    (j) => expect(totals(j)).toEqual([0, 0, 0]),
+  ],
+  [
+    'quotes and $1 as values',
+    chart('segmentation', segWith({ property_name: 'long', operator: 'in', values: ['"', '\\', '$1', "'"] })),
+    (j) => expect(totals(j)).toEqual([0, 0, 0]),
+  ],
+  [
+    'SQL as an event name',
+    chart('session', { range: RANGE, eventFilters: [{ event_name: SQL }] }),
+    (j) =>
+      expect((j as { points: Array<{ sessions: number }> }).points.map((p) => p.sessions)).toEqual([0, 0, 0]),
+  ],
+  [
+    'SQL as a trait name',
+    chart('user-composition', { range: RANGE, selectedTrait: { trait_name: SQL } }),
+    (j) => expect(JSON.stringify(j)).toContain('(none)'),
+  ],
+  [
+    'SQL as a session_id',
+    `/bc/v1/live-events/events?start=2000-01-01&end=2100-01-01&session_id=${encodeURIComponent(SQL)}`,
+    (j) => expect(j).toEqual([]),
+  ],
+  [
+    'SQL as a regex',
+    `/bc/v1/agg/event-names?event_regex=${encodeURIComponent(SQL)}`,
+    (j) => expect(j).toEqual([]),
+  ],
+  [
+    '$1 as an event name',
+    `/bc/v1/summary/event-counts?ranges=${encodeURIComponent('[{"start":"2000-01-01","end":"2100-01-01"}]')}&event_name=%241`,
+    (j) => expect(j).toEqual([0]),
+  ],
+];
+
+describe('hostile text in valid reads is data', () => {
+  it.each(HARMLESS)('%s', async (_name, path, check) => {
+    const res = await t.get(path);
+    expect(res.status, JSON.stringify(res.json).slice(0, 300)).toBe(200);
+    check(res.json);
+  });
+});
+
+describe('after the suite', () => {
+  it('still answers /healthz and a normal request, and no stored data changed', async () => {
+    expect((await t.get('/healthz')).status).toBe(200);
+    const names = await t.get('/bc/v1/agg/event-names');
+    expect(names.status).toBe(200);
+    expect(names.json).toEqual(expect.arrayContaining(['Conversation Turn', 'Session Started']));
+    expect(await snapshot(t, t.projectId)).toEqual(before);
+    expect(await snapshot(t, 'other-org-project', 'other-org-key')).toMatchObject({ counts: [0], names: [] });
+  });
+});
