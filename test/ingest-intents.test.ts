@@ -3,7 +3,7 @@ import { InvalidIntentsError } from '../src/service/analysis/intent-rules.js';
 import { startService } from '../src/service/service.js';
 import { at, byName, queue, storedEvents, turn } from './helpers/ingest.js';
 import type { TestService } from './helpers/service.js';
-import { startServiceOn } from './helpers/service-on.js';
+import { startServiceOn } from './helpers/service.js';
 import { tempDir } from './helpers/temp.js';
 
 const INTENTS = [

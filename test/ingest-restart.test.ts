@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { at, byName, queue, storedEvents, turn, userById } from './helpers/ingest.js';
-import { startServiceOn } from './helpers/service-on.js';
+import { startServiceOn } from './helpers/service.js';
 import { tempDir } from './helpers/temp.js';
 
 const dir = tempDir();

@@ -1,3 +1,4 @@
+import { zoneOffsetMs } from '../shared/time-bins.js';
 /**
  * Timestamps as cli.md accepts them: ISO 8601 with Z or an offset; naive ISO read in `--tz`;
  * epoch seconds or milliseconds told apart by magnitude. Everything leaves as an instant in ms,
@@ -25,7 +26,6 @@ export function fromEpoch(n: number): TimeResult {
   return { ok: false, reason: `epoch time ${n} is too large for seconds or milliseconds` };
 }
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
 /** Offsets change only on quarter hours, and formatToParts costs microseconds: cache per quarter hour. */
 const QUARTER_HOUR = 15 * 60_000;
 const offsets = new Map<string, number>();
@@ -36,39 +36,11 @@ export function zoneOffset(tz: string, ms: number): number {
   let offset = offsets.get(key);
   if (offset === undefined) {
     const at = Math.floor(ms / QUARTER_HOUR) * QUARTER_HOUR;
-    offset = computeOffset(tz, at);
+    offset = zoneOffsetMs(at, tz);
     if (offsets.size > 50_000) offsets.clear();
     offsets.set(key, offset);
   }
   return offset;
-}
-
-function computeOffset(tz: string, ms: number): number {
-  let f = formatters.get(tz);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone: tz,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-    formatters.set(tz, f);
-  }
-  const p: Record<string, number> = {};
-  for (const part of f.formatToParts(ms)) if (part.type !== 'literal') p[part.type] = Number(part.value);
-  const wall = Date.UTC(
-    p.year ?? 1970,
-    (p.month ?? 1) - 1,
-    p.day ?? 1,
-    p.hour ?? 0,
-    p.minute ?? 0,
-    p.second ?? 0,
-  );
-  return wall - ms;
 }
 
 /**

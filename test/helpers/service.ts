@@ -1,4 +1,4 @@
-import { type RunningService, startService } from '../../src/service/service.js';
+import { type RunningService, type ServiceOptions, startService } from '../../src/service/service.js';
 import type { Limits } from '../../src/shared/limits.js';
 import { tempDir } from './temp.js';
 
@@ -17,28 +17,28 @@ export interface TestService {
   stop(): Promise<void>;
 }
 
-/** The real service on a random loopback port over a real DuckDB file in a temp data directory. */
-export async function startTestService(
-  provision = { apiKey: 'test-key', projectId: 'test-project' },
-  options: { limits?: Partial<Limits> } = {},
+const DEFAULT_TENANT = { apiKey: 'test-key', projectId: 'test-project' };
+
+/**
+ * The real service over a given data directory with extra options (intents, limits), for tests that
+ * restart the service on the same data or configure it; the directory is the caller's to remove.
+ */
+export async function startServiceOn(
+  dataDir: string,
+  options: Omit<Partial<ServiceOptions>, 'dataDir'> = {},
 ): Promise<TestService> {
-  const dir = tempDir();
-  const service = await startService({ dataDir: dir.path, port: 0, provision, ...options });
+  const provision = options.provision ?? DEFAULT_TENANT;
+  const service = await startService({ dataDir, port: 0, ...options, provision });
   const headers = { authorization: `Bearer ${provision.apiKey}`, 'x-app-id': provision.projectId };
-  const call = async (
-    method: string,
-    path: string,
-    body: unknown,
-    extra: Record<string, string> | undefined,
-  ) => {
+  const call = async (method: string, path: string, body: unknown, extra: Record<string, string> = {}) => {
     const response = await fetch(`${service.url}${path}`, {
       method,
       headers: {
         ...headers,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         ...extra,
       },
-      ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
     });
     const text = await response.text();
     let json: unknown = text;
@@ -57,8 +57,21 @@ export async function startTestService(
     headers,
     post: (path, body, extra) => call('POST', path, body, extra),
     get: (path, extra) => call('GET', path, undefined, extra),
+    stop: () => service.close(),
+  };
+}
+
+/** The real service on a random loopback port over a real DuckDB file in a temp data directory. */
+export async function startTestService(
+  provision = DEFAULT_TENANT,
+  options: { limits?: Partial<Limits> } = {},
+): Promise<TestService> {
+  const dir = tempDir();
+  const t = await startServiceOn(dir.path, { provision, ...options });
+  return {
+    ...t,
     stop: async () => {
-      await service.close();
+      await t.stop();
       dir.cleanup();
     },
   };

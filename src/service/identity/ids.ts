@@ -15,18 +15,22 @@ function random(n: number): Uint8Array {
   return pool.subarray(poolAt - n, poolAt);
 }
 
-/** `u_` + a 26-character ULID (48-bit time + 80 random bits), so service ids sort by creation. */
-export function newUserId(now = Date.now()): string {
+/** A 26-character ULID (48-bit time + 80 random bits): ids that sort by creation and never collide. */
+export function newUlid(now = Date.now()): string {
   let time = now;
   let timePart = '';
   for (let i = 0; i < 10; i++) {
     timePart = CROCKFORD[time % 32] + timePart;
     time = Math.floor(time / 32);
   }
-  const bytes = random(16);
   let randomPart = '';
-  for (let i = 0; i < 16; i++) randomPart += CROCKFORD[(bytes[i] ?? 0) % 32];
-  return `u_${timePart}${randomPart}`;
+  for (const byte of random(16)) randomPart += CROCKFORD[byte % 32];
+  return `${timePart}${randomPart}`;
+}
+
+/** `u_` + a ULID, so service user ids sort by creation. */
+export function newUserId(now = Date.now()): string {
+  return `u_${newUlid(now)}`;
 }
 
 /** decisions §3: deterministic, so re-imports of a device-only history converge on one anonymous user. */

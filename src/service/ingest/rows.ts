@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import type { WireType } from '../../shared/event-bodies.js';
 import type { RouteEvent } from '../../shared/events.js';
 import type { PropertyValue } from '../../shared/primitives.js';
+import { newUlid } from '../identity/ids.js';
 import type { IdentityMaps } from '../identity/model.js';
 
 /** One row of the events table as the planner produces it; user_id is resolved to canonical at write. */
@@ -22,35 +22,13 @@ export interface EventRow {
   deviceId?: string;
 }
 
-const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-let pool = randomBytes(0);
-let poolAt = 0;
-
-/** Random bytes from a pooled buffer: one crypto call per 4 KiB instead of one per event. */
-function random(n: number): Uint8Array {
-  if (poolAt + n > pool.length) {
-    pool = randomBytes(4096);
-    poolAt = 0;
-  }
-  poolAt += n;
-  return pool.subarray(poolAt - n, poolAt);
-}
-
 /**
  * An event id for an event sent without one: `e_` + a 26-character ULID (48-bit receive time + 80
  * random bits), so ids sort by arrival and never collide with each other. Caller ids are free-form
  * strings, so a caller could still send this very id; that would only make it a duplicate of this event.
  */
 export function newEventId(now: number): string {
-  let time = now;
-  let timePart = '';
-  for (let i = 0; i < 10; i++) {
-    timePart = CROCKFORD[time % 32] + timePart;
-    time = Math.floor(time / 32);
-  }
-  let randomPart = '';
-  for (const byte of random(16)) randomPart += CROCKFORD[byte % 32];
-  return `e_${timePart}${randomPart}`;
+  return `e_${newUlid(now)}`;
 }
 
 /**
