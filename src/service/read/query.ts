@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { idSchema } from '../../shared/primitives.js';
 import { isDateOnly } from '../../shared/time-bins.js';
+import { invalidInput } from '../errors.js';
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
@@ -50,13 +51,20 @@ export function rangesFromQuery(query: Readonly<Record<string, unknown>>): unkno
       return raw;
     }
   }
-  const out: Array<Record<string, unknown>> = [];
-  for (const [key, value] of Object.entries(query)) {
+  const entries = Object.entries(query).flatMap(([key, value]) => {
     const match = BRACKET.exec(key);
-    if (!match) continue;
-    const index = Number(match[1]);
-    if (index > 100_000) continue;
-    out[index] = { ...out[index], [match[2]!]: value };
+    return match ? [{ index: Number(match[1]), field: match[2]!, value }] : [];
+  });
+  const out: Array<Record<string, unknown>> = [];
+  for (const { index, field, value } of entries) {
+    // A list without gaps has no index at or past its number of keys: refusing such an index up front
+    // keeps `ranges[99999][start]=x` from allocating a 100,000-slot array to say so.
+    if (index >= entries.length) {
+      throw invalidInput([
+        { path: `ranges[${index}]`, message: 'bracket indices must run 0, 1, 2, ... without gaps' },
+      ]);
+    }
+    out[index] = { ...out[index], [field]: value };
   }
   return out.length > 0 ? Array.from(out, (r) => r ?? {}) : raw;
 }
