@@ -20,22 +20,13 @@ import {
 } from '../importer/pipeline.js';
 import { RejectFile, rejectionLine } from '../importer/rejects.js';
 import type { Rejection, WireJson } from '../importer/types.js';
+import type { ImportSummaryData } from '../render/import-summary.js';
 import { type ImportFlags, type ImportSettings, importSettings } from './import-options.js';
 
 export type { ImportFlags };
 
-/** cli.md's summary object, plus `skipped` (records a resume did not need to read again). */
-export interface ImportSummary {
-  records: number;
-  events: number;
-  accepted: number;
-  duplicates: number;
-  rejected: number;
-  batches: number;
-  retries: number;
-  seconds: number;
-  skipped: number;
-}
+/** cli.md's summary object, plus `skipped`; its one definition lives with its renderer. */
+export type ImportSummary = ImportSummaryData;
 
 export interface ImportResult {
   summary: ImportSummary;
