@@ -268,3 +268,14 @@ describe('scanJson', () => {
     );
   });
 });
+
+describe('scanJson fast and slow paths agree', () => {
+  it('on values that mention a forbidden name as a value, or nest deeper than JSON.stringify can go', () => {
+    const mention = { note: '"constructor"', list: ['prototype'] };
+    expect(scanJson(mention)).toEqual({ bytes: Buffer.byteLength(JSON.stringify(mention)), forbidden: [] });
+    let deep: unknown = 1;
+    for (let i = 0; i < 200_000; i++) deep = [deep];
+    expect(scanJson(deep).bytes).toBe(400_001);
+    expect(scanJson({ big: 1n }).bytes).toBe(12);
+  });
+});

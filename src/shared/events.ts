@@ -87,6 +87,23 @@ function leafBytes(value: unknown): number {
  * levels of nesting that JSON.parse accepts happily.
  */
 export function scanJson(value: unknown): { bytes: number; forbidden: RawIssue[] } {
+  // Fast path, the common case: one native serialization gives the size, and a text that never
+  // mentions a forbidden name (keys are written verbatim, these names need no escaping) holds none.
+  // Deep nesting (RangeError) and values JSON cannot hold (BigInt) take the walk below.
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    text = undefined;
+  }
+  if (text !== undefined && !FORBIDDEN_TEXT.test(text))
+    return { bytes: Buffer.byteLength(text, 'utf8'), forbidden: [] };
+  return walkJson(value);
+}
+
+const FORBIDDEN_TEXT = new RegExp([...FORBIDDEN_KEYS].map((k) => `"${k}"`).join('|'));
+
+function walkJson(value: unknown): { bytes: number; forbidden: RawIssue[] } {
   const forbidden: RawIssue[] = [];
   let bytes = 0;
   const stack: ScanNode[] = [{ value, parent: undefined, key: undefined }];
