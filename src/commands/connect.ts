@@ -3,7 +3,6 @@ import type { RetryInfo } from '../client/retry.js';
 import { health } from '../client/routes.js';
 import { readCredentials, readServerFile } from '../service/data-dir.js';
 import { DataDirLockedError } from '../service/lock-error.js';
-import type { RunningService } from '../service/service.js';
 import type { Config } from './config.js';
 import { UsageError } from './errors.js';
 
@@ -12,8 +11,6 @@ export type ConnectionMode = 'remote' | 'local-server' | 'embedded';
 export interface Connection {
   client: Client;
   mode: ConnectionMode;
-  /** The embedded service, when this process runs it (commands never touch it directly). */
-  service?: RunningService;
   close(): Promise<void>;
 }
 
@@ -91,15 +88,14 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
     if (local) return local;
     try {
       // Loaded only here: a remote endpoint never pays for fastify and DuckDB.
-      const { startService } = await import('../service/service.js');
-      const service = await startService({ dataDir: config.dataDir, port: 0, log: deps.log });
-      const apiKey = config.apiKey ?? service.local.api_key;
-      const projectId = config.projectId ?? service.local.project_id;
+      const { startEmbeddedService } = await import('../service/embedded.js');
+      const service = await startEmbeddedService({ dataDir: config.dataDir, log: deps.log });
+      const apiKey = config.apiKey ?? service.apiKey;
+      const projectId = config.projectId ?? service.projectId;
       const client = clientFor(config, service.url, apiKey, projectId, deps);
       return {
         client,
         mode: 'embedded',
-        service,
         close: async () => {
           await client.close();
           await service.close();

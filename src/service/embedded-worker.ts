@@ -1,0 +1,40 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { DataDirLockedError } from './lock-error.js';
+import { startService } from './service.js';
+
+/**
+ * The embedded service's thread (see embedded.ts). Messages out: `{ log }`, then `{ ready }` or
+ * `{ failed }`, and `{ closed }` after a `close` message in. Errors cross as name + message only: the
+ * main thread rebuilds the one it acts on (a locked data directory) and never sees a stack.
+ */
+export interface WorkerStart {
+  dataDir: string;
+  memoryLimit: string;
+}
+
+export type WorkerMessage =
+  | { log: string }
+  | { ready: { url: string; apiKey: string; projectId: string } }
+  | { failed: { name: string; message: string; locked: boolean } }
+  | { closed: true };
+
+const port = parentPort;
+if (!port) throw new Error('embedded-worker.js runs only as a worker thread');
+const post = (message: WorkerMessage) => port.postMessage(message);
+const { dataDir, memoryLimit } = workerData as WorkerStart;
+
+try {
+  const service = await startService({ dataDir, port: 0, memoryLimit, log: (line) => post({ log: line }) });
+  port.on('message', (message: unknown) => {
+    if (message !== 'close') return;
+    void service.close().finally(() => {
+      post({ closed: true });
+      port.close();
+    });
+  });
+  post({ ready: { url: service.url, apiKey: service.local.api_key, projectId: service.local.project_id } });
+} catch (error) {
+  const e = error instanceof Error ? error : new Error(String(error));
+  post({ failed: { name: e.name, message: e.message, locked: e instanceof DataDirLockedError } });
+  port.close();
+}

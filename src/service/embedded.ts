@@ -1,0 +1,102 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { WorkerMessage, WorkerStart } from './embedded-worker.js';
+import { DataDirLockedError } from './lock-error.js';
+
+/** The service a CLI command runs for itself when nothing else serves its data directory. */
+export interface EmbeddedService {
+  url: string;
+  apiKey: string;
+  projectId: string;
+  /** `thread` when it runs on a worker thread, `inline` when on the caller's own thread. */
+  where: 'thread' | 'inline';
+  close(): Promise<void>;
+}
+
+export interface EmbeddedOptions {
+  dataDir: string;
+  log: (line: string) => void;
+  /** Run on the caller's thread even where a worker is possible (tests, profiling). */
+  inline?: boolean;
+}
+
+/**
+ * The built worker entry beside this module, or nothing where there is none: the single-executable
+ * binary is one bundled file (no import.meta.url to resolve from), so it runs the service inline.
+ */
+function workerEntry(): URL | undefined {
+  try {
+    const url = new URL('./embedded-worker.js', import.meta.url);
+    return url.protocol === 'file:' && existsSync(fileURLToPath(url)) ? url : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * DuckDB's memory for a service that lives only as long as one command: enough for charts over
+ * millions of events (larger work spills to DuckDB's temp directory), small enough that an import
+ * stays within its memory budget.
+ */
+export const EMBEDDED_MEMORY_LIMIT = '128MB';
+
+async function startInline(options: EmbeddedOptions): Promise<EmbeddedService> {
+  const { startService } = await import('./service.js');
+  const service = await startService({
+    dataDir: options.dataDir,
+    port: 0,
+    log: options.log,
+    memoryLimit: EMBEDDED_MEMORY_LIMIT,
+  });
+  return {
+    url: service.url,
+    apiKey: service.local.api_key,
+    projectId: service.local.project_id,
+    where: 'inline',
+    close: () => service.close(),
+  };
+}
+
+/**
+ * Starts the service over `dataDir` on a loopback port, on its own thread when it can: an import
+ * then reads, maps and hashes on one core while the service validates and writes on another (on one
+ * thread they took turns). Closing waits for the service to finish in-flight requests and checkpoint.
+ */
+export async function startEmbeddedService(options: EmbeddedOptions): Promise<EmbeddedService> {
+  const entry = options.inline ? undefined : workerEntry();
+  if (!entry) return startInline(options);
+  const worker = new Worker(entry, {
+    workerData: { dataDir: options.dataDir, memoryLimit: EMBEDDED_MEMORY_LIMIT } satisfies WorkerStart,
+    // A small young generation: the service allocates fast and short-lived (parsed bodies, rows), and
+    // V8 otherwise grows the nursery to tens of MB that stay resident (RSS, issue 4's target).
+    resourceLimits: { maxYoungGenerationSizeMb: 16 },
+  });
+  let onClosed: () => void = () => undefined;
+  const closed = new Promise<void>((resolve) => {
+    onClosed = resolve;
+  });
+  const ready = await new Promise<{ url: string; apiKey: string; projectId: string }>((resolve, reject) => {
+    worker.on('message', (message: WorkerMessage) => {
+      if ('log' in message) options.log(message.log);
+      else if ('ready' in message) resolve(message.ready);
+      else if ('closed' in message) onClosed();
+      else if (message.failed.locked) reject(new DataDirLockedError(options.dataDir));
+      else reject(Object.assign(new Error(message.failed.message), { name: message.failed.name }));
+    });
+    worker.on('error', reject);
+    worker.on('exit', (code) => {
+      onClosed();
+      reject(new Error(`the embedded service stopped (exit code ${code})`));
+    });
+  });
+  return {
+    ...ready,
+    where: 'thread',
+    async close() {
+      worker.postMessage('close');
+      await closed;
+      await worker.terminate();
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
+import { afterEach, describe, expect, it } from 'vitest';
+
+// The built package, because the worker entry is a built file beside embedded.js (npm test builds first).
+const { startEmbeddedService } = (await import(
+  '../dist/service/embedded.js' as string
+)) as typeof import('../src/service/embedded.js');
+const { DataDirLockedError } = (await import(
+  '../dist/service/lock-error.js' as string
+)) as typeof import('../src/service/lock-error.js');
+
+/**
+ * The embedded service as `connect()` starts it, from the built package (the worker entry is a built
+ * file): on a worker thread, answering over loopback, releasing the data directory when closed.
+ */
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function dataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'cas-embedded-'));
+  dirs.push(dir);
+  return join(dir, 'data');
+}
+
+async function identify(s: { url: string; apiKey: string; projectId: string }, id: string) {
+  const res = await fetch(`${s.url}/bc/v1/user/identify`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Bearer ${s.apiKey}`,
+      'x-app-id': s.projectId,
+    },
+    body: JSON.stringify({ id, traits: { plan: 'pro' } }),
+  });
+  return { status: res.status, body: (await res.json()) as { user_id?: string; created_at?: string } };
+}
+
+describe('embedded service', () => {
+  it('runs on a worker thread, serves the data directory, and keeps what it stored after close', async () => {
+    const dir = dataDir();
+    const logs: string[] = [];
+    const first = await startEmbeddedService({ dataDir: dir, log: (l) => logs.push(l) });
+    expect(first.where).toBe('thread');
+    expect(threadId).toBe(0);
+    const created = await identify(first, 'alice');
+    expect(created.status).toBe(200);
+    await first.close();
+
+    // Closed means released: a second service opens the same file and finds the same user.
+    const second = await startEmbeddedService({ dataDir: dir, log: () => undefined, inline: true });
+    try {
+      expect(second.where).toBe('inline');
+      const again = await identify(second, 'alice');
+      expect(again.status).toBe(200);
+      expect(again.body.user_id).toBe(created.body.user_id);
+      expect(again.body.created_at).toBe(created.body.created_at);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('reports a data directory held by another service as DataDirLockedError, across the thread', async () => {
+    const dir = dataDir();
+    mkdirSync(dir, { recursive: true });
+    // DuckDB's lock is per process, so the holder is another process.
+    const holder = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import { DuckDBInstance } from '@duckdb/node-api';
+         await DuckDBInstance.create(${JSON.stringify(join(dir, 'cas.duckdb'))});
+         console.log('ready'); setInterval(() => {}, 1000);`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      await once(holder.stdout, 'data');
+      const attempt = startEmbeddedService({ dataDir: dir, log: () => undefined });
+      await expect(attempt).rejects.toBeInstanceOf(DataDirLockedError);
+    } finally {
+      holder.kill('SIGKILL');
+    }
+  });
+});
