@@ -44,8 +44,16 @@ function queryable(connection: DuckDBConnection): Queryable {
   };
 }
 
-export async function openDatabase(path: string): Promise<Database> {
-  const instance = await DuckDBInstance.create(path);
+export interface DatabaseOptions {
+  /** DuckDB's `memory_limit` (for example `'128MB'`); DuckDB's own default (80% of RAM) when absent. */
+  memoryLimit?: string;
+}
+
+export async function openDatabase(path: string, options: DatabaseOptions = {}): Promise<Database> {
+  const instance = await DuckDBInstance.create(
+    path,
+    options.memoryLimit === undefined ? {} : { memory_limit: options.memoryLimit },
+  );
   const writerConnection = await instance.connect();
   const readerConnection = await instance.connect();
   const writer = queryable(writerConnection);
