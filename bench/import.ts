@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse';
 
 /**
- * `npm run bench -- import [--records=N] [--sink | --endpoint=URL] [--formats=csv,jsonl]`: generates
+ * `npm run bench -- import [--records=N] [--sink | --endpoint=URL] [--formats=csv,jsonl] [--keep]`: generates
  * N turns (default 1,000,000) as CSV and as JSONL, measures the raw parse rate (csv-parse with
  * `columns: false`; readline + JSON.parse) and `cas import` end to end into the embedded service (the
  * built CLI as a child process), then the same import of a 10x smaller file for peak RSS. Targets
@@ -74,7 +74,7 @@ const csvField = (v: string | number): string => {
   return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 };
 
-async function writeInputs(base: string, n: number): Promise<{ csv: string; jsonl: string }> {
+export async function writeInputs(base: string, n: number): Promise<{ csv: string; jsonl: string }> {
   const csv = createWriteStream(`${base}.csv`);
   const jsonl = createWriteStream(`${base}.jsonl`);
   let c = `${HEADER.join(',')}\n`;
@@ -235,7 +235,7 @@ export async function run(args: string[]): Promise<void> {
       );
     }
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (!args.includes('--keep')) rmSync(dir, { recursive: true, force: true });
     await sink?.close();
   }
 }

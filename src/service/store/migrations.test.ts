@@ -21,10 +21,14 @@ function tempPath(): string {
 async function versionOneDatabase(path: string): Promise<void> {
   const instance = await DuckDBInstance.create(path);
   const c = await instance.connect();
-  await c.run('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, applied_at TIMESTAMPTZ)');
+  await c.run(
+    'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, applied_at TIMESTAMPTZ)',
+  );
   await c.run(MIGRATIONS[0]!.sql);
   await c.run("INSERT INTO schema_migrations VALUES (1, 'v1', now())");
-  await c.run(`INSERT INTO users VALUES ('p', 'u1', 'u1', 'alice', false, '{"plan":"pro"}', '2025-01-01T00:00:00Z')`);
+  await c.run(
+    `INSERT INTO users VALUES ('p', 'u1', 'u1', 'alice', false, '{"plan":"pro"}', '2025-01-01T00:00:00Z')`,
+  );
   await c.run(`INSERT INTO user_ids VALUES ('p', 'alice', 'u1', 1)`);
   await c.run(`INSERT INTO devices VALUES ('p', 'd1', 'u1', NULL)`);
   await c.run(
@@ -41,7 +45,9 @@ describe('migrations', () => {
     await versionOneDatabase(path);
     const db = await openDatabase(path);
     try {
-      const versions = await db.read.all<{ version: number }>('SELECT version FROM schema_migrations ORDER BY 1');
+      const versions = await db.read.all<{ version: number }>(
+        'SELECT version FROM schema_migrations ORDER BY 1',
+      );
       expect(versions.map((v) => v.version)).toEqual(MIGRATIONS.map((m) => m.version));
       for (const table of ['users', 'user_ids', 'devices', 'sessions', 'conversations']) {
         const row = await db.read.one<{ n: bigint }>(`SELECT count(*) AS n FROM ${table}`);
