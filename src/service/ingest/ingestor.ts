@@ -12,7 +12,7 @@ import { findDuplicates } from './dedup.js';
 import { IngestStats } from './ingest-stats.js';
 import { Planner } from './planner.js';
 import type { ProjectCache, Touched } from './project-cache.js';
-import { routeAnswer } from './rows.js';
+import { type EventRow, routeAnswer } from './rows.js';
 import { writeGroup } from './write-batch.js';
 
 export interface IngestResult {
@@ -46,6 +46,26 @@ interface Job {
   resolve(result: IngestResult): void;
   reject(error: unknown): void;
 }
+
+/** A group planned in memory, ready to write. */
+interface Prepared {
+  jobs: Job[];
+  cache: ProjectCache;
+  ch: IdentityChanges;
+  planners: Planner[];
+  laidOut: EventRow[][];
+  /** The identity epoch when planning began (see `identityEpoch`). */
+  epoch: number;
+}
+
+/** A written group whose COMMIT is running. */
+interface InFlight {
+  prepared: Prepared;
+  committed: Promise<void>;
+}
+
+/** Thrown inside a write when its plan went stale before it could run; the group is planned again. */
+class StalePlan extends Error {}
 
 const MAX_ISSUES = 100;
 /** Requests waiting together are committed together, up to this many events per transaction. */
@@ -90,15 +110,18 @@ export class Ingestor {
   private readonly caches = new Map<string, ProjectCache>();
   private readonly queue: Job[] = [];
   private pumping = false;
+  /** Bumped whenever a user route changes identity rows, so a plan made before it is not written. */
+  private identityEpoch = 0;
   private readonly unlisten: () => void;
 
   constructor(
     private readonly db: Database,
     private readonly analyser: ConversationAnalyser,
   ) {
-    this.unlisten = onIdentityTouched(db.writer, (project, touch) =>
-      this.caches.get(project)?.identityTouched(touch),
-    );
+    this.unlisten = onIdentityTouched(db.writer, (project, touch) => {
+      this.identityEpoch++;
+      this.caches.get(project)?.identityTouched(touch);
+    });
   }
 
   /** Stores a request's events; `source` may be a validating thunk that throws a 400. */
@@ -113,12 +136,46 @@ export class Ingestor {
     this.unlisten();
   }
 
+  /**
+   * One transaction in flight: while DuckDB commits group N, group N+1 is planned (its reads see N's
+   * rows on the writer connection), then written as soon as N is durable. Planning never waits for a
+   * commit it does not need; writing always does.
+   */
   private async pump(): Promise<void> {
     if (this.pumping) return;
     this.pumping = true;
+    let inFlight: InFlight | undefined;
     try {
-      for (let group = this.takeGroup(); group.length > 0; group = this.takeGroup()) {
-        await this.runGroup(group, true);
+      for (;;) {
+        const group = this.takeGroup();
+        if (group.length === 0) {
+          if (!inFlight) break;
+          await this.retryFailed(await this.finish(inFlight));
+          inFlight = undefined;
+          continue;
+        }
+        let prepared: Prepared;
+        try {
+          prepared = await this.prepare(group);
+        } catch (error) {
+          // A refused request (or a failed read): settle what is in flight, then run the group's
+          // requests one at a time so only the refused one is refused.
+          if (inFlight) await this.retryFailed(await this.finish(inFlight));
+          inFlight = undefined;
+          await this.retryAlone(group, error);
+          continue;
+        }
+        if (inFlight) {
+          const failed = await this.finish(inFlight);
+          inFlight = undefined;
+          if (failed) {
+            // Planned on top of a transaction that rolled back: plan again after its requests.
+            this.discard(prepared);
+            await this.retryAlone(failed.jobs, failed.error);
+            continue;
+          }
+        }
+        inFlight = await this.execute(prepared);
       }
     } finally {
       this.pumping = false;
@@ -178,62 +235,125 @@ export class Ingestor {
     return cache;
   }
 
-  private async runGroup(jobs: Job[], mayRetrySeparately: boolean): Promise<void> {
+  /** Dedup, load, plan and analyse a group in memory and on reads; nothing is written yet. */
+  private async prepare(jobs: Job[]): Promise<Prepared> {
+    const epoch = this.identityEpoch;
+    const timer = this.stats.start();
+    const q = this.db.readWritten;
+    const cache = await this.cacheFor(q, jobs[0]!.scope.projectId);
+    const ch = new IdentityChanges();
     const planners: Planner[] = [];
-    let cache: ProjectCache | undefined;
+    try {
+      const planned = new Set<string>();
+      for (const job of jobs) {
+        const duplicate = await findDuplicates(q, cache, job.events, planned);
+        await prefetch(
+          q,
+          cache,
+          job.events.filter((_, i) => !duplicate[i]),
+        );
+        timer.lap('load');
+        const planner = new Planner(cache, job.receivedAt, ch);
+        planners.push(planner);
+        planner.plan(job.events, duplicate);
+        refuse(planner, job.options);
+        job.events.forEach((e, i) => {
+          if (!duplicate[i] && e.event_id !== undefined) planned.add(e.event_id);
+        });
+        timer.lap('plan');
+      }
+      const laidOut = await analyseAndLayOut(q, cache, planners, this.analyser);
+      timer.lap('analyse');
+      return { jobs, cache, ch, planners, laidOut, epoch };
+    } catch (error) {
+      cache.forget(union(planners));
+      throw error;
+    }
+  }
+
+  /** Writes a prepared group and sends its COMMIT; the group is answered by `finish`. */
+  private async execute(p: Prepared): Promise<InFlight | undefined> {
     const timer = this.stats.start();
     try {
-      const rows = await this.db.write(async (tx) => {
-        cache = await this.cacheFor(tx, jobs[0]!.scope.projectId);
-        const ch = new IdentityChanges();
-        const planned = new Set<string>();
-        for (const job of jobs) {
-          const duplicate = await findDuplicates(tx, cache, job.events, planned);
-          await prefetch(
-            tx,
-            cache,
-            job.events.filter((_, i) => !duplicate[i]),
-          );
-          timer.lap('load');
-          const planner = new Planner(cache, job.receivedAt, ch);
-          planners.push(planner);
-          planner.plan(job.events, duplicate);
-          refuse(planner, job.options);
-          job.events.forEach((e, i) => {
-            if (!duplicate[i] && e.event_id !== undefined) planned.add(e.event_id);
-          });
-          timer.lap('plan');
-        }
-        const laidOut = await analyseAndLayOut(tx, cache, planners, this.analyser);
-        timer.lap('analyse');
-        const parts = laidOut.map((r, i) => ({ rows: r, receivedAt: planners[i]!.receivedAt }));
-        await writeGroup(tx, cache, ch, parts, union(planners), this.validateAhead);
+      const { committed } = await this.db.writeUntilCommit(async (tx) => {
+        // A user route changed identity rows since this group was planned: its plan may be stale.
+        if (this.identityEpoch !== p.epoch) throw new StalePlan();
+        const parts = p.laidOut.map((r, i) => ({ rows: r, receivedAt: p.planners[i]!.receivedAt }));
+        await writeGroup(tx, p.cache, p.ch, parts, union(p.planners), this.validateAhead);
         timer.lap('write');
-        // Runs once db.write has sent COMMIT, so the next validation overlaps the commit's fsync.
-        setImmediate(this.validateAhead);
-        return laidOut;
       });
-      timer.lap('commit');
-      const settled = cache!;
-      settled.settle(union(planners));
-      this.stats.done(
-        jobs.length,
-        planners.reduce((n, p) => n + p.accepted, 0),
-      );
-      jobs.forEach((job, i) => {
-        const p = planners[i]!;
-        const result = { accepted: p.accepted, duplicates: p.duplicates };
-        job.resolve(
-          job.options.answer ? { ...result, answer: routeAnswer(rows[i]!, settled.identity) } : result,
-        );
-      });
+      // COMMIT is running on DuckDB's thread: validate the next request meanwhile.
+      setImmediate(this.validateAhead);
+      return { prepared: p, committed };
     } catch (error) {
-      cache?.forget(union(planners));
-      if (jobs.length === 1 || !mayRetrySeparately) {
-        for (const job of jobs) job.reject(error);
-        return;
+      if (error instanceof StalePlan) {
+        this.discard(p);
+        return undefined;
       }
-      for (const job of jobs) await this.runGroup([job], false);
+      p.cache.forget(union(p.planners));
+      await this.retryAlone(p.jobs, error);
+      return undefined;
+    }
+  }
+
+  /** Waits for a group's COMMIT and answers its requests; on failure, forgets it and says which failed. */
+  private async finish(f: InFlight): Promise<{ jobs: Job[]; error: unknown } | undefined> {
+    const { jobs, planners, cache, laidOut } = f.prepared;
+    const timer = this.stats.start();
+    try {
+      await f.committed;
+    } catch (error) {
+      cache.forget(union(planners));
+      return { jobs, error };
+    }
+    timer.lap('commit');
+    cache.settle(union(planners));
+    this.stats.done(
+      jobs.length,
+      planners.reduce((n, p) => n + p.accepted, 0),
+    );
+    jobs.forEach((job, i) => {
+      const p = planners[i]!;
+      const result = { accepted: p.accepted, duplicates: p.duplicates };
+      job.resolve(
+        job.options.answer ? { ...result, answer: routeAnswer(laidOut[i]!, cache.identity) } : result,
+      );
+    });
+    return undefined;
+  }
+
+  /** Undoes a group's planning in memory and puts its requests back at the head of the queue. */
+  private discard(p: Prepared): void {
+    p.cache.forget(union(p.planners));
+    this.queue.unshift(...p.jobs);
+  }
+
+  private async retryFailed(failed: { jobs: Job[]; error: unknown } | undefined): Promise<void> {
+    if (failed) await this.retryAlone(failed.jobs, failed.error);
+  }
+
+  /**
+   * A failed group's requests, each in a transaction of its own (one bad request never sinks the
+   * others); a request that fails alone gets its own error.
+   */
+  private async retryAlone(jobs: Job[], error: unknown): Promise<void> {
+    if (jobs.length === 1) {
+      jobs[0]!.reject(error);
+      return;
+    }
+    for (const job of jobs) {
+      let prepared: Prepared;
+      try {
+        prepared = await this.prepare([job]);
+      } catch (alone) {
+        job.reject(alone);
+        continue;
+      }
+      const inFlight = await this.execute(prepared);
+      if (inFlight) {
+        const failed = await this.finish(inFlight);
+        if (failed) job.reject(failed.error);
+      }
     }
   }
 }

@@ -13,8 +13,20 @@ export interface Database {
   readonly path: string;
   /** Runs `fn` inside BEGIN/COMMIT on the writer connection, one at a time; rolls back on throw. */
   write<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * `write` split at COMMIT: resolves once COMMIT is sent, with `committed` settling when the data is
+   * durable (rejecting if it is not), so the caller can prepare the next transaction meanwhile. The
+   * next write of any kind starts only after `committed` settles.
+   */
+  writeUntilCommit<T>(fn: (tx: Queryable) => Promise<T>): Promise<{ value: T; committed: Promise<void> }>;
   /** Reads on the reader connection (sees committed data only). */
   read: Queryable;
+  /**
+   * Reads on the writer connection: they see what the writer wrote, including a transaction whose
+   * COMMIT is still running (DuckDB runs one statement at a time per connection, so they never
+   * interleave inside a statement). For the single writer's own planning only.
+   */
+  readWritten: Queryable;
   /** The writer connection for appender-based bulk paths that manage their own transaction via write(). */
   readonly writer: DuckDBConnection;
   close(): Promise<void>;
@@ -62,26 +74,40 @@ export async function openDatabase(path: string, options: DatabaseOptions = {}):
   let tail: Promise<unknown> = Promise.resolve();
   let closed = false;
 
+  function writeUntilCommit<T>(
+    fn: (tx: Queryable) => Promise<T>,
+  ): Promise<{ value: T; committed: Promise<void> }> {
+    if (closed) return Promise.reject(new Error('database is closed'));
+    const next = tail.then(async () => {
+      await writer.run('BEGIN TRANSACTION');
+      let value: T;
+      try {
+        value = await fn(writer);
+      } catch (error) {
+        await writer.run('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+      const committed = writer.run('COMMIT').catch(async (error: unknown) => {
+        await writer.run('ROLLBACK').catch(() => undefined);
+        throw error;
+      });
+      return { value, committed };
+    });
+    tail = next.then(({ committed }) => committed).catch(() => undefined);
+    return next;
+  }
+
   return {
     path,
     writer: writerConnection,
     read: queryable(readerConnection),
-    write<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-      if (closed) return Promise.reject(new Error('database is closed'));
-      const next = tail.then(async () => {
-        await writer.run('BEGIN TRANSACTION');
-        try {
-          const result = await fn(writer);
-          await writer.run('COMMIT');
-          return result;
-        } catch (error) {
-          await writer.run('ROLLBACK').catch(() => undefined);
-          throw error;
-        }
-      });
-      tail = next.catch(() => undefined);
-      return next;
+    readWritten: writer,
+    async write<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      const { value, committed } = await writeUntilCommit(fn);
+      await committed;
+      return value;
     },
+    writeUntilCommit,
     async close() {
       if (closed) return;
       closed = true;
