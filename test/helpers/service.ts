@@ -28,7 +28,13 @@ export async function startServiceOn(
   options: Omit<Partial<ServiceOptions>, 'dataDir'> = {},
 ): Promise<TestService> {
   const provision = options.provision ?? DEFAULT_TENANT;
-  const service = await startService({ dataDir, port: 0, ...options, provision });
+  const service = await startService({
+    dataDir,
+    port: 0,
+    ...(process.env.CAS_TEST_LOG ? { log: (line: string) => console.error(line) } : {}),
+    ...options,
+    provision,
+  });
   const headers = { authorization: `Bearer ${provision.apiKey}`, 'x-app-id': provision.projectId };
   const call = async (method: string, path: string, body: unknown, extra: Record<string, string> = {}) => {
     const response = await fetch(`${service.url}${path}`, {

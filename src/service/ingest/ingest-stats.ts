@@ -8,6 +8,8 @@ export class IngestStats {
   transactions = 0;
   requests = 0;
   events = 0;
+  /** Plans made stale by a user route's identity write before they could be written (then redone). */
+  stalePlans = 0;
   readonly ms: Record<Phase, number> = { validate: 0, load: 0, plan: 0, analyse: 0, write: 0, commit: 0 };
 
   /** A stopwatch for one transaction: each lap adds the time since the previous one to a phase. */
@@ -35,6 +37,7 @@ export class IngestStats {
       .map(([phase, ms]) => `${phase} ${(ms * per).toFixed(2)}`)
       .join(', ');
     const grouping = this.transactions > 0 ? (this.requests / this.transactions).toFixed(2) : '0';
-    return `${this.transactions} transactions, ${grouping} requests each; ms per 1,000 events: ${phases}`;
+    const stale = this.stalePlans > 0 ? `, ${this.stalePlans} plans redone after identity writes` : '';
+    return `${this.transactions} transactions, ${grouping} requests each${stale}; ms per 1,000 events: ${phases}`;
   }
 }

@@ -3,7 +3,7 @@ import type { WireEvent } from '../../shared/event-bodies.js';
 import type { RouteEvent } from '../../shared/events.js';
 import type { ConversationAnalyser } from '../analysis/analyser.js';
 import { conflict, invalidInput } from '../errors.js';
-import { onIdentityTouched, type Scope } from '../identity/identity.js';
+import { type IdentityTouch, onIdentityTouched, type Scope } from '../identity/identity.js';
 import { IdentityChanges } from '../identity/model.js';
 import type { Database, Queryable } from '../store/database.js';
 import { analyseAndLayOut } from './analyse-batch.js';
@@ -62,6 +62,8 @@ interface Prepared {
 interface InFlight {
   prepared: Prepared;
   committed: Promise<void>;
+  /** Per-event route answers, built when the group was written. */
+  answers: Array<RouteEvent[] | undefined>;
 }
 
 /** Thrown inside a write when its plan went stale before it could run; the group is planned again. */
@@ -112,6 +114,9 @@ export class Ingestor {
   private pumping = false;
   /** Bumped whenever a user route changes identity rows, so a plan made before it is not written. */
   private identityEpoch = 0;
+  /** While a group is planned, identity changes wait here: planning must see one identity state. */
+  private preparing = false;
+  private readonly pendingTouches: Array<[project: string, touch: IdentityTouch]> = [];
   private readonly unlisten: () => void;
 
   constructor(
@@ -120,7 +125,8 @@ export class Ingestor {
   ) {
     this.unlisten = onIdentityTouched(db.writer, (project, touch) => {
       this.identityEpoch++;
-      this.caches.get(project)?.identityTouched(touch);
+      if (this.preparing) this.pendingTouches.push([project, touch]);
+      else this.caches.get(project)?.identityTouched(touch);
     });
   }
 
@@ -236,10 +242,21 @@ export class Ingestor {
   }
 
   /** Dedup, load, plan and analyse a group in memory and on reads; nothing is written yet. */
-  private async prepare(jobs: Job[]): Promise<Prepared> {
+  private async prepare(jobs: Job[], q: Queryable = this.db.readWritten): Promise<Prepared> {
+    this.preparing = true;
+    try {
+      return await this.plan(jobs, q);
+    } finally {
+      this.preparing = false;
+      for (const [project, touch] of this.pendingTouches.splice(0)) {
+        this.caches.get(project)?.identityTouched(touch);
+      }
+    }
+  }
+
+  private async plan(jobs: Job[], q: Queryable): Promise<Prepared> {
     const epoch = this.identityEpoch;
     const timer = this.stats.start();
-    const q = this.db.readWritten;
     const cache = await this.cacheFor(q, jobs[0]!.scope.projectId);
     const ch = new IdentityChanges();
     const planners: Planner[] = [];
@@ -275,30 +292,66 @@ export class Ingestor {
   private async execute(p: Prepared): Promise<InFlight | undefined> {
     const timer = this.stats.start();
     try {
-      const { committed } = await this.db.writeUntilCommit(async (tx) => {
+      const { value: answers, committed } = await this.db.writeUntilCommit(async (tx) => {
         // A user route changed identity rows since this group was planned: its plan may be stale.
         if (this.identityEpoch !== p.epoch) throw new StalePlan();
-        const parts = p.laidOut.map((r, i) => ({ rows: r, receivedAt: p.planners[i]!.receivedAt }));
-        await writeGroup(tx, p.cache, p.ch, parts, union(p.planners), this.validateAhead);
-        timer.lap('write');
+        return this.writePrepared(tx, p, timer);
       });
       // COMMIT is running on DuckDB's thread: validate the next request meanwhile.
       setImmediate(this.validateAhead);
-      return { prepared: p, committed };
+      return { prepared: p, committed, answers };
     } catch (error) {
-      if (error instanceof StalePlan) {
-        this.discard(p);
-        return undefined;
-      }
       p.cache.forget(union(p.planners));
+      if (error instanceof StalePlan) {
+        this.stats.stalePlans++;
+        return this.runExclusive(p.jobs);
+      }
       await this.retryAlone(p.jobs, error);
       return undefined;
     }
   }
 
+  /**
+   * Plans and writes a group inside one transaction, where no user route can change identity in
+   * between: the way out for a group whose pipelined plan went stale, so a stream of identify calls
+   * cannot starve ingestion.
+   */
+  private async runExclusive(jobs: Job[]): Promise<InFlight | undefined> {
+    const timer = this.stats.start();
+    let prepared: Prepared | undefined;
+    try {
+      const { value: answers, committed } = await this.db.writeUntilCommit(async (tx) => {
+        prepared = await this.prepare(jobs, tx);
+        return this.writePrepared(tx, prepared, timer);
+      });
+      if (!prepared) throw new Error('the exclusive write ran without a plan');
+      return { prepared, committed, answers };
+    } catch (error) {
+      if (prepared) prepared.cache.forget(union(prepared.planners));
+      await this.retryAlone(jobs, error);
+      return undefined;
+    }
+  }
+
+  /** The group's rows, inside its transaction; returns the per-event route answers. */
+  private async writePrepared(
+    tx: Queryable,
+    p: Prepared,
+    timer: { lap(phase: 'write'): void },
+  ): Promise<Array<RouteEvent[] | undefined>> {
+    // Answers name users as the plan saw them; identity may move on before the commit is done.
+    const answers = p.jobs.map((job, i) =>
+      job.options.answer ? routeAnswer(p.laidOut[i]!, p.cache.identity) : undefined,
+    );
+    const parts = p.laidOut.map((r, i) => ({ rows: r, receivedAt: p.planners[i]!.receivedAt }));
+    await writeGroup(tx, p.cache, p.ch, parts, union(p.planners), this.validateAhead);
+    timer.lap('write');
+    return answers;
+  }
+
   /** Waits for a group's COMMIT and answers its requests; on failure, forgets it and says which failed. */
   private async finish(f: InFlight): Promise<{ jobs: Job[]; error: unknown } | undefined> {
-    const { jobs, planners, cache, laidOut } = f.prepared;
+    const { jobs, planners, cache } = f.prepared;
     const timer = this.stats.start();
     try {
       await f.committed;
@@ -315,9 +368,8 @@ export class Ingestor {
     jobs.forEach((job, i) => {
       const p = planners[i]!;
       const result = { accepted: p.accepted, duplicates: p.duplicates };
-      job.resolve(
-        job.options.answer ? { ...result, answer: routeAnswer(laidOut[i]!, cache.identity) } : result,
-      );
+      const answer = f.answers[i];
+      job.resolve(answer ? { ...result, answer } : result);
     });
     return undefined;
   }
