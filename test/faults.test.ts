@@ -47,9 +47,8 @@ describe('delivery faults', () => {
     const data = join(dir.path, 'restarted');
     let serve = await startServe(['--data-dir', data, ...creds]);
     const port = new URL(serve.info.url).port;
-    // A restart takes a second or two; with full jitter, five attempts can all fall inside it, so
-    // this run allows as many attempts as its 60 s budget holds (what a user would set for this).
-    const running = importVia(serve.info.url, ['--retries', '20', '--retry-time', '60']);
+    // Default retry flags: the five attempts' backoff (at least 7.5 s in all) outlasts the restart.
+    const running = importVia(serve.info.url);
     // Let some batches land, then kill the service hard and bring it back on the same port.
     for (let i = 0; i < 200 && (await countAt(serve.info.url, 'K', 'P')) < 1_000; i++) {
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { oneLine, parseErrorBody, parseRetryAfter } from './error-body.js';
 import { HttpError, NetworkError, TimeoutError } from './errors.js';
-import { backoffDelay, isRetryable, type RetryPolicy } from './retry.js';
+import { backoffDelay, DEFAULT_BACKOFF, isRetryable, type RetryPolicy } from './retry.js';
 
 const target = { method: 'POST', path: '/bc/v1/events/queue' };
 
@@ -87,11 +87,19 @@ describe('retry policy', () => {
     random: () => random,
   });
 
-  it('doubles the jitter ceiling per attempt up to the cap', () => {
+  it('doubles the ceiling per attempt up to the cap, waiting at least half of it', () => {
     expect([1, 2, 3, 4, 5, 6, 7].map((n) => backoffDelay(n, policy(0.999999)))).toEqual([
       249, 499, 999, 1999, 3999, 7999, 7999,
     ]);
-    expect(backoffDelay(4, policy(0))).toBe(0);
+    expect([1, 2, 3, 4, 5, 6, 7].map((n) => backoffDelay(n, policy(0)))).toEqual([
+      125, 250, 500, 1000, 2000, 4000, 4000,
+    ]);
+  });
+
+  it('gives the default five attempts at least 7.5 s, so they outlast a service restart', () => {
+    const defaults = { ...policy(0), ...DEFAULT_BACKOFF };
+    const waits = [1, 2, 3, 4].map((n) => backoffDelay(n, defaults));
+    expect(waits.reduce((a, b) => a + b, 0)).toBe(7_500);
   });
 
   it('retries only transient failures, and fewer when a repeat could do harm', () => {

@@ -10,7 +10,7 @@ import {
   ResponseValidationError,
   TimeoutError,
 } from './errors.js';
-import { type RetryInfo, type RetryPolicy, withRetries } from './retry.js';
+import { DEFAULT_BACKOFF, type RetryInfo, type RetryPolicy, withRetries } from './retry.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /**
@@ -75,8 +75,7 @@ export function createClient(options: ClientOptions): Client {
   const policy: RetryPolicy = {
     retries: Math.max(1, Math.floor(nonNegative('retries', options.retries ?? 5))),
     retryTimeMs: nonNegative('retryTimeMs', options.retryTimeMs ?? 60_000),
-    baseDelayMs: 250,
-    maxDelayMs: 8_000,
+    ...DEFAULT_BACKOFF,
     retryAfterJitterMs: 100,
     random: options.random ?? Math.random,
   };

@@ -49,10 +49,18 @@ export function isRetryable(error: ClientError, idempotent: boolean): boolean {
   return idempotent && error.kind === 'timeout';
 }
 
-/** Exponential backoff with full jitter (AWS architecture blog): spreads a herd of retrying clients. */
+/** The client's backoff unless a caller sets its own: 1 s doubling to 8 s (see backoffDelay). */
+export const DEFAULT_BACKOFF = { baseDelayMs: 1_000, maxDelayMs: 8_000 } as const;
+
+/**
+ * Exponential backoff with "equal jitter" (AWS architecture blog): half the ceiling is fixed, half is
+ * random. The random half spreads a herd of retrying clients; the fixed half gives the five default
+ * attempts a floor of 7.5 s in all, so they outlast a service restart (with full jitter they could
+ * all fall inside the first second or two of one).
+ */
 export function backoffDelay(attempt: number, policy: RetryPolicy): number {
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
-  return Math.floor(policy.random() * ceiling);
+  return Math.floor(ceiling / 2 + policy.random() * (ceiling / 2));
 }
 
 function describe(error: ClientError): string {

@@ -66,6 +66,7 @@ it('selects the same persons as the reference (200 cases)', async () => {
     }),
     { numRuns: 200 },
   );
-  // Guard against a generator that only ever selects everyone or no one.
-  expect(nonTrivial).toBeGreaterThan(20);
+  // Guard against a generator that only ever selects everyone or no one. About 13% of cases are
+  // non-trivial (mean ~26 of 200, seen as low as 15 on an unlucky seed); 10 is over 3 deviations below.
+  expect(nonTrivial).toBeGreaterThan(10);
 }, 300_000);
