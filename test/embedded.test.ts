@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from './helpers/temp.js';
 
 // The built package, because the worker entry is a built file beside embedded.js (npm test builds first).
 const { startEmbeddedService } = (await import(
@@ -18,15 +18,15 @@ const { DataDirLockedError } = (await import(
  * The embedded service as `connect()` starts it, from the built package (the worker entry is a built
  * file): on a worker thread, answering over loopback, releasing the data directory when closed.
  */
-const dirs: string[] = [];
+const dirs: Array<{ cleanup: () => void }> = [];
 afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  for (const dir of dirs.splice(0)) dir.cleanup();
 });
 
 function dataDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'cas-embedded-'));
+  const dir = tempDir('cas-embedded-');
   dirs.push(dir);
-  return join(dir, 'data');
+  return join(dir.path, 'data');
 }
 
 async function identify(s: { url: string; apiKey: string; projectId: string }, id: string) {
