@@ -68,9 +68,6 @@ export async function startEmbeddedService(options: EmbeddedOptions): Promise<Em
   if (!entry) return startInline(options);
   const worker = new Worker(entry, {
     workerData: { dataDir: options.dataDir, memoryLimit: EMBEDDED_MEMORY_LIMIT } satisfies WorkerStart,
-    // A small young generation: the service allocates fast and short-lived (parsed bodies, rows), and
-    // V8 otherwise grows the nursery to tens of MB that stay resident (RSS, issue 4's target).
-    resourceLimits: { maxYoungGenerationSizeMb: 16 },
   });
   let onClosed: () => void = () => undefined;
   const closed = new Promise<void>((resolve) => {
