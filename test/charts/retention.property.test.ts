@@ -64,6 +64,8 @@ it('retention in SQL equals the brute-force reference on random projects (200 ca
     ),
     { numRuns: 200 },
   );
-  expect(cohorts).toBeGreaterThan(60);
-  expect(returning).toBeGreaterThan(20);
+  // Guards against a generator that stops producing cohorts or returns. Over random seeds they run
+  // ~64-86 and ~23-39 of 200; a collapsed generator gives about none, so the bars sit well below.
+  expect(cohorts).toBeGreaterThan(30);
+  expect(returning).toBeGreaterThan(8);
 }, 300_000);

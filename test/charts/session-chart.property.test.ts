@@ -50,5 +50,7 @@ it('the session chart in SQL equals the brute-force reference on random projects
     }),
     { numRuns: 200 },
   );
-  expect(counted).toBeGreaterThan(40);
+  // Guard against a generator that stops producing sessions: over random seeds ~39-69 of 200 cases
+  // have a non-empty busiest point; a collapsed generator gives about none.
+  expect(counted).toBeGreaterThan(15);
 }, 300_000);
