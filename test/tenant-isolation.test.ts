@@ -15,6 +15,9 @@ const A1 = { key: 'key-a1', project: 'proj-a1' };
 const A2 = { key: 'key-a2', project: 'proj-a2' };
 const B = { key: 'key-b', project: 'proj-b' };
 type Who = typeof A1;
+// Each tenant's marker: lowercase with hyphens, so no generated id (ULIDs are upper-case base32, org
+// ids hex) can contain one by chance. ("A1" did: a ULID's time prefix read 01M810A1 for a while.)
+const SECRET = { A1: 'only-in-a1', A2: 'only-in-a2', B: 'only-in-b' } as const;
 const as = (w: Who) => ({ authorization: `Bearer ${w.key}`, 'x-app-id': w.project });
 const RANGE = { start: '2025-03-08', end: '2025-03-11', period: 'day', tz: 'UTC' };
 const ts = (m: number) => new Date(Date.parse('2025-03-09T10:00:00Z') + m * 60_000).toISOString();
@@ -45,9 +48,9 @@ beforeAll(async () => {
   const orgA = (await t.service.tenants.provision({ apiKey: A1.key, projectId: A1.project })).orgId;
   await t.service.tenants.provision({ apiKey: A2.key, projectId: A2.project, orgId: orgA });
   await t.service.tenants.provision({ apiKey: B.key, projectId: B.project });
-  await write(A1, 'A1', ['shared-s', 'a-only-s']);
-  await write(A2, 'A2', ['a2-s']);
-  await write(B, 'B', ['shared-s']);
+  await write(A1, SECRET.A1, ['shared-s', 'a-only-s']);
+  await write(A2, SECRET.A2, ['a2-s']);
+  await write(B, SECRET.B, ['shared-s']);
   beforeA = await snapshot(t, A1.project, A1.key);
 });
 afterAll(() => t.stop());
@@ -59,8 +62,8 @@ const GETS = [
   '/bc/v1/live-events/events?start=2000-01-01&end=2100-01-01',
   `/bc/v1/summary/event-counts?ranges=${ALL_RANGES}`,
   '/bc/v1/agg/event-names',
-  chart('segmentation', { eventFilters: [{ event_name: 'A1 Event' }] }),
-  chart('retention', { startingEvent: { event_name: 'A1 Event' } }),
+  chart('segmentation', { eventFilters: [{ event_name: `${SECRET.A1} Event` }] }),
+  chart('retention', { startingEvent: { event_name: `${SECRET.A1} Event` } }),
   chart('session', {}),
   chart('user-composition', { selectedTrait: { trait_name: 'secret' } }),
   '/bc/v1/db/retrieve_data?id=x',
@@ -94,10 +97,13 @@ describe.each([
 
   it('live events, event counts and event names hold only its own rows', async () => {
     const live = await get(GETS[0]!);
-    expect(JSON.stringify(live.json)).not.toContain('A1');
+    expect(JSON.stringify(live.json)).not.toContain(SECRET.A1);
     expect((live.json as unknown[]).length).toBe(2);
     expect((await get(GETS[1]!)).json).toEqual([(live.json as unknown[]).length]);
-    expect((await get(GETS[2]!)).json).toEqual([`${other === B ? 'B' : 'A2'} Event`, 'Session Started']);
+    expect((await get(GETS[2]!)).json).toEqual([
+      'Session Started',
+      `${other === B ? SECRET.B : SECRET.A2} Event`,
+    ]);
     expect(
       (await get('/bc/v1/live-events/events?start=2000-01-01&end=2100-01-01&session_id=a-only-s')).json,
     ).toEqual([]);
@@ -112,7 +118,7 @@ describe.each([
     };
     expect(sessions.points.flatMap((p) => p.session_ids)).toEqual([other === B ? 'shared-s' : 'a2-s']);
     const composition = JSON.stringify((await get(GETS[6]!)).json);
-    expect(composition).not.toContain('"A1"');
+    expect(composition).not.toContain(SECRET.A1);
   });
 
   it('a drilldown id obtained by A1 reveals nothing of A1 elsewhere', async () => {
@@ -124,7 +130,7 @@ describe.each([
     expect((await t.get(path, as(A1))).json).toMatchObject({
       kind: 'users',
       total: 1,
-      rows: [{ id: 'alice', traits: { secret: 'A1' } }],
+      rows: [{ id: 'alice', traits: { secret: SECRET.A1 } }],
     });
     const elsewhere = await get(path);
     expect(elsewhere).toMatchObject({ status: 200, json: { total: 0, rows: [] } });
@@ -137,7 +143,7 @@ describe.each([
     const a1 = userRecordSchema.parse((await t.post('/bc/v1/user/identify', { id: 'alice' }, as(A1))).json);
     expect(mine.user_id).not.toBe(a1.user_id);
     expect(mine.app_id).toBe(other.project);
-    expect(mine.traits).toEqual({ secret: other === B ? 'B' : 'A2' });
+    expect(mine.traits).toEqual({ secret: other === B ? SECRET.B : SECRET.A2 });
     const fresh = await t.post('/bc/v1/user/identify', { id: 'a1-only-id' }, as(A1));
     expect(fresh.status).toBe(200);
     expect(
