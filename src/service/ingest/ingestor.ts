@@ -1,62 +1,22 @@
-import type { Issue } from '../../shared/errors.js';
-import type { WireEvent } from '../../shared/event-bodies.js';
 import type { RouteEvent } from '../../shared/events.js';
 import type { ConversationAnalyser } from '../analysis/analyser.js';
-import { conflict, invalidInput } from '../errors.js';
 import { type IdentityTouch, onIdentityTouched, type Scope } from '../identity/identity.js';
-import { IdentityChanges } from '../identity/model.js';
 import type { Database, Queryable } from '../store/database.js';
-import { analyseAndLayOut } from './analyse-batch.js';
-import { loadProjectCache, prefetch } from './cache-load.js';
-import { findDuplicates } from './dedup.js';
+import { loadProjectCache } from './cache-load.js';
+import {
+  type EventSource,
+  type IngestOptions,
+  type IngestResult,
+  type Job,
+  type Prepared,
+  planGroup,
+  touchedBy,
+  writePlanned,
+} from './group.js';
 import { IngestStats } from './ingest-stats.js';
-import { Planner } from './planner.js';
-import type { ProjectCache, Touched } from './project-cache.js';
-import { type EventRow, routeAnswer } from './rows.js';
-import { writeGroup } from './write-batch.js';
+import type { ProjectCache } from './project-cache.js';
 
-export interface IngestResult {
-  accepted: number;
-  duplicates: number;
-  /** For per-event routes: the stored rows as the route answers them. */
-  answer?: RouteEvent[];
-}
-
-export interface IngestOptions {
-  /** Issue paths: `[3].session_id` for the queue; per-event routes drop the index. */
-  paths?: (issue: Issue) => Issue;
-  /** Build a per-event route answer (decisions §4). */
-  answer?: boolean;
-}
-
-/**
- * A request's events, or how to get them: validation runs when the request's turn comes, so it does
- * not hold up the event loop while another transaction waits on DuckDB (each awaited statement would
- * otherwise queue behind whole-batch validations of requests that cannot be written yet anyway).
- */
-export type EventSource = readonly WireEvent[] | (() => readonly WireEvent[]);
-
-interface Job {
-  scope: Scope;
-  source: EventSource;
-  state: 'waiting' | 'valid' | 'refused';
-  events: readonly WireEvent[];
-  receivedAt: number;
-  options: IngestOptions;
-  resolve(result: IngestResult): void;
-  reject(error: unknown): void;
-}
-
-/** A group planned in memory, ready to write. */
-interface Prepared {
-  jobs: Job[];
-  cache: ProjectCache;
-  ch: IdentityChanges;
-  planners: Planner[];
-  laidOut: EventRow[][];
-  /** The identity epoch when planning began (see `identityEpoch`). */
-  epoch: number;
-}
+export type { EventSource, IngestOptions, IngestResult } from './group.js';
 
 /** A written group whose COMMIT is running. */
 interface InFlight {
@@ -69,43 +29,16 @@ interface InFlight {
 /** Thrown inside a write when its plan went stale before it could run; the group is planned again. */
 class StalePlan extends Error {}
 
-const MAX_ISSUES = 100;
 /** Requests waiting together are committed together, up to this many events per transaction. */
 const GROUP_EVENTS = 16_000;
-
-function capped(issues: Issue[]): Issue[] {
-  if (issues.length <= MAX_ISSUES) return issues;
-  return [
-    ...issues.slice(0, MAX_ISSUES),
-    { path: '', message: `${issues.length - MAX_ISSUES} more issues not shown` },
-  ];
-}
-
-/** A request with problems is refused whole: 400 before 409 (validation before state). */
-function refuse(planner: Planner, options: IngestOptions): void {
-  const paths = options.paths ?? ((issue: Issue) => issue);
-  if (planner.invalid.length > 0) throw invalidInput(capped(planner.invalid.map(paths)));
-  const [first] = planner.conflicts;
-  if (!first) return;
-  const issues = planner.conflicts.map(({ path, message }) => paths({ path, message }));
-  throw conflict(first.code, `${issues[0]!.path}: ${first.message}`, capped(issues));
-}
-
-function union(planners: readonly Planner[]): Touched {
-  return {
-    sessions: new Set(planners.flatMap((p) => [...p.touched.sessions])),
-    conversations: new Set(planners.flatMap((p) => [...p.touched.conversations])),
-  };
-}
 
 /**
  * The one way events get into the database. Each request is judged whole before anything is written
  * (duplicates, then state: 400/409 with `[index].field` issues, nothing stored) and answered only after
- * the commit, so a 200 means durable. Requests that queue up while a transaction runs are committed
- * together (group commit): each is planned on its own, but their rows share one append per table, one
- * UPDATE per table and one commit. If any of them fails, the group is undone and its requests run one
- * by one, so a bad request never sinks the others. The project cache is changed in place; a failed
- * transaction forgets whatever it touched, and the database, rolled back too, refills it on next use.
+ * the commit, so a 200 means durable. Requests that queue up together are committed together (group
+ * commit, planning in group.ts), and the next group is planned while this one commits (`pump`). If a
+ * group fails, it is undone and its requests run one by one, so a bad request never sinks the others.
+ * The cache is changed in place; a failure forgets what it touched, to be reloaded from the database.
  */
 export class Ingestor {
   readonly stats = new IngestStats();
@@ -258,34 +191,7 @@ export class Ingestor {
     const epoch = this.identityEpoch;
     const timer = this.stats.start();
     const cache = await this.cacheFor(q, jobs[0]!.scope.projectId);
-    const ch = new IdentityChanges();
-    const planners: Planner[] = [];
-    try {
-      const planned = new Set<string>();
-      for (const job of jobs) {
-        const duplicate = await findDuplicates(q, cache, job.events, planned);
-        await prefetch(
-          q,
-          cache,
-          job.events.filter((_, i) => !duplicate[i]),
-        );
-        timer.lap('load');
-        const planner = new Planner(cache, job.receivedAt, ch);
-        planners.push(planner);
-        planner.plan(job.events, duplicate);
-        refuse(planner, job.options);
-        job.events.forEach((e, i) => {
-          if (!duplicate[i] && e.event_id !== undefined) planned.add(e.event_id);
-        });
-        timer.lap('plan');
-      }
-      const laidOut = await analyseAndLayOut(q, cache, planners, this.analyser);
-      timer.lap('analyse');
-      return { jobs, cache, ch, planners, laidOut, epoch };
-    } catch (error) {
-      cache.forget(union(planners));
-      throw error;
-    }
+    return planGroup(q, cache, jobs, this.analyser, epoch, timer);
   }
 
   /** Writes a prepared group and sends its COMMIT; the group is answered by `finish`. */
@@ -295,13 +201,13 @@ export class Ingestor {
       const { value: answers, committed } = await this.db.writeUntilCommit(async (tx) => {
         // A user route changed identity rows since this group was planned: its plan may be stale.
         if (this.identityEpoch !== p.epoch) throw new StalePlan();
-        return this.writePrepared(tx, p, timer);
+        return writePlanned(tx, p, timer, this.validateAhead);
       });
       // COMMIT is running on DuckDB's thread: validate the next request meanwhile.
       setImmediate(this.validateAhead);
       return { prepared: p, committed, answers };
     } catch (error) {
-      p.cache.forget(union(p.planners));
+      p.cache.forget(touchedBy(p.planners));
       if (error instanceof StalePlan) {
         this.stats.stalePlans++;
         return this.runExclusive(p.jobs);
@@ -322,31 +228,15 @@ export class Ingestor {
     try {
       const { value: answers, committed } = await this.db.writeUntilCommit(async (tx) => {
         prepared = await this.prepare(jobs, tx);
-        return this.writePrepared(tx, prepared, timer);
+        return writePlanned(tx, prepared, timer, this.validateAhead);
       });
       if (!prepared) throw new Error('the exclusive write ran without a plan');
       return { prepared, committed, answers };
     } catch (error) {
-      if (prepared) prepared.cache.forget(union(prepared.planners));
+      if (prepared) prepared.cache.forget(touchedBy(prepared.planners));
       await this.retryAlone(jobs, error);
       return undefined;
     }
-  }
-
-  /** The group's rows, inside its transaction; returns the per-event route answers. */
-  private async writePrepared(
-    tx: Queryable,
-    p: Prepared,
-    timer: { lap(phase: 'write'): void },
-  ): Promise<Array<RouteEvent[] | undefined>> {
-    // Answers name users as the plan saw them; identity may move on before the commit is done.
-    const answers = p.jobs.map((job, i) =>
-      job.options.answer ? routeAnswer(p.laidOut[i]!, p.cache.identity) : undefined,
-    );
-    const parts = p.laidOut.map((r, i) => ({ rows: r, receivedAt: p.planners[i]!.receivedAt }));
-    await writeGroup(tx, p.cache, p.ch, parts, union(p.planners), this.validateAhead);
-    timer.lap('write');
-    return answers;
   }
 
   /** Waits for a group's COMMIT and answers its requests; on failure, forgets it and says which failed. */
@@ -356,11 +246,11 @@ export class Ingestor {
     try {
       await f.committed;
     } catch (error) {
-      cache.forget(union(planners));
+      cache.forget(touchedBy(planners));
       return { jobs, error };
     }
     timer.lap('commit');
-    cache.settle(union(planners));
+    cache.settle(touchedBy(planners));
     this.stats.done(
       jobs.length,
       planners.reduce((n, p) => n + p.accepted, 0),
@@ -376,7 +266,7 @@ export class Ingestor {
 
   /** Undoes a group's planning in memory and puts its requests back at the head of the queue. */
   private discard(p: Prepared): void {
-    p.cache.forget(union(p.planners));
+    p.cache.forget(touchedBy(p.planners));
     this.queue.unshift(...p.jobs);
   }
 

@@ -1,0 +1,151 @@
+import type { Issue } from '../../shared/errors.js';
+import type { WireEvent } from '../../shared/event-bodies.js';
+import type { RouteEvent } from '../../shared/events.js';
+import type { ConversationAnalyser } from '../analysis/analyser.js';
+import { conflict, invalidInput } from '../errors.js';
+import type { Scope } from '../identity/identity.js';
+import { IdentityChanges } from '../identity/model.js';
+import type { Queryable } from '../store/database.js';
+import { analyseAndLayOut } from './analyse-batch.js';
+import { prefetch } from './cache-load.js';
+import { findDuplicates } from './dedup.js';
+import type { Phase } from './ingest-stats.js';
+import { Planner } from './planner.js';
+import type { ProjectCache, Touched } from './project-cache.js';
+import { type EventRow, routeAnswer } from './rows.js';
+import { writeGroup } from './write-batch.js';
+
+export interface IngestResult {
+  accepted: number;
+  duplicates: number;
+  /** For per-event routes: the stored rows as the route answers them. */
+  answer?: RouteEvent[];
+}
+
+export interface IngestOptions {
+  /** Issue paths: `[3].session_id` for the queue; per-event routes drop the index. */
+  paths?: (issue: Issue) => Issue;
+  /** Build a per-event route answer (decisions §4). */
+  answer?: boolean;
+}
+
+/**
+ * A request's events, or how to get them: validation runs when the request's turn comes, so it does
+ * not hold up the event loop while another transaction waits on DuckDB (each awaited statement would
+ * otherwise queue behind whole-batch validations of requests that cannot be written yet anyway).
+ */
+export type EventSource = readonly WireEvent[] | (() => readonly WireEvent[]);
+
+/** One request in the ingest queue. */
+export interface Job {
+  scope: Scope;
+  source: EventSource;
+  state: 'waiting' | 'valid' | 'refused';
+  events: readonly WireEvent[];
+  receivedAt: number;
+  options: IngestOptions;
+  resolve(result: IngestResult): void;
+  reject(error: unknown): void;
+}
+
+/** A group planned in memory, ready to write. */
+export interface Prepared {
+  jobs: Job[];
+  cache: ProjectCache;
+  ch: IdentityChanges;
+  planners: Planner[];
+  laidOut: EventRow[][];
+  /** The identity epoch when planning began (see the ingestor's `identityEpoch`). */
+  epoch: number;
+}
+
+type Timer = { lap(phase: Phase): void };
+
+const MAX_ISSUES = 100;
+
+function capped(issues: Issue[]): Issue[] {
+  if (issues.length <= MAX_ISSUES) return issues;
+  return [
+    ...issues.slice(0, MAX_ISSUES),
+    { path: '', message: `${issues.length - MAX_ISSUES} more issues not shown` },
+  ];
+}
+
+/** A request with problems is refused whole: 400 before 409 (validation before state). */
+function refuse(planner: Planner, options: IngestOptions): void {
+  const paths = options.paths ?? ((issue: Issue) => issue);
+  if (planner.invalid.length > 0) throw invalidInput(capped(planner.invalid.map(paths)));
+  const [first] = planner.conflicts;
+  if (!first) return;
+  const issues = planner.conflicts.map(({ path, message }) => paths({ path, message }));
+  throw conflict(first.code, `${issues[0]!.path}: ${first.message}`, capped(issues));
+}
+
+/** Everything the group's planners touched, which a commit settles and a failure forgets. */
+export function touchedBy(planners: readonly Planner[]): Touched {
+  return {
+    sessions: new Set(planners.flatMap((p) => [...p.touched.sessions])),
+    conversations: new Set(planners.flatMap((p) => [...p.touched.conversations])),
+  };
+}
+
+/**
+ * Dedup, load, plan and analyse a group against the project cache; nothing is written. Each request
+ * is planned on its own (a refused one throws its 400/409), ids accepted by an earlier request of the
+ * group count as seen. On failure the cache forgets what the group touched.
+ */
+export async function planGroup(
+  q: Queryable,
+  cache: ProjectCache,
+  jobs: Job[],
+  analyser: ConversationAnalyser,
+  epoch: number,
+  timer: Timer,
+): Promise<Prepared> {
+  const ch = new IdentityChanges();
+  const planners: Planner[] = [];
+  try {
+    const planned = new Set<string>();
+    for (const job of jobs) {
+      const duplicate = await findDuplicates(q, cache, job.events, planned);
+      await prefetch(
+        q,
+        cache,
+        job.events.filter((_, i) => !duplicate[i]),
+      );
+      timer.lap('load');
+      const planner = new Planner(cache, job.receivedAt, ch);
+      planners.push(planner);
+      planner.plan(job.events, duplicate);
+      refuse(planner, job.options);
+      job.events.forEach((e, i) => {
+        if (!duplicate[i] && e.event_id !== undefined) planned.add(e.event_id);
+      });
+      timer.lap('plan');
+    }
+    const laidOut = await analyseAndLayOut(q, cache, planners, analyser);
+    timer.lap('analyse');
+    return { jobs, cache, ch, planners, laidOut, epoch };
+  } catch (error) {
+    cache.forget(touchedBy(planners));
+    throw error;
+  }
+}
+
+/** A planned group's rows, inside the caller's transaction; returns the per-event route answers. */
+export async function writePlanned(
+  tx: Queryable,
+  p: Prepared,
+  timer: Timer,
+  /** Synchronous work to overlap with DuckDB's statements (see writeGroup). */
+  meanwhile: () => void,
+): Promise<Array<RouteEvent[] | undefined>> {
+  // Answers name users as the plan saw them; identity may move on before the commit is done.
+  const answers = p.jobs.map((job, i) =>
+    job.options.answer ? routeAnswer(p.laidOut[i]!, p.cache.identity) : undefined,
+  );
+  const parts = p.laidOut.map((r, i) => ({ rows: r, receivedAt: p.planners[i]!.receivedAt }));
+  await writeGroup(tx, p.cache, p.ch, parts, touchedBy(p.planners), meanwhile);
+  timer.lap('write');
+  return answers;
+}
