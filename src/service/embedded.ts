@@ -81,7 +81,11 @@ export async function startEmbeddedService(options: EmbeddedOptions): Promise<Em
       else if (message.failed.locked) reject(new DataDirLockedError(options.dataDir));
       else reject(Object.assign(new Error(message.failed.message), { name: message.failed.name }));
     });
-    worker.on('error', reject);
+    worker.on('error', (error) => {
+      // After start-up nobody awaits this promise: say it, or requests would just stop being answered.
+      options.log(`the embedded service failed: ${error.message}`);
+      reject(error);
+    });
     worker.on('exit', (code) => {
       onClosed();
       reject(new Error(`the embedded service stopped (exit code ${code})`));
