@@ -5,7 +5,7 @@ import type { Queryable } from '../store/database.js';
 import { appendColumns, timestamp } from './append.js';
 import type { ProjectCache, Touched } from './project-cache.js';
 import type { EventRow } from './rows.js';
-import { execWhile, int, ints, type Param, text, texts } from './sql.js';
+import { execWhile, int, ints, type Param, text, texts, tsFromMs } from './sql.js';
 import type { ConversationState, SessionState } from './state.js';
 
 const json = (value: object | null): string | null => (value === null ? null : JSON.stringify(value));
@@ -42,8 +42,8 @@ async function appendEvents(q: Queryable, project: string, parts: readonly RowPa
  * Rows already stored get one UPDATE for the batch. DuckDB updates by scanning; bounding the scan by
  * the stored started_at range lets zone maps skip every row group outside it, which for live traffic
  * and time-ordered imports is all but the newest, so the cost stays flat as the table grows. New
- * values are looked up by the row's position in the id list (`m.cN` in `set`): measured a third
- * faster than joining an unnested table of them, since no join is planned or built.
+ * values are looked up by the row's position in the id list: measured a third faster than joining an
+ * unnested table of them, since no join is planned or built.
  */
 async function updateRows(
   q: Queryable,
@@ -51,19 +51,18 @@ async function updateRows(
   project: string,
   table: 'sessions' | 'conversations',
   key: string,
-  set: string,
   stored: ReadonlyArray<{ id: string; storedStart: number }>,
-  lists: readonly Param[],
+  columns: ReadonlyArray<{ column: string; values: Param; as?: 'timestamp' | 'json' }>,
 ): Promise<void> {
   if (stored.length === 0) return;
   const starts = stored.map((s) => s.storedStart);
-  const assignments = set.replace(
-    /\bm\.c(\d+)\b/g,
-    (_, i: string) => `$${Number(i) + 5}[list_position($2, ${key})]`,
-  );
+  const assignments = columns.map(({ column, as }, i) => {
+    const value = `$${i + 5}[list_position($2, ${key})]`;
+    return `${column} = ${as === 'timestamp' ? tsFromMs(value) : as === 'json' ? `${value}::JSON` : value}`;
+  });
   await execWhile(
     q,
-    `UPDATE ${table} SET ${assignments}
+    `UPDATE ${table} SET ${assignments.join(', ')}
       WHERE project_id = $1 AND list_contains($2, ${key})
         AND started_at BETWEEN make_timestamptz($3 * 1000) AND make_timestamptz($4 * 1000)`,
     [
@@ -71,7 +70,7 @@ async function updateRows(
       texts(stored.map((s) => s.id)),
       int(Math.min(...starts)),
       int(Math.max(...starts)),
-      ...lists,
+      ...columns.map((c) => c.values),
     ],
     meanwhile,
   );
@@ -98,23 +97,13 @@ async function writeSessions(
   const stored = sessions.flatMap((s) =>
     s.stored ? [{ s, id: s.id, storedStart: s.stored.startedAt }] : [],
   );
-  await updateRows(
-    q,
-    meanwhile,
-    project,
-    'sessions',
-    'session_id',
-    `user_id = m.c0, started_at = make_timestamptz(m.c1 * 1000), ended_at = make_timestamptz(m.c2 * 1000),
-     last_event_at = make_timestamptz(m.c3 * 1000), attributes = m.c4::JSON`,
-    stored,
-    [
-      texts(stored.map(({ s }) => maps.canonical(s.userId))),
-      ints(stored.map(({ s }) => s.startedAt)),
-      ints(stored.map(({ s }) => s.endedAt)),
-      ints(stored.map(({ s }) => s.lastEventAt)),
-      texts(stored.map(({ s }) => json(s.attributes))),
-    ],
-  );
+  await updateRows(q, meanwhile, project, 'sessions', 'session_id', stored, [
+    { column: 'user_id', values: texts(stored.map(({ s }) => maps.canonical(s.userId))) },
+    { column: 'started_at', values: ints(stored.map(({ s }) => s.startedAt)), as: 'timestamp' },
+    { column: 'ended_at', values: ints(stored.map(({ s }) => s.endedAt)), as: 'timestamp' },
+    { column: 'last_event_at', values: ints(stored.map(({ s }) => s.lastEventAt)), as: 'timestamp' },
+    { column: 'attributes', values: texts(stored.map(({ s }) => json(s.attributes))), as: 'json' },
+  ]);
 }
 
 async function writeConversations(
@@ -135,20 +124,11 @@ async function writeConversations(
   const stored = conversations.flatMap((c) =>
     c.stored ? [{ c, id: c.id, storedStart: c.stored.startedAt }] : [],
   );
-  await updateRows(
-    q,
-    meanwhile,
-    project,
-    'conversations',
-    'conversation_id',
-    `started_at = make_timestamptz(m.c0 * 1000), ended_at = make_timestamptz(m.c1 * 1000), properties = m.c2::JSON`,
-    stored,
-    [
-      ints(stored.map(({ c }) => c.startedAt)),
-      ints(stored.map(({ c }) => c.endedAt)),
-      texts(stored.map(({ c }) => json(c.properties))),
-    ],
-  );
+  await updateRows(q, meanwhile, project, 'conversations', 'conversation_id', stored, [
+    { column: 'started_at', values: ints(stored.map(({ c }) => c.startedAt)), as: 'timestamp' },
+    { column: 'ended_at', values: ints(stored.map(({ c }) => c.endedAt)), as: 'timestamp' },
+    { column: 'properties', values: texts(stored.map(({ c }) => json(c.properties))), as: 'json' },
+  ]);
 }
 
 /**
