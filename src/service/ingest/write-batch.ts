@@ -41,9 +41,11 @@ async function appendEvents(q: Queryable, project: string, parts: readonly RowPa
 /**
  * Rows already stored get one UPDATE for the batch. DuckDB updates by scanning; bounding the scan by
  * the stored started_at range lets zone maps skip every row group outside it, which for live traffic
- * and time-ordered imports is all but the newest, so the cost stays flat as the table grows. New
- * values are looked up by the row's position in the id list: measured a third faster than joining an
- * unnested table of them, since no join is planned or built.
+ * is all but the newest. Rows are picked by a semi-join against the unnested id list (a hash table),
+ * and each picked row finds its new values by its position in that list. Measured on a 100k-row
+ * table with 220 ids (an import keeps that many sessions open, started hours apart, so the range
+ * bound skips little): 5.7 ms, against 24 ms for `list_contains`, which compares every scanned row
+ * with every id; with 20 ids the two are within 0.3 ms.
  */
 async function updateRows(
   q: Queryable,
@@ -63,7 +65,7 @@ async function updateRows(
   await execWhile(
     q,
     `UPDATE ${table} SET ${assignments.join(', ')}
-      WHERE project_id = $1 AND list_contains($2, ${key})
+      WHERE project_id = $1 AND ${key} IN (SELECT unnest($2))
         AND started_at BETWEEN make_timestamptz($3 * 1000) AND make_timestamptz($4 * 1000)`,
     [
       text(project),
