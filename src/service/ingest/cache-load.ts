@@ -81,7 +81,8 @@ function conversationOf(r: ConversationRow): ConversationState {
     totals: emptyTotals(),
     utterances: [],
     labels: new Map(),
-    stored: { startedAt: r.started },
+    stored: { startedAt: r.started, endedAt: r.ended, properties: r.properties },
+    writing: null,
   };
 }
 
@@ -116,7 +117,14 @@ async function loadSessions(q: Queryable, cache: ProjectCache, ids: string[]): P
       attributes: r.attributes ? (JSON.parse(r.attributes) as Traits) : null,
       conversations: [],
       open: [],
-      stored: { startedAt: r.started },
+      stored: {
+        userId: r.user_id,
+        startedAt: r.started,
+        endedAt: r.ended,
+        lastEventAt: r.last,
+        attributes: r.attributes,
+      },
+      writing: null,
     });
   }
   for (const id of ids) if (!sessions.has(id)) cache.absent.sessions.add(id);

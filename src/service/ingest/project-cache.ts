@@ -67,19 +67,23 @@ export class ProjectCache {
     );
   }
 
-  /** After a commit: rows are stored now; closed sessions and conversations leave memory. */
+  /**
+   * After a commit: the rows as written are stored now; closed sessions and conversations leave
+   * memory. Closedness is read from what was written: the next group, planned meanwhile, may have
+   * changed the live fields.
+   */
   settle(touched: Touched): void {
     for (const id of touched.sessions) {
       const s = this.sessions.get(id);
       if (!s) continue;
-      if (s.endedAt !== null) this.sessions.delete(id);
-      else s.stored = { startedAt: s.startedAt };
+      if (s.writing) [s.stored, s.writing] = [s.writing, null];
+      if (s.stored && s.stored.endedAt !== null && s.endedAt !== null) this.sessions.delete(id);
     }
     for (const id of touched.conversations) {
       const c = this.conversations.get(id);
       if (!c) continue;
-      if (c.endedAt !== null) this.conversations.delete(id);
-      else c.stored = { startedAt: c.startedAt };
+      if (c.writing) [c.stored, c.writing] = [c.writing, null];
+      if (c.stored && c.stored.endedAt !== null && c.endedAt !== null) this.conversations.delete(id);
     }
     this.absent.sessions.clear();
     this.absent.conversations.clear();

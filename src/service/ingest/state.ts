@@ -2,9 +2,12 @@ import type { Properties, PropertyValue, Traits } from '../../shared/primitives.
 
 /**
  * In-memory state of open sessions and conversations (spec part 3), as the planner mutates it.
- * `stored` says whether the row is already in the database (and with which started_at, which lets
- * the batched UPDATE prune row groups by zone map); rows not stored yet are inserted with their final
- * values at the end of the batch.
+ * `stored` is the row as the database holds it (null: not inserted yet), `writing` the row as the
+ * transaction in flight wrote it, which becomes `stored` when that transaction commits. They are
+ * snapshots, not the live fields: with pipelining, the next group is planned (and mutates the live
+ * fields) before this one commits. A write compares the live fields with `stored`, so a touched row
+ * whose columns did not change (a turn changes none of its conversation's) costs no UPDATE, and the
+ * UPDATE finds rows by the started_at the database really has.
  */
 export interface SessionState {
   id: string;
@@ -20,7 +23,24 @@ export interface SessionState {
   conversations: string[];
   /** The open ones, in order of start. */
   open: string[];
-  stored: { startedAt: number } | null;
+  stored: SessionRow | null;
+  writing: SessionRow | null;
+}
+
+/** A sessions row's mutable columns; times in epoch ms, `userId` canonical, attributes as JSON text. */
+export interface SessionRow {
+  userId: string;
+  startedAt: number;
+  endedAt: number | null;
+  lastEventAt: number;
+  attributes: string | null;
+}
+
+/** A conversations row's mutable columns; properties as JSON text. */
+export interface ConversationRow {
+  startedAt: number;
+  endedAt: number | null;
+  properties: string | null;
 }
 
 export interface Utterance {
@@ -53,7 +73,8 @@ export interface ConversationState {
   utterances: Utterance[];
   /** Intents labelled on turns (`intent` property), first occurrence first, with their attributes. */
   labels: Map<string, Record<string, PropertyValue>>;
-  stored: { startedAt: number } | null;
+  stored: ConversationRow | null;
+  writing: ConversationRow | null;
 }
 
 export function emptyTotals(): ConversationTotals {
@@ -80,6 +101,7 @@ export function newSession(id: string, userId: string, deviceId: string | null, 
     conversations: [],
     open: [],
     stored: null,
+    writing: null,
   };
 }
 
@@ -95,6 +117,7 @@ export function newConversation(id: string, sessionId: string, ts: number): Conv
     utterances: [],
     labels: new Map(),
     stored: null,
+    writing: null,
   };
 }
 

@@ -5,8 +5,8 @@ import type { Queryable } from '../store/database.js';
 import { appendColumns, timestamp } from './append.js';
 import type { ProjectCache, Touched } from './project-cache.js';
 import type { EventRow } from './rows.js';
-import { execWhile, int, ints, type Param, text, texts, tsFromMs } from './sql.js';
-import type { ConversationState, SessionState } from './state.js';
+import { execWhile, int, ints, text, texts, tsFromMs } from './sql.js';
+import type { ConversationRow, ConversationState, SessionRow, SessionState } from './state.js';
 
 const json = (value: object | null): string | null => (value === null ? null : JSON.stringify(value));
 
@@ -38,30 +38,57 @@ async function appendEvents(q: Queryable, project: string, parts: readonly RowPa
   ]);
 }
 
+/** One mutable column: how to read it from a row snapshot, and how SQL converts the list value. */
+interface Column<R> {
+  column: string;
+  of: (row: R) => string | number | null;
+  as?: 'timestamp' | 'json';
+}
+
+const SESSION_COLUMNS: ReadonlyArray<Column<SessionRow>> = [
+  { column: 'user_id', of: (r) => r.userId },
+  { column: 'started_at', of: (r) => r.startedAt, as: 'timestamp' },
+  { column: 'ended_at', of: (r) => r.endedAt, as: 'timestamp' },
+  { column: 'last_event_at', of: (r) => r.lastEventAt, as: 'timestamp' },
+  { column: 'attributes', of: (r) => r.attributes, as: 'json' },
+];
+
+const CONVERSATION_COLUMNS: ReadonlyArray<Column<ConversationRow>> = [
+  { column: 'started_at', of: (r) => r.startedAt, as: 'timestamp' },
+  { column: 'ended_at', of: (r) => r.endedAt, as: 'timestamp' },
+  { column: 'properties', of: (r) => r.properties, as: 'json' },
+];
+
 /**
- * Rows already stored get one UPDATE for the batch. DuckDB updates by scanning; bounding the scan by
- * the stored started_at range lets zone maps skip every row group outside it, which for live traffic
- * is all but the newest. Rows are picked by a semi-join against the unnested id list (a hash table),
- * and each picked row finds its new values by its position in that list. Measured on a 100k-row
- * table with 220 ids (an import keeps that many sessions open, started hours apart, so the range
- * bound skips little): 5.7 ms, against 24 ms for `list_contains`, which compares every scanned row
- * with every id; with 20 ids the two are within 0.3 ms.
+ * Stored rows whose columns changed get one UPDATE for the batch, setting only the columns that
+ * changed in some row: every column set costs DuckDB an update segment (measured 1 column 3.9 ms,
+ * 5 columns 6.9 ms for 210 rows), and a turn changes only its session's last_event_at.
+ *
+ * DuckDB updates by scanning; bounding the scan by the stored started_at range lets zone maps skip
+ * every row group outside it, which for live traffic is all but the newest. Rows are picked by a
+ * semi-join against the unnested id list (a hash table), and each picked row finds its new values by
+ * its position in that list. Measured on a 100k-row table with 220 ids (an import keeps that many
+ * sessions open, started hours apart, so the range bound skips little): 5.7 ms, against 24 ms for
+ * `list_contains`, which compares every scanned row with every id; with 20 ids they are within 0.3 ms.
  */
-async function updateRows(
+async function updateChanged<R extends { startedAt: number }>(
   q: Queryable,
   meanwhile: () => void,
   project: string,
   table: 'sessions' | 'conversations',
   key: string,
-  stored: ReadonlyArray<{ id: string; storedStart: number }>,
-  columns: ReadonlyArray<{ column: string; values: Param; as?: 'timestamp' | 'json' }>,
+  rows: ReadonlyArray<{ id: string; stored: R; next: R }>,
+  columns: ReadonlyArray<Column<R>>,
 ): Promise<void> {
-  if (stored.length === 0) return;
-  const starts = stored.map((s) => s.storedStart);
-  const assignments = columns.map(({ column, as }, i) => {
+  const differs = (c: Column<R>, r: { stored: R; next: R }) => c.of(r.stored) !== c.of(r.next);
+  const dirty = rows.filter((r) => columns.some((c) => differs(c, r)));
+  if (dirty.length === 0) return;
+  const changed = columns.filter((c) => dirty.some((r) => differs(c, r)));
+  const assignments = changed.map(({ column, as }, i) => {
     const value = `$${i + 5}[list_position($2, ${key})]`;
     return `${column} = ${as === 'timestamp' ? tsFromMs(value) : as === 'json' ? `${value}::JSON` : value}`;
   });
+  const starts = dirty.map((r) => r.stored.startedAt);
   await execWhile(
     q,
     `UPDATE ${table} SET ${assignments.join(', ')}
@@ -69,10 +96,16 @@ async function updateRows(
         AND started_at BETWEEN make_timestamptz($3 * 1000) AND make_timestamptz($4 * 1000)`,
     [
       text(project),
-      texts(stored.map((s) => s.id)),
+      texts(dirty.map((r) => r.id)),
       int(Math.min(...starts)),
       int(Math.max(...starts)),
-      ...columns.map((c) => c.values),
+      ...changed.map((c) => {
+        const values = dirty.map((r) => c.of(r.next));
+        // Timestamps travel as epoch-ms integers; every other column is text (JSON as its text).
+        return c.as === 'timestamp'
+          ? ints(values as Array<number | null>)
+          : texts(values as Array<string | null>);
+      }),
     ],
     meanwhile,
   );
@@ -85,27 +118,30 @@ async function writeSessions(
   maps: IdentityMaps,
   sessions: SessionState[],
 ) {
-  const fresh = sessions.filter((s) => s.stored === null);
+  const rows = sessions.map((s) => {
+    const next: SessionRow = {
+      userId: maps.canonical(s.userId),
+      startedAt: s.startedAt,
+      endedAt: s.endedAt,
+      lastEventAt: s.lastEventAt,
+      attributes: json(s.attributes),
+    };
+    s.writing = next;
+    return { s, id: s.id, stored: s.stored, next };
+  });
+  const fresh = rows.filter((r) => r.stored === null);
   await appendColumns(q, 'sessions', [
     fresh.map(() => project),
-    fresh.map((s) => s.id),
-    fresh.map((s) => maps.canonical(s.userId)),
-    fresh.map((s) => s.deviceId),
-    fresh.map((s) => timestamp(s.startedAt)),
-    fresh.map((s) => (s.endedAt === null ? null : timestamp(s.endedAt))),
-    fresh.map((s) => timestamp(s.lastEventAt)),
-    fresh.map((s) => json(s.attributes)),
+    fresh.map((r) => r.id),
+    fresh.map((r) => r.next.userId),
+    fresh.map((r) => r.s.deviceId),
+    fresh.map((r) => timestamp(r.next.startedAt)),
+    fresh.map((r) => (r.next.endedAt === null ? null : timestamp(r.next.endedAt))),
+    fresh.map((r) => timestamp(r.next.lastEventAt)),
+    fresh.map((r) => r.next.attributes),
   ]);
-  const stored = sessions.flatMap((s) =>
-    s.stored ? [{ s, id: s.id, storedStart: s.stored.startedAt }] : [],
-  );
-  await updateRows(q, meanwhile, project, 'sessions', 'session_id', stored, [
-    { column: 'user_id', values: texts(stored.map(({ s }) => maps.canonical(s.userId))) },
-    { column: 'started_at', values: ints(stored.map(({ s }) => s.startedAt)), as: 'timestamp' },
-    { column: 'ended_at', values: ints(stored.map(({ s }) => s.endedAt)), as: 'timestamp' },
-    { column: 'last_event_at', values: ints(stored.map(({ s }) => s.lastEventAt)), as: 'timestamp' },
-    { column: 'attributes', values: texts(stored.map(({ s }) => json(s.attributes))), as: 'json' },
-  ]);
+  const stored = rows.flatMap(({ id, stored, next }) => (stored ? [{ id, stored, next }] : []));
+  await updateChanged(q, meanwhile, project, 'sessions', 'session_id', stored, SESSION_COLUMNS);
 }
 
 async function writeConversations(
@@ -114,23 +150,34 @@ async function writeConversations(
   project: string,
   conversations: ConversationState[],
 ) {
-  const fresh = conversations.filter((c) => c.stored === null);
+  const rows = conversations.map((c) => {
+    const next: ConversationRow = {
+      startedAt: c.startedAt,
+      endedAt: c.endedAt,
+      properties: json(c.properties),
+    };
+    c.writing = next;
+    return { c, id: c.id, stored: c.stored, next };
+  });
+  const fresh = rows.filter((r) => r.stored === null);
   await appendColumns(q, 'conversations', [
     fresh.map(() => project),
-    fresh.map((c) => c.id),
-    fresh.map((c) => c.sessionId),
-    fresh.map((c) => timestamp(c.startedAt)),
-    fresh.map((c) => (c.endedAt === null ? null : timestamp(c.endedAt))),
-    fresh.map((c) => json(c.properties)),
+    fresh.map((r) => r.id),
+    fresh.map((r) => r.c.sessionId),
+    fresh.map((r) => timestamp(r.next.startedAt)),
+    fresh.map((r) => (r.next.endedAt === null ? null : timestamp(r.next.endedAt))),
+    fresh.map((r) => r.next.properties),
   ]);
-  const stored = conversations.flatMap((c) =>
-    c.stored ? [{ c, id: c.id, storedStart: c.stored.startedAt }] : [],
+  const stored = rows.flatMap(({ id, stored, next }) => (stored ? [{ id, stored, next }] : []));
+  await updateChanged(
+    q,
+    meanwhile,
+    project,
+    'conversations',
+    'conversation_id',
+    stored,
+    CONVERSATION_COLUMNS,
   );
-  await updateRows(q, meanwhile, project, 'conversations', 'conversation_id', stored, [
-    { column: 'started_at', values: ints(stored.map(({ c }) => c.startedAt)), as: 'timestamp' },
-    { column: 'ended_at', values: ints(stored.map(({ c }) => c.endedAt)), as: 'timestamp' },
-    { column: 'properties', values: texts(stored.map(({ c }) => json(c.properties))), as: 'json' },
-  ]);
 }
 
 /**

@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseQueueBody } from '../../shared/events.js';
+import { LexicalAnalyser } from '../analysis/lexical-analyser.js';
+import { type Database, openDatabase } from '../store/database.js';
+import { Ingestor } from './ingestor.js';
+
+let db: Database;
+let ingestor: Ingestor;
+beforeAll(async () => {
+  db = await openDatabase(':memory:');
+  ingestor = new Ingestor(db, new LexicalAnalyser());
+});
+afterAll(async () => {
+  ingestor.close();
+  await db.close();
+});
+
+const scope = { orgId: 'org', projectId: 'p' };
+const at = (s: number) => new Date(Date.UTC(2025, 2, 9, 12, 0, s)).toISOString();
+
+function events(raw: unknown[]) {
+  const r = parseQueueBody(raw);
+  if (!r.ok) throw new Error(JSON.stringify(r.issues));
+  return r.events;
+}
+
+const turn = (session: string, s: number) => ({
+  type: 'track',
+  event: 'Conversation Turn',
+  session_id: session,
+  timestamp: at(s),
+  properties: { user: 'hello', assistant: 'hi' },
+});
+
+describe('Ingestor pipelining', () => {
+  it('updates a stored row found by the start it was written with, though the next group moved it meanwhile', async () => {
+    // The first request is a group of its own (the pump takes it before the second is queued); the
+    // second is planned while the first commits and moves the session's start back, which the
+    // live state shows before the first group's row is even stored.
+    const first = ingestor.ingest(
+      scope,
+      events([{ type: 'start_session', session_id: 's', device_id: 'd', timestamp: at(30) }, turn('s', 31)]),
+      Date.now(),
+    );
+    const second = ingestor.ingest(scope, events([turn('s', 10), turn('s', 40)]), Date.now());
+    await expect(Promise.all([first, second])).resolves.toEqual([
+      { accepted: 2, duplicates: 0 },
+      { accepted: 2, duplicates: 0 },
+    ]);
+    expect(ingestor.stats.transactions).toBe(2);
+    const row = await db.read.one<{ started: number; last: number }>(
+      `SELECT epoch(started_at)::INTEGER AS started, epoch(last_event_at)::INTEGER AS last
+         FROM sessions WHERE project_id = 'p' AND session_id = 's'`,
+    );
+    expect(row).toEqual({ started: Date.parse(at(10)) / 1000, last: Date.parse(at(40)) / 1000 });
+  });
+});
