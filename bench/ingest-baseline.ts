@@ -62,7 +62,7 @@ export async function bareAppenderRate(
   const connection = await instance.connect();
   await connection.run(EVENTS_DDL);
   // The service's setting (service.ts), so both sides checkpoint alike.
-  await connection.run("SET checkpoint_threshold = '512MB'");
+  await connection.run("SET checkpoint_threshold = '128MB'");
   const received = new DuckDBTimestampTZValue(BigInt(Date.now()) * 1000n);
   const started = performance.now();
   for (let from = 0; from < rows.length; from += Number.isFinite(commitEvery) ? commitEvery : rows.length) {
