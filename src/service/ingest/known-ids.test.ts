@@ -11,6 +11,15 @@ describe('KnownIds', () => {
     for (let i = 0; i < 50_000; i += 997) expect(known.has(`ev-${i}`)).toBe(true);
   });
 
+  it('fills up to 3/4 of its slots before it doubles', () => {
+    const known = new KnownIds();
+    for (let i = 0; i < 3072; i++) known.add(`fill-${i}`);
+    expect(known.capacity).toBe(4096);
+    known.add('fill-one-more');
+    expect(known.capacity).toBe(8192);
+    expect(new KnownIds(3000).capacity).toBe(4096);
+  });
+
   it('says no for ids never added (no false positive in 100k probes)', () => {
     const known = new KnownIds();
     for (let i = 0; i < 100_000; i++) known.add(`session-${i}`);

@@ -4,8 +4,12 @@
  * The ingest path asks, for every event, whether its event_id, session_id, conversation_id, user id
  * and device id were seen before. DuckDB answers point lookups with a full scan (composite primary
  * keys get no index scan), so one query per batch costs milliseconds and grows with the table. This
- * filter answers in memory at 16 bytes per id; a hit is confirmed in the database, so a hash collision
- * costs one query and never a wrong answer. Nothing is ever removed: a false "maybe" is harmless.
+ * filter answers in memory; a hit is confirmed in the database, so a hash collision costs one query
+ * and never a wrong answer. Nothing is ever removed: a false "maybe" is harmless.
+ *
+ * Open addressing with linear probing, filled up to 3/4 before it doubles: 11 to 21 bytes per id
+ * (a 1M-event import keeps 16 MB here, not the 32 MB a 1/2 bound took; a miss probes about 8 slots,
+ * which share cache lines).
  */
 export class KnownIds {
   private table: Float64Array;
@@ -13,12 +17,17 @@ export class KnownIds {
 
   constructor(expected = 1024) {
     let capacity = 1024;
-    while (capacity < expected * 2) capacity *= 2;
+    while (capacity * 3 < expected * 4) capacity *= 2;
     this.table = new Float64Array(capacity);
   }
 
   get size(): number {
     return this.count;
+  }
+
+  /** Slots allocated (8 bytes each). */
+  get capacity(): number {
+    return this.table.length;
   }
 
   has(id: string): boolean {
@@ -32,7 +41,7 @@ export class KnownIds {
   }
 
   add(id: string): void {
-    if ((this.count + 1) * 2 > this.table.length) this.grow();
+    if ((this.count + 1) * 4 > this.table.length * 3) this.grow();
     if (this.insert(hashId(id))) this.count++;
   }
 
