@@ -83,6 +83,42 @@ describe('queue body', () => {
     expect(issues([turn({ user: 'é'.repeat(LIMITS.eventBytes / 2), assistant: '' })])[0]?.path).toBe('[0]');
   });
 
+  it('skips the per-event scan only when the checked body text is too small to hold a big event', () => {
+    const big = turn({ user: 'x'.repeat(300), assistant: 'y' });
+    const body = [valid, big];
+    const bytes = JSON.stringify(body).length;
+    // The body text was checked and is under half the limit: no event can be over it, no scan.
+    expect(parseQueueBody(body, { eventBytes: 2 * bytes, checkedBytes: bytes }).ok).toBe(true);
+    // A claim that does not rule a big event out leaves the scan on, and the big event is refused.
+    const scanned = parseQueueBody(body, { eventBytes: 300, checkedBytes: bytes });
+    expect(!scanned.ok && scanned.issues.map((i) => i.path)).toEqual(['[1]']);
+    // What the scan would refuse shows the skip is real: a caller's checked size is trusted.
+    expect(parseQueueBody(body, { eventBytes: 300, checkedBytes: 150 }).ok).toBe(true);
+  });
+
+  it('gives the same answer with or without a checked size, for any body the scan passes', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.oneof(
+            fc.record({ type: fc.constant('identify'), id: fc.string({ minLength: 1, maxLength: 20 }) }),
+            fc.record({
+              type: fc.constant('track'),
+              event: fc.constantFrom('Conversation Turn', 'Clicked'),
+              session_id: fc.constant('s1'),
+              properties: fc.dictionary(fc.string({ maxLength: 8 }), fc.oneof(fc.string(), fc.integer())),
+            }),
+          ),
+          { minLength: 1, maxLength: 20 },
+        ),
+        (body) => {
+          const bytes = Buffer.byteLength(JSON.stringify(body), 'utf8');
+          expect(parseQueueBody(body, { checkedBytes: bytes })).toEqual(parseQueueBody(body));
+        },
+      ),
+    );
+  });
+
   it('caps the issue list so a wholly bad batch stays readable', () => {
     const r = parseQueueBody(
       Array.from({ length: 150 }, () => ({ type: 'nope' })),

@@ -158,11 +158,15 @@ export function parseWireEventRaw(
   raw: unknown,
   spec: EventRouteSpec = EVENT_ROUTES.event,
   eventBytes: number = LIMITS.eventBytes,
+  /** False when the caller vouches for size and keys (see QueueOptions.checkedBytes). */
+  scan = true,
 ): Parsed<WireEvent> {
   if (!isPlainObject(raw)) return fail([], 'must be an event object');
-  const { bytes, forbidden } = scanJson(raw);
-  if (bytes > eventBytes) return fail([], `event is ${bytes} bytes; at most ${eventBytes} allowed`);
-  if (forbidden.length > 0) return { ok: false, issues: forbidden };
+  if (scan) {
+    const { bytes, forbidden } = scanJson(raw);
+    if (bytes > eventBytes) return fail([], `event is ${bytes} bytes; at most ${eventBytes} allowed`);
+    if (forbidden.length > 0) return { ok: false, issues: forbidden };
+  }
   // A body posted to /conversation-turn says what it is by its route; naming it again is optional.
   let input = raw;
   if (spec.type !== undefined && raw.type === undefined) input = { ...input, type: spec.type };
@@ -234,9 +238,20 @@ const DEFAULT_QUEUE_LIMITS: QueueLimits = {
   maxIssues: 100,
 };
 
+export interface QueueOptions extends Partial<QueueLimits> {
+  /**
+   * The body was parsed from JSON text of this many bytes by a parser that already refused
+   * `__proto__` / `constructor` / `prototype` keys (the service's). Re-serializing parsed JSON grows
+   * it by at most a quarter (`1e21` becomes `1e+21`), so when twice this fits in `eventBytes` no
+   * event can be too large, and the per-event scan (a JSON.stringify of every event) is skipped.
+   */
+  checkedBytes?: number | undefined;
+}
+
 /** The queue body as raw issues (unbounded, paths structured); parseQueueBody formats and caps them. */
-export function parseQueueBodyRaw(raw: unknown, limits: Partial<QueueLimits> = {}): Parsed<WireEvent[]> {
-  const { eventsPerRequest, eventBytes } = { ...DEFAULT_QUEUE_LIMITS, ...limits };
+export function parseQueueBodyRaw(raw: unknown, limits: QueueOptions = {}): Parsed<WireEvent[]> {
+  const { eventsPerRequest, eventBytes, checkedBytes } = { ...DEFAULT_QUEUE_LIMITS, ...limits };
+  const scan = checkedBytes === undefined || checkedBytes * 2 > eventBytes;
   // The official Python client posts a lone object; decisions §4 accepts it as a one-event batch.
   const items = Array.isArray(raw) ? raw : isPlainObject(raw) ? [raw] : undefined;
   if (items === undefined) return fail([], 'must be a JSON array of events or one event object');
@@ -247,7 +262,7 @@ export function parseQueueBodyRaw(raw: unknown, limits: Partial<QueueLimits> = {
   const events: WireEvent[] = [];
   const issues: RawIssue[] = [];
   items.forEach((item, index) => {
-    const r = parseWireEventRaw(item, EVENT_ROUTES.event, eventBytes);
+    const r = parseWireEventRaw(item, EVENT_ROUTES.event, eventBytes, scan);
     if (r.ok) events.push(r.value);
     else for (const i of r.issues) issues.push({ path: [index, ...i.path], message: i.message });
   });
@@ -257,7 +272,7 @@ export function parseQueueBodyRaw(raw: unknown, limits: Partial<QueueLimits> = {
 /** Validates a whole `/events/queue` body (all or nothing, decisions §4); paths look like `[3].properties.user`. */
 export function parseQueueBody(
   raw: unknown,
-  limits: Partial<QueueLimits> = {},
+  limits: QueueOptions = {},
 ): { ok: true; events: WireEvent[] } | { ok: false; issues: Issue[] } {
   const r = formatted(parseQueueBodyRaw(raw, limits));
   if (r.ok) return { ok: true, events: r.value };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../errors.js';
-import { findForbiddenKey, parseJsonBody } from './json-body.js';
+import { checkedBodyBytes, findForbiddenKey, parseJsonBody } from './json-body.js';
 
 describe('findForbiddenKey', () => {
   it('names the path of a reserved key at any depth', () => {
@@ -26,5 +26,19 @@ describe('parseJsonBody', () => {
 
   it('parses valid JSON', () => {
     expect(parseJsonBody('{"id":"u1"}')).toEqual({ id: 'u1' });
+  });
+
+  it('finds a forbidden key written with escapes, which the text does not spell out', () => {
+    expect(() => parseJsonBody('[{"properties":{"\\u005f_proto__":1}}]')).toThrow(/\[0\]\.properties\.__proto__/);
+    expect(() => parseJsonBody('{"c\\u006fnstructor":1}')).toThrow(/constructor/);
+    expect(parseJsonBody('{"note":"\\u00e9 constructor prototype"}')).toEqual({ note: 'é constructor prototype' });
+  });
+
+  it('remembers the UTF-8 size of the text each object or array body came from', () => {
+    const body = parseJsonBody('{"a":"é"}');
+    expect(checkedBodyBytes(body)).toBe(10);
+    expect(checkedBodyBytes(parseJsonBody('[1, 2]', 6))).toBe(6);
+    expect(checkedBodyBytes({ a: 'é' })).toBeUndefined();
+    expect(checkedBodyBytes(parseJsonBody('"text"'))).toBeUndefined();
   });
 });

@@ -42,7 +42,24 @@ export function findForbiddenKey(value: unknown): string | undefined {
   return undefined;
 }
 
-export function parseJsonBody(text: string): unknown {
+/** Sizes of the JSON texts that bodies were parsed from, keyed by the parsed value. */
+const checkedSizes = new WeakMap<object, number>();
+
+/**
+ * The UTF-8 size of the JSON text `body` was parsed from, when parseJsonBody parsed it (and so
+ * refused forbidden keys in it); undefined for any other value.
+ */
+export function checkedBodyBytes(body: unknown): number | undefined {
+  return body !== null && typeof body === 'object' ? checkedSizes.get(body) : undefined;
+}
+
+/**
+ * A forbidden key is in the text either spelled out or written with `\u` escapes; a text with
+ * neither (the common case) needs no walk over the parsed value.
+ */
+const MAY_HOLD_FORBIDDEN = new RegExp(`${[...FORBIDDEN_KEYS].join('|')}|\\\\u`);
+
+export function parseJsonBody(text: string, bytes: number = Buffer.byteLength(text, 'utf8')): unknown {
   if (text.trim() === '')
     throw new ServiceError(400, 'invalid_input', 'request body is empty; send a JSON value');
   let value: unknown;
@@ -52,11 +69,12 @@ export function parseJsonBody(text: string): unknown {
     const detail = error instanceof Error ? error.message.split('\n')[0]?.slice(0, 120) : '';
     throw new ServiceError(400, 'invalid_input', `body is not valid JSON (${detail})`);
   }
-  const forbidden = findForbiddenKey(value);
+  const forbidden = MAY_HOLD_FORBIDDEN.test(text) ? findForbiddenKey(value) : undefined;
   if (forbidden !== undefined) {
     throw new ServiceError(400, 'invalid_input', `${forbidden}: this key is not allowed`, [
       { path: forbidden, message: 'key is not allowed (__proto__, constructor and prototype are reserved)' },
     ]);
   }
+  if (value !== null && typeof value === 'object') checkedSizes.set(value, bytes);
   return value;
 }

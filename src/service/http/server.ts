@@ -92,7 +92,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       return;
     }
     try {
-      done(null, parseJsonBody(text));
+      done(null, parseJsonBody(text, (body as Buffer).length));
     } catch (error) {
       done(error as Error, undefined);
     }

@@ -11,6 +11,7 @@ import {
 } from '../../shared/events.js';
 import type { Limits } from '../../shared/limits.js';
 import { invalidInput } from '../errors.js';
+import { checkedBodyBytes } from '../http/json-body.js';
 import { route } from '../http/route.js';
 import type { Ingestor } from './ingestor.js';
 
@@ -48,6 +49,7 @@ export function ingestRoutes(ingestor: Ingestor, limits: Limits) {
         const parsed = parseQueueBody(body, {
           eventsPerRequest: limits.eventsPerRequest,
           eventBytes: limits.eventBytes,
+          checkedBytes: checkedBodyBytes(body),
         });
         if (!parsed.ok) throw invalidInput(parsed.issues);
         return parsed.events;
