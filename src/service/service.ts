@@ -71,7 +71,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     if (options.intents) {
       await installIntentRules(db, options.provision?.projectId ?? local.project_id, options.intents);
     }
-    const ingestor = new Ingestor(db, new LexicalAnalyser());
+    const ingestor = new Ingestor(db, new LexicalAnalyser(), log);
 
     const rateLimiter = new RateLimiter({
       ingestPerSecond: limits.ingestRatePerSecond,

@@ -29,9 +29,13 @@ describe('parseJsonBody', () => {
   });
 
   it('finds a forbidden key written with escapes, which the text does not spell out', () => {
-    expect(() => parseJsonBody('[{"properties":{"\\u005f_proto__":1}}]')).toThrow(/\[0\]\.properties\.__proto__/);
+    expect(() => parseJsonBody('[{"properties":{"\\u005f_proto__":1}}]')).toThrow(
+      /\[0\]\.properties\.__proto__/,
+    );
     expect(() => parseJsonBody('{"c\\u006fnstructor":1}')).toThrow(/constructor/);
-    expect(parseJsonBody('{"note":"\\u00e9 constructor prototype"}')).toEqual({ note: 'é constructor prototype' });
+    expect(parseJsonBody('{"note":"\\u00e9 constructor prototype"}')).toEqual({
+      note: 'é constructor prototype',
+    });
   });
 
   it('remembers the UTF-8 size of the text each object or array body came from', () => {

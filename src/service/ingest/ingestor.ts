@@ -55,6 +55,8 @@ export class Ingestor {
   constructor(
     private readonly db: Database,
     private readonly analyser: ConversationAnalyser,
+    /** Operational lines: a failed COMMIT (a full disk, say) must be visible beyond its 500s. */
+    private readonly log: (line: string) => void = () => undefined,
   ) {
     this.unlisten = onIdentityTouched(db.writer, (project, touch) => {
       this.identityEpoch++;
@@ -109,6 +111,9 @@ export class Ingestor {
           inFlight = undefined;
           if (failed) {
             // Planned on top of a transaction that rolled back: plan again after its requests.
+            this.log(
+              `ingest: the ${prepared.jobs.length} request(s) planned meanwhile are planned again after the failed ones`,
+            );
             this.discard(prepared);
             await this.retryAlone(failed.jobs, failed.error);
             continue;
@@ -247,6 +252,8 @@ export class Ingestor {
       await f.committed;
     } catch (error) {
       cache.forget(touchedBy(planners));
+      const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
+      this.log(`ingest: COMMIT failed (${reason}); its ${jobs.length} request(s) are retried one at a time`);
       return { jobs, error };
     }
     timer.lap('commit');

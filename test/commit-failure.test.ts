@@ -1,0 +1,136 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CAS_BIN, cleanEnv, startServe, stopChild } from './helpers/cli.js';
+import { tempDir } from './helpers/temp.js';
+
+/**
+ * A COMMIT that fails for real: `cas serve` runs under a file-size limit (RLIMIT_FSIZE, with SIGXFSZ
+ * ignored so writes fail with EFBIG instead of killing the process), and once the WAL reaches it,
+ * DuckDB refuses every COMMIT and rolls the transaction back. Four lanes keep the pipeline full, so a
+ * group is planned on top of the one whose COMMIT fails and must be planned again. Afterwards,
+ * without the limit, exactly the acknowledged events are stored, and re-sending the refused batches
+ * stores each of their events once.
+ */
+const dir = tempDir('cas-commit-fail-');
+afterAll(() => dir.cleanup());
+
+const KEY = 'K';
+const PROJECT = 'P';
+const auth = { authorization: `Bearer ${KEY}`, 'x-app-id': PROJECT, 'content-type': 'application/json' };
+const LANES = 4;
+const ROUNDS = 40;
+const SIZE = 200;
+const LIMIT_KB = 1024;
+
+function batch(lane: number, round: number) {
+  return Array.from({ length: SIZE }, (_, i) => ({
+    type: 'track',
+    event: 'Filled',
+    // Each lane's sessions span rounds, so their stored rows are updated by later groups.
+    session_id: `fill-${lane}-${Math.floor(round / 4)}`,
+    user_id: `fill-user-${lane}`,
+    event_id: `fill-${lane}-${round}-${i}`,
+    timestamp: new Date(Date.UTC(2025, 5, 1, 0, round, i % 60)).toISOString(),
+    properties: { text: 'x'.repeat(200), lane, round, i },
+  }));
+}
+
+/** `cas serve` under a file-size limit; resolves once it is listening. */
+function serveLimited(args: string[]): Promise<{ child: ChildProcess; url: string; log: () => string }> {
+  const command = `trap '' XFSZ; ulimit -f ${LIMIT_KB}; exec "$0" "$@"`;
+  const child = spawn(
+    '/bin/sh',
+    ['-c', command, process.execPath, CAS_BIN, 'serve', '--port', '0', '--json', ...args],
+    {
+      env: cleanEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const line = stdout.split('\n')[0];
+      if (stdout.includes('\n') && line) {
+        resolve({ child, url: (JSON.parse(line) as { url: string }).url, log: () => stderr });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`cas serve exited ${code}: ${stderr}`)));
+  });
+}
+
+async function post(url: string, body: unknown): Promise<{ status: number; json: unknown }> {
+  const response = await fetch(`${url}/bc/v1/events/queue`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, json: await response.json() };
+}
+
+async function countFilled(url: string): Promise<number> {
+  const ranges = encodeURIComponent(
+    JSON.stringify([{ start: '2025-01-01T00:00:00Z', end: '2026-01-01T00:00:00Z' }]),
+  );
+  const response = await fetch(`${url}/bc/v1/summary/event-counts?ranges=${ranges}&event_name=Filled`, {
+    headers: auth,
+  });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as number[])[0] ?? -1;
+}
+
+describe('a COMMIT that fails (the disk refuses the WAL)', () => {
+  it('answers 500 for the failed requests, re-plans the pipelined group, and loses or doubles nothing', async () => {
+    const args = ['--data-dir', dir.path, '--api-key', KEY, '--project', PROJECT];
+    const limited = await serveLimited(args);
+    const acked: Array<[number, number]> = [];
+    const refused: Array<[number, number]> = [];
+    try {
+      await Promise.all(
+        Array.from({ length: LANES }, async (_, lane) => {
+          for (let round = 0; round < ROUNDS; round++) {
+            const r = await post(limited.url, batch(lane, round));
+            if (r.status === 200) {
+              expect(r.json).toEqual({ status: 'ok', accepted: SIZE, duplicates: 0 });
+              acked.push([lane, round]);
+            } else {
+              expect(r.status).toBe(500);
+              expect(r.json).toMatchObject({ status: 500, code: 'internal' });
+              refused.push([lane, round]);
+            }
+          }
+        }),
+      );
+      // The limit was reached part-way: some batches stored, the rest refused, the service still up.
+      expect(acked.length).toBeGreaterThan(0);
+      expect(refused.length).toBeGreaterThan(0);
+      expect(limited.child.exitCode).toBeNull();
+      expect(limited.log()).toMatch(/COMMIT failed \(.*File too large/);
+      expect(limited.log()).toMatch(/planned meanwhile are planned again/);
+    } finally {
+      await stopChild(limited.child, 'SIGKILL');
+    }
+
+    const { child, info } = await startServe(args);
+    try {
+      expect(await countFilled(info.url)).toBe(acked.length * SIZE);
+      for (const [lane, round] of refused) {
+        expect(await post(info.url, batch(lane, round))).toEqual({
+          status: 200,
+          json: { status: 'ok', accepted: SIZE, duplicates: 0 },
+        });
+      }
+      expect(await countFilled(info.url)).toBe(LANES * ROUNDS * SIZE);
+      // Re-sending an acknowledged batch is all duplicates: nothing was stored twice.
+      const [lane, round] = acked[0]!;
+      expect(await post(info.url, batch(lane, round))).toEqual({
+        status: 200,
+        json: { status: 'ok', accepted: 0, duplicates: SIZE },
+      });
+    } finally {
+      await stopChild(child);
+    }
+  });
+});
