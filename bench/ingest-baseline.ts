@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuckDBInstance, DuckDBTimestampTZValue } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance, DuckDBTimestampTZValue } from '@duckdb/node-api';
+import { appendColumns } from '../src/service/ingest/append.js';
 import { storedEventName, wireEventSchema } from '../src/shared/events.js';
 import { laneEvents } from './ingest-workload.js';
 
@@ -48,15 +49,18 @@ export function baselineRows(lanes: number, eventsPerLane: number, open: number)
 }
 
 /**
- * A bare appender into an events-shaped table in a fresh database file: value by value, committing
- * every `commitEvery` rows (the queue's unit of durability) or once at the end (`Infinity`).
+ * A bare appender into an events-shaped table in a fresh database file, committing every
+ * `commitEvery` rows (the queue's unit of durability) or once at the end (`Infinity`). `values`
+ * appends value by value, the appender's classic use; `chunks` hands it whole data chunks built
+ * column by column, the service's own path (append.ts), timed with the building of the columns.
  */
 export async function bareAppenderRate(
   dir: string,
   rows: readonly Row[],
   commitEvery: number,
+  mode: 'values' | 'chunks' = 'values',
 ): Promise<number> {
-  const path = join(dir, `baseline-${Number.isFinite(commitEvery) ? commitEvery : 'once'}.duckdb`);
+  const path = join(dir, `baseline-${mode}-${Number.isFinite(commitEvery) ? commitEvery : 'once'}.duckdb`);
   rmSync(path, { force: true });
   const instance = await DuckDBInstance.create(path);
   const connection = await instance.connect();
@@ -64,34 +68,66 @@ export async function bareAppenderRate(
   // The service's setting (service.ts), so both sides checkpoint alike.
   await connection.run("SET checkpoint_threshold = '128MB'");
   const received = new DuckDBTimestampTZValue(BigInt(Date.now()) * 1000n);
+  const step = Number.isFinite(commitEvery) ? commitEvery : rows.length;
   const started = performance.now();
-  for (let from = 0; from < rows.length; from += Number.isFinite(commitEvery) ? commitEvery : rows.length) {
-    const to = Math.min(rows.length, from + (Number.isFinite(commitEvery) ? commitEvery : rows.length));
+  for (let from = 0; from < rows.length; from += step) {
+    const to = Math.min(rows.length, from + step);
     await connection.run('BEGIN TRANSACTION');
-    const appender = await connection.createAppender('events');
-    for (let i = from; i < to; i++) {
-      const r = rows[i]!;
-      appender.appendVarchar('bench');
-      appender.appendVarchar(r.id);
-      appender.appendVarchar(r.event);
-      appender.appendVarchar(r.type);
-      appender.appendTimestampTZ(new DuckDBTimestampTZValue(r.ts));
-      if (r.user === null) appender.appendNull();
-      else appender.appendVarchar(r.user);
-      if (r.session === null) appender.appendNull();
-      else appender.appendVarchar(r.session);
-      appender.appendNull();
-      if (r.properties === null) appender.appendNull();
-      else appender.appendVarchar(r.properties);
-      appender.appendNull();
-      appender.appendTimestampTZ(received);
-      appender.endRow();
-    }
-    appender.closeSync();
+    if (mode === 'chunks') await appendChunks(connection, rows.slice(from, to), received);
+    else await appendValues(connection, rows, from, to, received);
     await connection.run('COMMIT');
   }
   const seconds = (performance.now() - started) / 1000;
   connection.closeSync();
   instance.closeSync();
   return rows.length / seconds;
+}
+
+async function appendValues(
+  connection: DuckDBConnection,
+  rows: readonly Row[],
+  from: number,
+  to: number,
+  received: DuckDBTimestampTZValue,
+): Promise<void> {
+  const appender = await connection.createAppender('events');
+  for (let i = from; i < to; i++) {
+    const r = rows[i]!;
+    appender.appendVarchar('bench');
+    appender.appendVarchar(r.id);
+    appender.appendVarchar(r.event);
+    appender.appendVarchar(r.type);
+    appender.appendTimestampTZ(new DuckDBTimestampTZValue(r.ts));
+    if (r.user === null) appender.appendNull();
+    else appender.appendVarchar(r.user);
+    if (r.session === null) appender.appendNull();
+    else appender.appendVarchar(r.session);
+    appender.appendNull();
+    if (r.properties === null) appender.appendNull();
+    else appender.appendVarchar(r.properties);
+    appender.appendNull();
+    appender.appendTimestampTZ(received);
+    appender.endRow();
+  }
+  appender.closeSync();
+}
+
+function appendChunks(
+  connection: DuckDBConnection,
+  rows: readonly Row[],
+  received: DuckDBTimestampTZValue,
+): Promise<void> {
+  return appendColumns({ connection }, 'events', [
+    rows.map(() => 'bench'),
+    rows.map((r) => r.id),
+    rows.map((r) => r.event),
+    rows.map((r) => r.type),
+    rows.map((r) => new DuckDBTimestampTZValue(r.ts)),
+    rows.map((r) => r.user),
+    rows.map((r) => r.session),
+    rows.map(() => null),
+    rows.map((r) => r.properties),
+    rows.map(() => null),
+    rows.map(() => received),
+  ]);
 }

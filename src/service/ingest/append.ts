@@ -13,7 +13,7 @@ export const timestamp = (ms: number): DuckDBTimestampTZValue =>
  * joins the connection's open transaction, so the rows commit or roll back with the batch.
  */
 export async function appendColumns(
-  q: Queryable,
+  q: Pick<Queryable, 'connection'>,
   table: string,
   columns: readonly DuckDBValue[][],
 ): Promise<void> {
