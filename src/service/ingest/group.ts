@@ -59,6 +59,17 @@ export interface Prepared {
   epoch: number;
 }
 
+/** A written group whose COMMIT is running. */
+export interface InFlight {
+  prepared: Prepared;
+  committed: Promise<void>;
+  /** Per-event route answers, built when the group was written. */
+  answers: Array<RouteEvent[] | undefined>;
+}
+
+/** Thrown inside a write when its plan went stale before it could run; the group is planned again. */
+export class StalePlan extends Error {}
+
 type Timer = { lap(phase: Phase): void };
 
 const MAX_ISSUES = 100;

@@ -1,15 +1,16 @@
-import type { RouteEvent } from '../../shared/events.js';
 import type { ConversationAnalyser } from '../analysis/analyser.js';
 import { type IdentityTouch, onIdentityTouched, type Scope } from '../identity/identity.js';
 import type { Database, Queryable } from '../store/database.js';
 import { loadProjectCache } from './cache-load.js';
 import {
   type EventSource,
+  type InFlight,
   type IngestOptions,
   type IngestResult,
   type Job,
   type Prepared,
   planGroup,
+  StalePlan,
   touchedBy,
   writePlanned,
 } from './group.js';
@@ -17,17 +18,6 @@ import { IngestStats } from './ingest-stats.js';
 import type { ProjectCache } from './project-cache.js';
 
 export type { EventSource, IngestOptions, IngestResult } from './group.js';
-
-/** A written group whose COMMIT is running. */
-interface InFlight {
-  prepared: Prepared;
-  committed: Promise<void>;
-  /** Per-event route answers, built when the group was written. */
-  answers: Array<RouteEvent[] | undefined>;
-}
-
-/** Thrown inside a write when its plan went stale before it could run; the group is planned again. */
-class StalePlan extends Error {}
 
 /** Requests waiting together are committed together, up to this many events per transaction. */
 const GROUP_EVENTS = 16_000;
