@@ -171,6 +171,21 @@ describe('retention', () => {
     expect(hasAnsi(text)).toBe(false);
   });
 
+  it('counts only the cohorts someone started in', () => {
+    const raw = [
+      {
+        ...retentionRaw[0]!,
+        rows: [...retentionRaw[0]!.rows, [cell(3, 0, 0)]],
+        row_headers: [10, 5, 2, 0],
+        column_headers: retentionRaw[0]!.column_headers,
+      },
+    ];
+    const view: ChartView = { ...retentionView, response: chartResponseSchemas.retention.parse(raw), raw };
+    const text = renderChart(view, 'table', { color: false, verbose: false });
+    expect(text).toContain('Total users: 17 in 3 cohorts');
+    expect(cells(text)[4]).toEqual(['2025-W13 Mar 24', '0', '0.0%', '', '']);
+  });
+
   it('writes one CSV row per cell with its cohort', () => {
     const records: Record<string, string>[] = parse(
       renderChart(retentionView, 'csv', { color: false, verbose: false }),

@@ -86,8 +86,10 @@ function resultBlock(result: RetentionResult, options: ChartTableOptions): strin
   });
   table.push([paint('Average', 'bold', color), String(result.total_users), ...averages]);
 
+  // A bin in which nobody started is a row of the triangle, but not a cohort.
+  const cohorts = result.row_headers.filter((size) => size > 0).length;
   const highlights = [
-    `Total users: ${result.total_users} in ${rows.length === 1 ? '1 cohort' : `${rows.length} cohorts`}`,
+    `Total users: ${result.total_users} in ${cohorts === 1 ? '1 cohort' : `${cohorts} cohorts`}`,
   ];
   const next = result.column_headers[1];
   if (next) highlights.push(`Average ${name.toLowerCase()} 1 retention: ${formatPercent(next.average)}`);
