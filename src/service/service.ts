@@ -4,6 +4,7 @@ import { VERSION } from '../shared/version.js';
 import { installIntentRules } from './analysis/intent-rules.js';
 import { LexicalAnalyser } from './analysis/lexical-analyser.js';
 import { type Credentials, databasePath, ensureDataDir, loadOrCreateCredentials } from './data-dir.js';
+import { HandlersInFlight } from './handlers-in-flight.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { buildServer } from './http/server.js';
 import type { IngestStats } from './ingest/ingest-stats.js';
@@ -79,9 +80,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       chartPerSecond: limits.chartRatePerSecond,
       chartBurst: limits.chartBurst,
     });
+    const handlers = new HandlersInFlight();
     const app = buildServer({
       tenants,
-      routes: allRoutes({ db, version: VERSION, ingestor, limits }),
+      routes: handlers.track(allRoutes({ db, version: VERSION, ingestor, limits })),
       bodyLimit: limits.bodyBytes,
       log,
       rateLimiter,
@@ -100,7 +102,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       tenants,
       ingestStats: ingestor.stats,
       close() {
-        closing ??= app.close().then(() => {
+        closing ??= app.close().then(async () => {
+          await handlers.settled();
           ingestor.close();
           return db.close();
         });
