@@ -6,6 +6,31 @@ import type { CliContext } from './context.js';
 import { describeFailure, EXIT } from './exit-codes.js';
 import { buildProgram } from './program.js';
 
+/**
+ * SIGINT/SIGTERM for commands without a handler of their own (import saves its checkpoint, serve
+ * finishes its requests: they listen too, and then this stays out of the way). Quitting closes the
+ * embedded service first: exiting while DuckDB is inside a native call aborts the process (exit 134).
+ * The command may meanwhile finish or fail against the closing service: neither its output nor its
+ * error is shown, only "interrupted" and exit 130.
+ */
+let quitting: Promise<never> | undefined;
+
+async function quit(): Promise<never> {
+  const { closeEmbeddedServices } = await import('../service/embedded.js');
+  await closeEmbeddedServices();
+  process.exit(EXIT.interrupted);
+}
+
+function onSignal(signal: NodeJS.Signals): void {
+  if (process.listenerCount(signal) > 1) return;
+  // A second signal quits at once, as import's does.
+  if (quitting) process.exit(EXIT.interrupted);
+  process.stderr.write('cas: interrupted\n');
+  quitting = quit();
+}
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
+
 async function dispatch(
   name: string,
   flags: Record<string, unknown> & GlobalFlags,
@@ -29,7 +54,9 @@ async function dispatch(
     isTty,
     isErrTty: process.stderr.isTTY === true,
     color: isTty && flags.color !== false && !process.env.NO_COLOR,
-    out: (text) => process.stdout.write(text),
+    out: (text) => {
+      if (quitting === undefined) process.stdout.write(text);
+    },
     log,
     warn,
     connect: () => connect(config, { log }),
@@ -49,8 +76,9 @@ export async function main(argv: string[]): Promise<number> {
   });
   try {
     await program.parseAsync(argv);
-    return exitCode;
+    return quitting ?? exitCode;
   } catch (error) {
+    if (quitting) return quitting;
     if (error instanceof CommanderError) {
       // Commander has already printed its message (it names the flag); help and version exit 0.
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;

@@ -58,12 +58,45 @@ async function startInline(options: EmbeddedOptions): Promise<EmbeddedService> {
   };
 }
 
+/** Services started (or starting) and not yet closed, for `closeEmbeddedServices`. */
+const open = new Set<Promise<EmbeddedService>>();
+let stopping = false;
+
+/**
+ * Closes every embedded service of this process, those still starting included, and refuses new
+ * ones: what the CLI does on a signal before it exits. Exiting while DuckDB is inside a native call
+ * (on the worker thread or this one) aborts the process ("terminate called after throwing an
+ * instance of 'Napi::Error'", exit 134); closing first waits for requests in flight and checkpoints.
+ */
+export async function closeEmbeddedServices(): Promise<void> {
+  stopping = true;
+  await Promise.allSettled(
+    [...open].map(async (starting) => {
+      const service = await starting;
+      await service.close();
+    }),
+  );
+}
+
 /**
  * Starts the service over `dataDir` on a loopback port, on its own thread when it can: an import
  * then reads, maps and hashes on one core while the service validates and writes on another (on one
  * thread they took turns). Closing waits for the service to finish in-flight requests and checkpoint.
  */
-export async function startEmbeddedService(options: EmbeddedOptions): Promise<EmbeddedService> {
+export function startEmbeddedService(options: EmbeddedOptions): Promise<EmbeddedService> {
+  if (stopping) return Promise.reject(new Error('the process is stopping: no embedded service starts'));
+  const starting: Promise<EmbeddedService> = start(options).then((service) => {
+    // Once: the command's own close and a signal's may overlap, and both must wait for the end.
+    let closing: Promise<void> | undefined;
+    const close = () => (closing ??= service.close().finally(() => open.delete(starting)));
+    return { ...service, close };
+  });
+  open.add(starting);
+  starting.catch(() => open.delete(starting));
+  return starting;
+}
+
+async function start(options: EmbeddedOptions): Promise<EmbeddedService> {
   const entry = options.inline ? undefined : workerEntry();
   if (!entry) return startInline(options);
   const worker = new Worker(entry, {
