@@ -46,3 +46,31 @@ describe('parseJsonBody', () => {
     expect(checkedBodyBytes(parseJsonBody('"text"'))).toBeUndefined();
   });
 });
+
+describe('lone UTF-16 surrogates', () => {
+  it('refuses a string or key holding a lone surrogate escape, naming its path', () => {
+    expect(() => parseJsonBody('[{"session_id":"s\\ud800"}]')).toThrow(
+      /^\[0\]\.session_id: .*lone UTF-16 surrogate/,
+    );
+    expect(() => parseJsonBody('{"traits":{"k\\udc00":1}}')).toThrow(/traits\.k.*lone/);
+    expect(() => parseJsonBody('{"list":["ok","\\uDBFF"]}')).toThrow(/list\[1\]/);
+    expect(() => parseJsonBody('"\\ud800"')).toThrow(/\(body\)/);
+    // A high surrogate followed by another high one is two lone halves, not a pair.
+    expect(() => parseJsonBody('{"id":"\\ud800\\ud800"}')).toThrow(/^id: /);
+  });
+
+  it('keeps well-formed pairs, escaped or not, and text that merely spells \\ud800', () => {
+    expect(parseJsonBody('{"id":"\\ud83d\\ude00"}')).toEqual({ id: '😀' });
+    expect(parseJsonBody('{"id":"😀"}')).toEqual({ id: '😀' });
+    expect(parseJsonBody('{"id":"\\\\ud800"}')).toEqual({ id: '\\ud800' });
+  });
+
+  it('reports the path in the issues, as the other 400s do', () => {
+    try {
+      parseJsonBody('[{},{"user_id":"\\ud800"}]');
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toMatchObject({ status: 400, issues: [{ path: '[1].user_id' }] });
+    }
+  });
+});

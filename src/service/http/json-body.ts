@@ -15,14 +15,24 @@ function pathOf(leaf: WalkNode): PropertyKey[] {
   return path.reverse();
 }
 
+/** A UTF-16 surrogate without its other half; in a well-formed pair the regex sees one code point. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+export type JsonProblem = 'forbidden key' | 'lone surrogate';
+
 /**
- * Finds the first `__proto__` / `constructor` / `prototype` key anywhere in a parsed body and returns
- * its path, so the 400 can say where it is. JSON.parse itself stores such keys as plain own
- * properties, so the walk is safe; nothing spreads the body before this check. Parent links instead
- * of a copied path per node: copying made 100,000 levels of `[[[…]]]` (200 KB) cost O(depth²), about
- * 45 s of CPU per request.
+ * Finds the first `__proto__` / `constructor` / `prototype` key anywhere in a parsed body, or (with
+ * `strings`) the first key or string holding a lone UTF-16 surrogate, and returns its path, so the 400
+ * can say where it is. JSON.parse itself stores such keys as plain own properties, so the walk is
+ * safe; nothing spreads the body before this check. Parent links instead of a copied path per node:
+ * copying made 100,000 levels of `[[[…]]]` (200 KB) cost O(depth²), about 45 s of CPU per request.
  */
-export function findForbiddenKey(value: unknown): string | undefined {
+export function findJsonProblem(
+  value: unknown,
+  check: { keys: boolean; strings: boolean },
+): { path: string; problem: JsonProblem } | undefined {
+  const bad = (s: string) => check.strings && LONE_SURROGATE.test(s);
+  if (typeof value === 'string') return bad(value) ? { path: '', problem: 'lone surrogate' } : undefined;
   const stack: WalkNode[] = [{ node: value, parent: undefined, key: undefined }];
   for (let walk = stack.pop(); walk !== undefined; walk = stack.pop()) {
     const { node } = walk;
@@ -30,16 +40,25 @@ export function findForbiddenKey(value: unknown): string | undefined {
       for (let i = 0; i < node.length; i++) {
         const item: unknown = node[i];
         if (item !== null && typeof item === 'object') stack.push({ node: item, parent: walk, key: i });
+        else if (typeof item === 'string' && bad(item))
+          return { path: formatPath([...pathOf(walk), i]), problem: 'lone surrogate' };
       }
     } else if (node !== null && typeof node === 'object') {
       for (const key of Object.keys(node)) {
-        if (FORBIDDEN_KEYS.has(key)) return formatPath([...pathOf(walk), key]);
+        if (check.keys && FORBIDDEN_KEYS.has(key))
+          return { path: formatPath([...pathOf(walk), key]), problem: 'forbidden key' };
         const child: unknown = (node as Record<string, unknown>)[key];
+        if (bad(key) || (typeof child === 'string' && bad(child)))
+          return { path: formatPath([...pathOf(walk), key]), problem: 'lone surrogate' };
         if (child !== null && typeof child === 'object') stack.push({ node: child, parent: walk, key });
       }
     }
   }
   return undefined;
+}
+
+export function findForbiddenKey(value: unknown): string | undefined {
+  return findJsonProblem(value, { keys: true, strings: false })?.path;
 }
 
 /** Sizes of the JSON texts that bodies were parsed from, keyed by the parsed value. */
@@ -58,6 +77,12 @@ export function checkedBodyBytes(body: unknown): number | undefined {
  * neither (the common case) needs no walk over the parsed value.
  */
 const MAY_HOLD_FORBIDDEN = new RegExp(`${[...FORBIDDEN_KEYS].join('|')}|\\\\u`);
+/**
+ * Strictly decoded UTF-8 cannot hold a surrogate, so a lone one can only come from a `\uD800`-style
+ * escape. JSON.parse keeps it as is, and storing it would turn it into U+FFFD: two different ids
+ * would become one.
+ */
+const MAY_HOLD_SURROGATE = /\\u[dD][89a-fA-F]/;
 
 export function parseJsonBody(text: string, bytes: number = Buffer.byteLength(text, 'utf8')): unknown {
   if (text.trim() === '')
@@ -69,11 +94,18 @@ export function parseJsonBody(text: string, bytes: number = Buffer.byteLength(te
     const detail = error instanceof Error ? error.message.split('\n')[0]?.slice(0, 120) : '';
     throw new ServiceError(400, 'invalid_input', `body is not valid JSON (${detail})`);
   }
-  const forbidden = MAY_HOLD_FORBIDDEN.test(text) ? findForbiddenKey(value) : undefined;
-  if (forbidden !== undefined) {
-    throw new ServiceError(400, 'invalid_input', `${forbidden}: this key is not allowed`, [
-      { path: forbidden, message: 'key is not allowed (__proto__, constructor and prototype are reserved)' },
+  const check = { keys: MAY_HOLD_FORBIDDEN.test(text), strings: MAY_HOLD_SURROGATE.test(text) };
+  const found = check.keys || check.strings ? findJsonProblem(value, check) : undefined;
+  if (found?.problem === 'forbidden key') {
+    throw new ServiceError(400, 'invalid_input', `${found.path}: this key is not allowed`, [
+      { path: found.path, message: 'key is not allowed (__proto__, constructor and prototype are reserved)' },
     ]);
+  }
+  if (found?.problem === 'lone surrogate') {
+    const path = found.path === '' ? '(body)' : found.path;
+    const message =
+      'holds a lone UTF-16 surrogate (a \\uD800-\\uDFFF escape without its pair); send valid Unicode';
+    throw new ServiceError(400, 'invalid_input', `${path}: ${message}`, [{ path: found.path, message }]);
   }
   if (value !== null && typeof value === 'object') checkedSizes.set(value, bytes);
   return value;
