@@ -134,7 +134,11 @@ export function buildProgram(run: ActionRunner): Command {
       'value for a field a record lacks, e.g. user_id=demo; {line} and {file} are filled in (repeatable)',
       collect,
     )
-    .option('--tz <zone>', 'IANA zone of timestamps without Z or offset', 'UTC')
+    .option(
+      '--tz <zone>',
+      'IANA zone of timestamps without Z or offset; a local time that occurs twice (DST ends) is the earlier, one that never occurs (DST starts) moves forward by the gap',
+      'UTC',
+    )
     .option('--session-gap <duration>', 'inactivity that ends a derived session: 30m, 2h, 90s', '30m')
     .option('--no-end', 'do not add end_conversation / end_session after each session')
     .option('--batch-size <n>', 'events per request (1-2000)', '500')

@@ -1,6 +1,49 @@
 import { describe, expect, it } from 'vitest';
 import { parseTimestamp, wallTimeToInstant } from './timestamps.js';
 
+const MINUTE = 60_000;
+const QUARTER = 15 * MINUTE;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/**
+ * The reference, independent of timestamps.ts and shared/time-bins.ts: Intl's rendering of an instant
+ * in a zone, as the UTC milliseconds of the same fields (so local − UTC is the offset).
+ */
+function localFields(tz: string): (ms: number) => number {
+  const format = new Intl.DateTimeFormat('en-US', {
+    timeZone: tz,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
+  return (ms) => {
+    const f: Record<string, number> = {};
+    for (const part of format.formatToParts(ms)) f[part.type] = Number(part.value);
+    return Date.UTC(f.year ?? 0, (f.month ?? 1) - 1, f.day ?? 1, f.hour ?? 0, f.minute ?? 0, f.second ?? 0);
+  };
+}
+
+/** Every instant (on the quarter hour) at which the zone's offset changes during 2024-2026. */
+function transitions(tz: string): number[] {
+  const local = localFields(tz);
+  const found: number[] = [];
+  const offset = (ms: number) => local(ms) - ms;
+  for (let noon = Date.UTC(2024, 0, 1, 12); noon < Date.UTC(2027, 0, 1, 12); noon += DAY) {
+    if (offset(noon) === offset(noon + DAY)) continue;
+    let t = noon;
+    while (offset(t + QUARTER) === offset(noon)) t += QUARTER;
+    found.push(t + QUARTER);
+  }
+  return found;
+}
+
+const naive = (wall: number) => new Date(wall).toISOString().slice(0, 23);
+
 const iso = (value: unknown, tz = 'UTC') => {
   const r = parseTimestamp(value, tz);
   return r?.ok ? new Date(r.ms).toISOString() : r?.reason;
@@ -38,6 +81,68 @@ describe('parseTimestamp', () => {
     expect(iso(true)).toMatch(/string or number/);
     expect(parseTimestamp('', 'UTC')).toBeUndefined();
     expect(parseTimestamp(undefined, 'UTC')).toBeUndefined();
+  });
+
+  // Every quarter hour of local time on every day the offset changes in 2024-2026 (and the evening
+  // before and morning after), plus a time between quarters, against a brute-force reference: the
+  // earliest instant whose Intl-rendered local time is the input; for a local time that does not
+  // exist, the input read with the offset before the gap (it moves forward by the gap).
+  const zones = [
+    'America/New_York',
+    'America/Los_Angeles',
+    'Australia/Sydney',
+    'Europe/Berlin',
+    'Europe/London',
+    'Australia/Lord_Howe', // a 30-minute change
+  ];
+  it.each(zones)('reads every naive time around each DST change of 2024-2026 in %s exactly', (tz) => {
+    const local = localFields(tz);
+    const changes = transitions(tz);
+    expect(changes).toHaveLength(6);
+    let skipped = 0;
+    let repeated = 0;
+    for (const change of changes) {
+      // Local times from 18:00 the evening before the change's local date to 06:00 the morning after.
+      const changeDay = Math.floor(local(change) / DAY) * DAY;
+      const from = changeDay - 6 * HOUR;
+      const to = changeDay + DAY + 6 * HOUR;
+      // Brute force: every quarter-hour instant that can show one of those local times, by local time.
+      const instants = new Map<number, number[]>();
+      for (let t = from - 15 * HOUR; t <= to + 15 * HOUR; t += QUARTER) {
+        const wall = local(t);
+        instants.set(wall, [...(instants.get(wall) ?? []), t]);
+      }
+      const offsetBefore = local(change - QUARTER) - (change - QUARTER);
+      for (let wall = from; wall < to; wall += QUARTER) {
+        const found = instants.get(wall) ?? [];
+        if (found.length === 0) skipped++;
+        if (found.length > 1) repeated++;
+        const expected = found.length > 0 ? Math.min(...found) : wall - offsetBefore;
+        // Offsets change on quarter hours: a time between two is read like the quarter before it.
+        const between = 7 * MINUTE + 30_123;
+        expect(iso(naive(wall), tz), `${naive(wall)} in ${tz}`).toBe(new Date(expected).toISOString());
+        expect(iso(naive(wall + between), tz), `${naive(wall + between)} in ${tz}`).toBe(
+          new Date(expected + between).toISOString(),
+        );
+      }
+    }
+    // Three springs forward and three falls back, each covered.
+    const perChange = tz === 'Australia/Lord_Howe' ? 2 : 4;
+    expect(skipped).toBe(3 * perChange);
+    expect(repeated).toBe(3 * perChange);
+  });
+
+  it('takes the cases the issue reported: the hours after a change, and the earlier of a repeated hour', () => {
+    expect(iso('2025-03-09T03:00:00', 'America/New_York')).toBe('2025-03-09T07:00:00.000Z');
+    expect(iso('2025-03-09T06:59:00', 'America/New_York')).toBe('2025-03-09T10:59:00.000Z');
+    expect(iso('2025-03-09T03:00:00', 'America/Los_Angeles')).toBe('2025-03-09T10:00:00.000Z');
+    expect(iso('2025-03-09T09:59:00', 'America/Los_Angeles')).toBe('2025-03-09T16:59:00.000Z');
+    expect(iso('2025-10-26T01:30:00', 'Europe/Berlin')).toBe('2025-10-25T23:30:00.000Z');
+    // 02:30 happens twice in Berlin that night: CEST first (00:30Z), then CET (01:30Z).
+    expect(iso('2025-10-26T02:30:00', 'Europe/Berlin')).toBe('2025-10-26T00:30:00.000Z');
+    // Sydney's 02:30 on 2025-04-06 happens twice too (AEDT, then AEST); 02:30 on 2025-10-05 never.
+    expect(iso('2025-04-06T02:30:00', 'Australia/Sydney')).toBe('2025-04-05T15:30:00.000Z');
+    expect(iso('2025-10-05T02:30:00', 'Australia/Sydney')).toBe('2025-10-04T16:30:00.000Z');
   });
 
   it('round-trips wall times through zones that are not whole hours', () => {

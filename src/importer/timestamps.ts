@@ -26,33 +26,84 @@ export function fromEpoch(n: number): TimeResult {
   return { ok: false, reason: `epoch time ${n} is too large for seconds or milliseconds` };
 }
 
-/** Offsets change only on quarter hours, and formatToParts costs microseconds: cache per quarter hour. */
-const QUARTER_HOUR = 15 * 60_000;
-const offsets = new Map<string, number>();
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+/** Offsets lie within −12 h and +14 h: every instant a local day's wall times name lies within 15 h of it. */
+const REACH_MS = 15 * HOUR_MS;
+/** Offsets are sampled this often around a day; tz rules never change twice within three hours. */
+const SAMPLE_MS = 3 * HOUR_MS;
 
-/** Offset of `tz` from UTC at instant `ms`, in ms (positive east of Greenwich). */
-export function zoneOffset(tz: string, ms: number): number {
-  const key = `${tz} ${Math.floor(ms / QUARTER_HOUR)}`;
-  let offset = offsets.get(key);
-  if (offset === undefined) {
-    const at = Math.floor(ms / QUARTER_HOUR) * QUARTER_HOUR;
-    offset = zoneOffsetMs(at, tz);
-    if (offsets.size > 50_000) offsets.clear();
-    offsets.set(key, offset);
+/**
+ * What a local calendar day needs to turn its wall times into instants: the offset, when the zone
+ * keeps one from 15 h before the day to 15 h after it (then every wall time of the day is wall − offset,
+ * exactly), else the offsets seen around it (a transition day, solved per value).
+ */
+type DayRule = number | readonly number[];
+
+function sampleDay(tz: string, day: number): DayRule {
+  const start = day * DAY_MS - REACH_MS;
+  const end = (day + 1) * DAY_MS + REACH_MS;
+  const seen: number[] = [];
+  // 54 h is a multiple of SAMPLE_MS: both ends are sampled.
+  for (let t = start; t <= end; t += SAMPLE_MS) {
+    const offset = zoneOffsetMs(t, tz);
+    if (!seen.includes(offset)) seen.push(offset);
   }
-  return offset;
+  return seen.length === 1 ? (seen[0] as number) : seen;
 }
 
 /**
- * A wall-clock time in `tz` → instant. Tries the offset at the naive guess, then at the corrected
- * time, which settles both DST edges: a skipped hour moves forward, a repeated hour takes the first.
+ * Day rules per zone. Records come in runs of one zone and nearby days, so the last day is checked
+ * first; a new day costs 19 Intl lookups, once.
  */
+const rules = new Map<string, Map<number, DayRule>>();
+let lastTz = '';
+let lastDay = Number.NaN;
+let lastRule: DayRule = 0;
+
+function ruleFor(tz: string, day: number): DayRule {
+  if (day === lastDay && tz === lastTz) return lastRule;
+  let zone = rules.get(tz);
+  if (!zone) {
+    zone = new Map();
+    rules.set(tz, zone);
+  }
+  let rule = zone.get(day);
+  if (rule === undefined) {
+    rule = sampleDay(tz, day);
+    // 100,000 days are 270 years: only a pathological input gets here.
+    if (zone.size >= 100_000) zone.clear();
+    zone.set(day, rule);
+  }
+  lastTz = tz;
+  lastDay = day;
+  lastRule = rule;
+  return rule;
+}
+
+/**
+ * A wall time on a day the offset changes. Each offset seen names a candidate instant, valid when the
+ * zone has that offset at it. A repeated time (two valid) is the earlier instant; a skipped one (none
+ * valid) is read with the offset in force before the gap, which moves it forward by the gap: 02:30 on
+ * a day that jumps from 02:00 to 03:00 is 03:30 (Temporal's "compatible").
+ */
+function acrossTransition(wallMs: number, tz: string, offsets: readonly number[]): number {
+  let valid = Number.POSITIVE_INFINITY;
+  let earliest = Number.POSITIVE_INFINITY;
+  for (const offset of offsets) {
+    const instant = wallMs - offset;
+    if (instant < valid && zoneOffsetMs(instant, tz) === offset) valid = instant;
+    earliest = Math.min(earliest, instant);
+  }
+  // In a gap, the earliest candidate lies before the transition: its offset is the one before the gap.
+  return valid !== Number.POSITIVE_INFINITY ? valid : wallMs - zoneOffsetMs(earliest, tz);
+}
+
+/** A wall-clock time in `tz` (as ms of the same fields read as UTC) → the instant it names. */
 export function wallTimeToInstant(wallMs: number, tz: string): number {
   if (tz === 'UTC') return wallMs;
-  const first = zoneOffset(tz, wallMs);
-  const guess = wallMs - first;
-  const second = zoneOffset(tz, guess);
-  return second === first ? guess : wallMs - Math.min(first, second);
+  const rule = ruleFor(tz, Math.floor(wallMs / DAY_MS));
+  return typeof rule === 'number' ? wallMs - rule : acrossTransition(wallMs, tz, rule);
 }
 
 function fromIso(m: RegExpExecArray, text: string, tz: string): TimeResult {
