@@ -87,6 +87,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       bodyLimit: limits.bodyBytes,
       log,
       rateLimiter,
+      limits,
     });
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
     const { port } = app.server.address() as AddressInfo;

@@ -8,10 +8,14 @@ function header(request: FastifyRequest, name: string): string {
   return (Array.isArray(value) ? value[0] : value)?.trim() ?? '';
 }
 
-/** decisions §1: `Bearer <key>` or the bare key, plus X-App-ID; missing → 401, wrong → 403. */
+/**
+ * decisions §1: `Bearer <key>` or the bare key, plus X-App-ID; missing → 401, wrong → 403.
+ * `Bearer ` with nothing after it is an empty key (401), not the key "Bearer": the header value
+ * arrives trimmed, so the scheme can be the whole of it.
+ */
 export function authenticate(request: FastifyRequest, tenants: Tenants): { tenant: Scope; keyHash: string } {
   const authorization = header(request, 'authorization');
-  const apiKey = authorization.replace(/^bearer\s+/i, '').trim();
+  const apiKey = authorization.replace(/^bearer(\s+|$)/i, '').trim();
   const projectId = header(request, 'x-app-id');
   if (apiKey === '' || projectId === '') {
     throw new ServiceError(

@@ -1,12 +1,22 @@
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import type { IncomingMessage } from 'node:http';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import { issuesFromZod } from '../../shared/errors.js';
+import { LIMITS, type Limits } from '../../shared/limits.js';
 import { invalidInput, ServiceError } from '../errors.js';
 import type { Scope } from '../identity/identity.js';
 import type { Tenants } from '../store/tenants.js';
 import { authenticate } from './auth.js';
+import { BodyBudget } from './body-budget.js';
 import { clientErrorHandler, frameworkErrorHandler } from './client-errors.js';
+import { guardConnections } from './connection-guard.js';
+import { sendError as send, toServiceError } from './error-reply.js';
 import { parseJsonBody } from './json-body.js';
-import type { RateLimiter } from './rate-limit.js';
+import { AuthFailureLimiter, type RateLimiter } from './rate-limit.js';
 import type { RouteSpec } from './route.js';
 
 export interface ServerOptions {
@@ -17,6 +27,8 @@ export interface ServerOptions {
   rateLimiter?: RateLimiter;
   /** Where unexpected failures are reported: one line each, never a stack or a secret. */
   log: (line: string) => void;
+  /** Timeouts, connection caps, the body budget and failed-auth limits; absent: LIMITS. */
+  limits?: Limits;
 }
 
 declare module 'fastify' {
@@ -27,51 +39,47 @@ declare module 'fastify' {
 
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const;
 
-/**
- * Messages quote caller text (ids, cohort names, paths): one line and bounded, whatever was quoted,
- * so an error can neither forge extra log lines nor balloon.
- */
-function oneLineMessage(message: string): string {
-  let escaped = '';
-  for (const c of message) {
-    const code = c.charCodeAt(0);
-    escaped += code < 0x20 || code === 0x7f ? `\\u${code.toString(16).padStart(4, '0')}` : c;
-  }
-  return escaped.length > 500 ? `${escaped.slice(0, 497)}...` : escaped;
-}
-
-function send(reply: FastifyReply, error: ServiceError): FastifyReply {
-  if (error.headers) reply.headers(error.headers);
-  const body = error.toBody();
-  return reply
-    .status(error.status)
-    .type('application/json')
-    .send({ ...body, message: oneLineMessage(body.message) });
-}
-
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Maps fastify's own failures (parsing, limits) onto decisions §1 statuses and codes. */
-function toServiceError(error: FastifyError): ServiceError | undefined {
-  switch (error.code) {
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ServiceError(415, 'unsupported_media_type', 'request bodies must be application/json');
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ServiceError(413, 'payload_too_large', 'request body is larger than the limit');
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new ServiceError(400, 'invalid_input', 'Content-Length does not match the body');
-  }
-  if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
-    return new ServiceError(400, 'invalid_input', 'the request could not be read');
-  }
-  return undefined;
+/** How often Node looks for requests past their timeouts: often enough that short test timeouts hold. */
+function checkingInterval(limits: Limits): number {
+  return Math.max(
+    25,
+    Math.min(1_000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)),
+  );
+}
+
+/**
+ * A request whose body has not arrived whole when its answer is sent (a 401, 403, 404, 405, 413,
+ * 415, 429 or 503 given before reading it) has its connection closed after the answer: Node would
+ * otherwise read and discard the rest of the body to keep the connection, so a client refused at
+ * once could go on sending for as long as it liked.
+ */
+function bodyUnread(raw: IncomingMessage): boolean {
+  return !raw.complete;
+}
+
+/** The bytes a request may send: its Content-Length, the body limit when chunked, 0 with no body. */
+function declaredBodyBytes(request: FastifyRequest, bodyLimit: number): number {
+  const length = Number(request.headers['content-length']);
+  if (request.headers['transfer-encoding'] !== undefined) return bodyLimit;
+  return Number.isFinite(length) && length > 0 ? length : 0;
 }
 
 export function buildServer(options: ServerOptions): FastifyInstance {
+  const limits = options.limits ?? { ...LIMITS };
   const app = Fastify({
     bodyLimit: options.bodyLimit,
     logger: false,
     return503OnClosing: true,
+    // A client trickling its headers or body gets 408 and its socket closed (clientErrorHandler).
+    // Node checks these on a timer: every `connectionsCheckingInterval`, 30 s unless set.
+    requestTimeout: limits.requestTimeoutMs,
+    http: {
+      requestTimeout: limits.requestTimeoutMs,
+      headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+      connectionsCheckingInterval: checkingInterval(limits),
+    },
     // Query strings like chartControls[range][start] stay flat keys; the chart routes read both forms.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     // Refusals before any route runs (bad HTTP, 16 KiB header overflow, bad percent-encoding) get
@@ -104,9 +112,10 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', async (_request, reply) => {
-    if (closing) reply.header('connection', 'close');
+  app.addHook('onSend', async (request, reply) => {
+    if (closing || bodyUnread(request.raw)) reply.header('connection', 'close');
   });
+  guardConnections(app.server, limits);
 
   app.setErrorHandler((error: FastifyError, _request, reply) => {
     if (error instanceof ServiceError) return send(reply, error);
@@ -116,7 +125,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     return send(reply, new ServiceError(500, 'internal', 'internal error; the service logged it'));
   });
 
-  app.setNotFoundHandler((request, reply) => {
+  const noRoute = (request: FastifyRequest, reply: FastifyReply) => {
     const url = request.url.split('?')[0] ?? '/';
     const allowed = METHODS.filter((method) => app.hasRoute({ method, url }));
     if (allowed.length > 0) {
@@ -127,17 +136,45 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       );
     }
     return send(reply, new ServiceError(404, 'not_found', `no route ${request.method} ${url}`));
+  };
+  // decisions §1 checks the route first: a request for no route is answered before its body is
+  // parsed (fastify would otherwise parse a DELETE's JSON body and answer 400 for a wrong method).
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.is404) return noRoute(request, reply);
   });
+  app.setNotFoundHandler(noRoute);
 
+  const authFailures = new AuthFailureLimiter(limits.authFailureRatePerSecond, limits.authFailureBurst);
+  const budget = new BodyBudget(limits.bodyBytesInFlight);
   for (const spec of options.routes) {
     app.route({
       method: spec.method,
       url: spec.url,
       onRequest: async (request) => {
         if (spec.public) return;
-        const { tenant, keyHash } = authenticate(request, options.tenants);
-        request.tenant = tenant;
-        options.rateLimiter?.take(keyHash, spec.rate ?? 'ingest');
+        // Keyed by the socket's address (no trustProxy): a header could name any address it liked.
+        authFailures.check(request.ip);
+        let auth: ReturnType<typeof authenticate>;
+        try {
+          auth = authenticate(request, options.tenants);
+        } catch (error) {
+          authFailures.failed(request.ip);
+          throw error;
+        }
+        request.tenant = auth.tenant;
+        options.rateLimiter?.take(auth.keyHash, spec.rate ?? 'ingest');
+      },
+      preParsing: async (request, reply, payload) => {
+        const bytes = declaredBodyBytes(request, options.bodyLimit);
+        if (bytes > options.bodyLimit) {
+          throw new ServiceError(
+            413,
+            'payload_too_large',
+            `request body of ${bytes} bytes is larger than the limit of ${options.bodyLimit}`,
+          );
+        }
+        reply.raw.once('close', budget.reserve(bytes, request.ip));
+        return payload;
       },
       handler: async (request, reply) => {
         let body: unknown;
