@@ -1,6 +1,7 @@
 import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 import { VERSION } from '../shared/version.js';
 import type { GlobalFlags } from './config.js';
+import { addServeLimitOptions } from './serve-limits.js';
 
 /** What an action needs from the program: its own options merged with the global ones. */
 export type ActionRunner = (
@@ -17,7 +18,9 @@ function collect(value: string, previous: string[] | undefined): string[] {
 
 function port(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`--port must be 0-65535, got "${value}"`);
+  // InvalidArgumentError, so commander names the flag and the exit is a usage error (2), not a bug.
+  if (!Number.isInteger(n) || n < 0 || n > 65535)
+    throw new InvalidArgumentError(`--port must be 0-65535, got "${value}"`);
   return n;
 }
 
@@ -90,7 +93,7 @@ export function buildProgram(run: ActionRunner): Command {
       run('alias', command.optsWithGlobals(), []),
     );
 
-  program
+  const serveCommand = program
     .command('serve')
     .description('run the local service in the foreground; stops cleanly on Ctrl-C / SIGTERM')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
@@ -108,11 +111,14 @@ export function buildProgram(run: ActionRunner): Command {
       ]) +
         '\n--api-key/--project with serve provision that key and project (idempotent).' +
         '\n--intents: a user utterance shows an intent when any of its patterns matches (case-insensitive, anywhere);' +
-        '\nconversations closed afterwards record it as an "Intent Informed" event.\n',
+        '\nconversations closed afterwards record it as an "Intent Informed" event.\n' +
+        '\nLimits: sizes as 512KiB, 10MiB or bytes; durations as 500ms, 30s or 2m. Beyond a limit a request\n' +
+        'gets 408 (too slow), 413 (too big), 429 (too many, with Retry-After) or 503 (service full, Retry-After).\n',
     )
     .action((_options: Record<string, unknown>, command: Command) =>
       run('serve', command.optsWithGlobals(), []),
     );
+  addServeLimitOptions(serveCommand);
 
   program
     .command('import')

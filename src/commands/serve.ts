@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { InvalidIntentsError } from '../service/analysis/intent-rules.js';
 import { removeServerFile, writeServerFile } from '../service/data-dir.js';
 import { type RunningService, startService } from '../service/service.js';
+import type { Limits } from '../shared/limits.js';
 import { UsageError } from './errors.js';
 
 export interface ServeOptions {
@@ -12,6 +13,8 @@ export interface ServeOptions {
   project?: string | undefined;
   /** Path of a JSON file of user-defined intents (`--intents`). */
   intents?: string | undefined;
+  /** Limits given as flags (`--max-body`, `--request-timeout`, ...); the rest keep decisions §2's defaults. */
+  limits?: Partial<Limits> | undefined;
 }
 
 export interface ServeInfo {
@@ -46,6 +49,24 @@ function readIntents(path: string): { value: unknown; source: string } {
   }
 }
 
+/** A --host or --port that cannot be listened on is the caller's to change: a usage error naming it. */
+function listenUsageError(error: unknown, options: ServeOptions): UsageError | undefined {
+  switch ((error as NodeJS.ErrnoException | undefined)?.code) {
+    case 'EADDRINUSE':
+      return new UsageError(`--port ${options.port}: already in use on ${options.host}; 0 picks a free port`);
+    case 'EACCES':
+      return new UsageError(
+        `--port ${options.port}: not allowed for this user (ports below 1024 need privileges)`,
+      );
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new UsageError(`--host ${options.host}: not an address of this machine`);
+    default:
+      return undefined;
+  }
+}
+
 /** Runs the service in the foreground and announces it in the data directory for other CLI processes. */
 export async function runServe(
   options: ServeOptions,
@@ -61,11 +82,12 @@ export async function runServe(
     host: options.host,
     port: options.port,
     log: deps.log,
+    ...(options.limits ? { limits: options.limits } : {}),
     ...(provision ? { provision } : {}),
     ...(intents ? { intents } : {}),
   }).catch((error: unknown) => {
     if (error instanceof InvalidIntentsError) throw new UsageError(`--intents ${error.message}`);
-    throw error;
+    throw listenUsageError(error, options) ?? error;
   });
   writeServerFile(options.dataDir, { url: service.url, pid: process.pid });
   const stopped = new Promise<void>((resolve) => {

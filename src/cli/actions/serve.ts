@@ -1,6 +1,7 @@
 import { runServe } from '../../commands/serve.js';
 import type { Action } from '../context.js';
 import { EXIT } from '../exit-codes.js';
+import { limitsFromFlags } from '../serve-limits.js';
 
 export const serve: Action = async (ctx) => {
   const handle = await runServe(
@@ -11,6 +12,7 @@ export const serve: Action = async (ctx) => {
       apiKey: ctx.config.apiKey,
       project: ctx.config.projectId,
       intents: typeof ctx.flags.intents === 'string' ? ctx.flags.intents : undefined,
+      limits: limitsFromFlags(ctx.flags),
     },
     { log: ctx.log },
   );
