@@ -133,7 +133,8 @@ describe.each([
       rows: [{ id: 'alice', traits: { secret: SECRET.A1 } }],
     });
     const elsewhere = await get(path);
-    expect(elsewhere).toMatchObject({ status: 200, json: { total: 0, rows: [] } });
+    expect(elsewhere).toMatchObject({ status: 404, json: { code: 'not_found' } });
+    expect(JSON.stringify(elsewhere.json)).not.toContain(SECRET.A1);
   });
 
   it("identify and alias of A1's ids create or see nothing of A1's", async () => {

@@ -89,10 +89,10 @@ describe('chart routes', () => {
       status: 200,
       json: { kind: 'users', total: 1, rows: [{ user_id: 'alice' }] },
     });
-    // The id carries no project: in another project it reads that project's (empty) data.
-    expect((await t.get(`/bc/v1/db/retrieve_data?id=${id}`, empty)).json).toMatchObject({
-      total: 0,
-      rows: [],
+    // The id names its query within its own project: in another project it names nothing.
+    expect(await t.get(`/bc/v1/db/retrieve_data?id=${id}`, empty)).toMatchObject({
+      status: 404,
+      json: { code: 'not_found', message: expect.stringMatching(/unknown drilldown id/) },
     });
     const forged = await t.get('/bc/v1/db/retrieve_data?id=bm90LWEtdG9rZW4');
     expect(forged).toMatchObject({ status: 400, json: { code: 'invalid_input', issues: [{ path: 'id' }] } });

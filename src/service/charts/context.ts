@@ -1,6 +1,8 @@
 import type { ChartRange, TimeWithin } from '../../shared/chart-filters.js';
 import { type Bin, binsOf, resolveInstant } from '../../shared/time-bins.js';
 import type { Queryable } from '../store/database.js';
+import { type ChartBudget, ResponseBudget } from './budget.js';
+import { DrilldownStore } from './drilldown-store.js';
 import { periodBack } from './wall-clock.js';
 
 /** Optional query parameters of spec 4.1 that narrow a chart to one session or conversation. */
@@ -28,6 +30,18 @@ export interface ChartContext {
   scope: ChartScope;
   /** Cap of `session_ids` per session-chart point (decisions §2). */
   sessionIdsPerPoint: number;
+  /** Where the queries behind drilldown ids are kept. */
+  drilldowns: DrilldownStore;
+  /** Points and bytes of this response so far. */
+  budget: ResponseBudget;
+}
+
+/** For callers without a service (tests, benchmarks): ids work within the process only. */
+const memoryDrilldowns = new DrilldownStore();
+
+export interface ContextExtras {
+  drilldowns?: DrilldownStore;
+  budget?: ChartBudget;
 }
 
 export function binKey(bin: Bin): string {
@@ -41,6 +55,7 @@ export function makeContext(
   range: ChartRange,
   scope: ChartScope,
   sessionIdsPerPoint: number,
+  extras: ContextExtras = {},
 ): ChartContext {
   const lo = resolveInstant(range.start, range.tz);
   const hi = resolveInstant(range.end, range.tz);
@@ -56,7 +71,14 @@ export function makeContext(
     binIndex: new Map(bins.map((b, i) => [binKey(b), i])),
     scope,
     sessionIdsPerPoint,
+    drilldowns: extras.drilldowns ?? memoryDrilldowns,
+    budget: new ResponseBudget(extras.budget),
   };
+}
+
+/** The default store of makeContext, for retrieve callers that have no service either. */
+export function defaultDrilldowns(): DrilldownStore {
+  return memoryDrilldowns;
 }
 
 /**

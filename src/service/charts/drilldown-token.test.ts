@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DrilldownStore } from './drilldown-store.js';
 import { decodeToken, tokenEncoder } from './drilldown-token.js';
 
 const controls = {
@@ -13,13 +14,20 @@ const controls = {
   ],
 };
 
+const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
 describe('drilldown tokens', () => {
-  it('round-trip the chart, scope, controls and point, whatever the characters in the controls', () => {
-    const encode = tokenEncoder('segmentation', controls, { session_id: 's1' });
+  it('round-trip the chart, scope, controls and point, whatever the characters in the controls', async () => {
+    const drilldowns = new DrilldownStore();
+    const encode = tokenEncoder(
+      { drilldowns, project: 'p', scope: { session_id: 's1' } },
+      'segmentation',
+      controls,
+    );
     for (const bin of [0, 1, 2, 6]) {
       const id = encode({ chart: 'segmentation', series: 0, bin, group: 'grüppe' });
       expect(id).toMatch(/^[A-Za-z0-9_-]+$/);
-      const decoded = decodeToken(id);
+      const decoded = await decodeToken(id, 'p', drilldowns);
       expect(decoded).toMatchObject({
         ok: true,
         value: { kind: 'segmentation', scope: { session_id: 's1' }, point: { bin, group: 'grüppe' } },
@@ -28,17 +36,62 @@ describe('drilldown tokens', () => {
     }
   });
 
-  it('refuses junk, a point of another chart, and controls the schema rejects', () => {
-    expect(decodeToken('not a token!')).toMatchObject({ ok: false, issues: [{ path: 'id' }] });
-    expect(decodeToken(Buffer.from('{"v":1}').toString('base64url'))).toMatchObject({ ok: false });
-    const mismatch = tokenEncoder('retention', controls, {})({ chart: 'segmentation', series: 0, bin: 0 });
-    expect(decodeToken(mismatch)).toMatchObject({ ok: false });
-    const badZone = tokenEncoder(
-      'segmentation',
-      { ...controls, range: { ...controls.range, tz: 'Nowhere' } },
-      {},
-    );
-    const decoded = decodeToken(badZone({ chart: 'segmentation', series: 0, bin: 0 }));
+  it('do not grow with the query: 300 filters make ids as short as one', () => {
+    const drilldowns = new DrilldownStore();
+    const many = { ...controls, eventFilters: Array.from({ length: 300 }, () => controls.eventFilters[0]) };
+    const where = { drilldowns, project: 'p', scope: {} };
+    const one = tokenEncoder(where, 'segmentation', controls)({ chart: 'segmentation', series: 0, bin: 6 });
+    const big = tokenEncoder(where, 'segmentation', many)({ chart: 'segmentation', series: 299, bin: 6 });
+    expect(big.length).toBeLessThanOrEqual(one.length + 4);
+    expect(big.length).toBeLessThan(80);
+  });
+
+  it('name nothing in another project, or once the store forgot the query', async () => {
+    const drilldowns = new DrilldownStore({ memoryBytes: 1 });
+    const where = { drilldowns, project: 'p', scope: {} };
+    const id = tokenEncoder(where, 'segmentation', controls)({ chart: 'segmentation', series: 0, bin: 0 });
+    expect(await decodeToken(id, 'other', drilldowns)).toEqual({ ok: false, unknown: true });
+    tokenEncoder(where, 'segmentation', { ...controls, eventFilters: [] })({
+      chart: 'segmentation',
+      series: 0,
+      bin: 0,
+    });
+    expect(await decodeToken(id, 'p', drilldowns)).toEqual({ ok: false, unknown: true });
+  });
+
+  it('still read version-1 ids, which hold the whole query', async () => {
+    const v1 = {
+      v: 1,
+      kind: 'segmentation',
+      scope: {},
+      controls,
+      point: { chart: 'segmentation', series: 0, bin: 2 },
+    };
+    expect(await decodeToken(b64(v1), 'p', new DrilldownStore())).toMatchObject({
+      ok: true,
+      value: { kind: 'segmentation', controls, point: { bin: 2 } },
+    });
+  });
+
+  it('refuse junk, a point of another chart, and controls the schema rejects', async () => {
+    const drilldowns = new DrilldownStore();
+    expect(await decodeToken('not a token!', 'p', drilldowns)).toMatchObject({
+      ok: false,
+      issues: [{ path: 'id' }],
+    });
+    expect(await decodeToken(b64({ v: 1 }), 'p', drilldowns)).toMatchObject({ ok: false });
+    expect(await decodeToken(b64({ v: 2, q: 'short', p: [0, 0] }), 'p', drilldowns)).toMatchObject({
+      ok: false,
+      issues: [{ path: 'id' }],
+    });
+    const where = { drilldowns, project: 'p', scope: {} };
+    const mismatch = tokenEncoder(where, 'retention', controls)({ chart: 'session', bin: 0 });
+    expect(await decodeToken(mismatch, 'p', drilldowns)).toMatchObject({ ok: false });
+    const badZone = tokenEncoder(where, 'segmentation', {
+      ...controls,
+      range: { ...controls.range, tz: 'Nowhere' },
+    });
+    const decoded = await decodeToken(badZone({ chart: 'segmentation', series: 0, bin: 0 }), 'p', drilldowns);
     expect(decoded).toMatchObject({
       ok: false,
       issues: [{ path: 'id', message: expect.stringMatching(/range\.tz/) }],

@@ -1,5 +1,6 @@
 import type { RetentionControls } from '../../shared/chart-controls.js';
 import type { RetentionCell, RetentionResult } from '../../shared/chart-responses.js';
+import { POINT_BYTES } from './budget.js';
 import { binKey, type ChartContext } from './context.js';
 import type { DrillPoint } from './drilldown-token.js';
 import { grouping, shownGroups } from './groups.js';
@@ -45,12 +46,14 @@ function layout(
       const count = j === 0 ? size : (returned.get(`${keys[i]}|${keys[i + j]}`) ?? 0);
       colCount[j]! += count;
       colBase[j]! += size;
+      const id = cell(i, j);
+      ctx.budget.point(POINT_BYTES + id.length);
       cells.push({
         start: bin.startIso,
         end: bin.endIso,
         count,
         percent: percent(count, size),
-        drilldown_id: cell(i, j),
+        drilldown_id: id,
       });
     }
     return cells;

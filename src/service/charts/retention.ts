@@ -81,7 +81,7 @@ export async function retentionChart(ctx: ChartContext, c: RetentionControls): P
      SELECT c.grp, c.cb::VARCHAR, NULL, count(*)::DOUBLE FROM ${cohort} c ${keep} GROUP BY ALL`),
     q.params.values,
   );
-  const encode = tokenEncoder('retention', c, ctx.scope);
+  const encode = tokenEncoder(ctx, 'retention', c);
   return retentionResponseSchema.parse(retentionResults(ctx, c, rows, encode));
 }
 

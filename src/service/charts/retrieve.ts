@@ -1,9 +1,10 @@
 import type { RetrieveDataResponse } from '../../shared/chart-responses.js';
 import { retrieveDataResponseSchema } from '../../shared/chart-responses.js';
 import type { Scalar } from '../../shared/primitives.js';
-import { invalidInput } from '../errors.js';
+import { invalidInput, notFound } from '../errors.js';
 import type { Queryable } from '../store/database.js';
-import { type ChartContext, makeContext } from './context.js';
+import { type ChartContext, defaultDrilldowns, makeContext } from './context.js';
+import type { DrilldownStore } from './drilldown-store.js';
 import { decodeToken } from './drilldown-token.js';
 import { retentionMembers } from './retention.js';
 import { mergedCte } from './scan.js';
@@ -22,6 +23,13 @@ import { assertChartValid } from './validate.js';
 export interface RetrieveLimits {
   maxRows: number;
   sessionIdsPerPoint: number;
+}
+
+export interface RetrieveExtras {
+  /** Where version-2 ids find their query; the process's memory-only store when absent. */
+  drilldowns?: DrilldownStore;
+  /** Where the id's controls are validated (the service's quick connection); `db` when absent. */
+  checks?: Queryable;
 }
 
 type UserRow = {
@@ -120,12 +128,19 @@ export async function retrieveData(
   project: string,
   id: string,
   limits: RetrieveLimits,
+  extras: RetrieveExtras = {},
 ): Promise<RetrieveDataResponse> {
-  const decoded = decodeToken(id);
+  const drilldowns = extras.drilldowns ?? defaultDrilldowns();
+  const decoded = await decodeToken(id, project, drilldowns);
+  if (!decoded.ok && 'unknown' in decoded) {
+    throw notFound('unknown drilldown id: it belongs to another project or has expired; run the chart again');
+  }
   if (!decoded.ok) throw invalidInput(decoded.issues);
   const { value } = decoded;
-  await assertChartValid(db, value.controls);
-  const ctx = makeContext(db, project, value.controls.range, value.scope, limits.sessionIdsPerPoint);
+  await assertChartValid(extras.checks ?? db, value.controls);
+  const ctx = makeContext(db, project, value.controls.range, value.scope, limits.sessionIdsPerPoint, {
+    drilldowns,
+  });
   const max = Math.max(0, Math.trunc(limits.maxRows));
   const outside = () => invalidInput([{ path: 'id', message: 'names a point the chart does not have' }]);
   let result: RetrieveDataResponse;

@@ -8,10 +8,14 @@ import {
 } from '../../shared/chart-responses.js';
 import { LIMITS } from '../../shared/limits.js';
 import { idSchema } from '../../shared/primitives.js';
+import { binsOf } from '../../shared/time-bins.js';
 import { invalidInput } from '../errors.js';
 import { route } from '../http/route.js';
+import { leaseRead } from '../read/lease.js';
 import type { Database } from '../store/database.js';
+import { assertCells, CHART_BUDGET_DEFAULTS, type ChartBudget, cellsAtLeast } from './budget.js';
 import { type ChartContext, type ChartScope, makeContext } from './context.js';
+import { DrilldownStore } from './drilldown-store.js';
 import { retentionChart } from './retention.js';
 import { retrieveData } from './retrieve.js';
 import { segmentationChart } from './segmentation.js';
@@ -59,7 +63,18 @@ function scopeOf(query: ChartQuery): ChartScope {
   return scope;
 }
 
-export function chartRoutes(db: Database, limits: ChartLimits = LIMITS) {
+export interface ChartRouteOptions {
+  budget?: ChartBudget;
+  drilldowns?: DrilldownStore;
+}
+
+/**
+ * Validation (time zone and regex checks, a few microseconds each) runs on the quick connection;
+ * only the chart's own queries lease a pooled reader, within its time budget.
+ */
+export function chartRoutes(db: Database, limits: ChartLimits = LIMITS, options: ChartRouteOptions = {}) {
+  const budget = options.budget ?? CHART_BUDGET_DEFAULTS;
+  const drilldowns = options.drilldowns ?? new DrilldownStore({ db });
   const chart = <K extends ChartKind>(kind: K) =>
     route({
       method: 'GET',
@@ -74,14 +89,21 @@ export function chartRoutes(db: Database, limits: ChartLimits = LIMITS) {
         // Paths are relative to chartControls, as decisions §1 shows (`range.tz`).
         if (!parsed.ok) throw invalidInput(parsed.issues);
         await assertChartValid(db.read, parsed.value);
-        const ctx = makeContext(
-          db.read,
-          tenant.projectId,
-          parsed.value.range,
-          scopeOf(query),
-          limits.sessionIdsPerPoint,
-        );
-        return CHARTS[kind](ctx, parsed.value);
+        assertCells(cellsAtLeast(kind, parsed.value, binsOf(parsed.value.range).length), budget);
+        return leaseRead(db, tenant, (q) => {
+          const ctx = makeContext(
+            q,
+            tenant.projectId,
+            parsed.value.range,
+            scopeOf(query),
+            limits.sessionIdsPerPoint,
+            {
+              drilldowns,
+              budget,
+            },
+          );
+          return CHARTS[kind](ctx, parsed.value);
+        });
       },
     });
   return [
@@ -98,10 +120,15 @@ export function chartRoutes(db: Database, limits: ChartLimits = LIMITS) {
       response: retrieveDataResponseSchema,
       rate: 'chart',
       handler: ({ tenant, query }) =>
-        retrieveData(db.read, tenant.projectId, query.id, {
-          maxRows: limits.drilldownRows,
-          sessionIdsPerPoint: limits.sessionIdsPerPoint,
-        }),
+        leaseRead(db, tenant, (q) =>
+          retrieveData(
+            q,
+            tenant.projectId,
+            query.id,
+            { maxRows: limits.drilldownRows, sessionIdsPerPoint: limits.sessionIdsPerPoint },
+            { drilldowns, checks: db.read },
+          ),
+        ),
     }),
   ];
 }

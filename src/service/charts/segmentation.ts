@@ -5,6 +5,7 @@ import {
   type SegPoint,
   segmentationResponseSchema,
 } from '../../shared/chart-responses.js';
+import { POINT_BYTES } from './budget.js';
 import { binKey, type ChartContext, intersect } from './context.js';
 import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
 import { eventMatcher, impliedByOneMatch } from './event-filter.js';
@@ -71,6 +72,7 @@ function point(ctx: ChartContext, b: number, row: Row | undefined, token: string
   const bin = ctx.bins[b]!;
   const total = row?.total ?? 0;
   const unique = row?.uniq ?? 0;
+  ctx.budget.point(POINT_BYTES + token.length);
   return {
     start: bin.startIso,
     end: bin.endIso,
@@ -85,7 +87,7 @@ export async function segmentationChart(
   ctx: ChartContext,
   c: SegmentationControls,
 ): Promise<SegmentationResponse> {
-  const encode = tokenEncoder('segmentation', c, ctx.scope);
+  const encode = tokenEncoder(ctx, 'segmentation', c);
   const results: SegmentationResult[] = [];
   for (const [i, f] of c.eventFilters.entries()) {
     const rows = await seriesRows(ctx, c, i);

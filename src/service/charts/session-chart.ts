@@ -4,6 +4,7 @@ import {
   type SessionPoint,
   sessionChartResponseSchema,
 } from '../../shared/chart-responses.js';
+import { POINT_BYTES } from './budget.js';
 import { binKey, type ChartContext } from './context.js';
 import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
 import { eventMatcher } from './event-filter.js';
@@ -90,20 +91,23 @@ export async function sessionChart(ctx: ChartContext, c: SessionControls): Promi
     q.params.values,
   );
   const byKey = new Map(rows.map((r) => [`${r.grp ?? ''}\u0000${r.bin}`, r]));
-  const encode = tokenEncoder('session', c, ctx.scope);
+  const encode = tokenEncoder(ctx, 'session', c);
   const pointsOf = (grp: string | undefined): SessionPoint[] =>
     ctx.bins.map((bin, b) => {
       const row = byKey.get(`${grp ?? ''}\u0000${binKey(bin)}`);
       const drill: DrillPoint = { chart: 'session', bin: b };
       if (grp !== undefined) drill.group = grp;
+      const id = encode(drill);
+      const ids = row ? [...row.ids] : [];
+      ctx.budget.point(POINT_BYTES + id.length + ids.reduce((n, s) => n + s.length + 3, 0));
       return {
         start: bin.startIso,
         end: bin.endIso,
         sessions: row?.sessions ?? 0,
-        session_ids: row ? [...row.ids] : [],
+        session_ids: ids,
         conversations: row?.conversations ?? 0,
         average_length: row?.avg_len ?? 0,
-        drilldown_id: encode(drill),
+        drilldown_id: id,
       };
     });
   if (!c.groupBy)

@@ -4,6 +4,7 @@ import {
   type UserCompositionResponse,
   userCompositionResponseSchema,
 } from '../../shared/chart-responses.js';
+import { POINT_BYTES } from './budget.js';
 import type { ChartContext } from './context.js';
 import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
 import { compareLabels, grouping, groupKeyExpr, shownGroups, topGroupsCte } from './groups.js';
@@ -88,11 +89,13 @@ export async function userCompositionChart(
       ${top ? `WHERE grp IN (SELECT grp FROM ${top})` : ''} GROUP BY ALL`),
     q.params.values,
   );
-  const encode = tokenEncoder('user-composition', c, ctx.scope);
+  const encode = tokenEncoder(ctx, 'user-composition', c);
   const drill = (grp: string | undefined) => (slice: string | null) => {
     const point: DrillPoint = { chart: 'user-composition', slice };
     if (grp !== undefined) point.group = grp;
-    return encode(point);
+    const id = encode(point);
+    ctx.budget.point(POINT_BYTES + id.length + (slice?.length ?? 0));
+    return id;
   };
   const chart_name = c.selectedTrait.trait_name;
   if (!c.groupBy) {

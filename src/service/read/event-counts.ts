@@ -5,6 +5,7 @@ import { invalidInput } from '../errors.js';
 import { route } from '../http/route.js';
 import { ints, type Param, rows, text } from '../ingest/sql.js';
 import type { Database } from '../store/database.js';
+import { leaseRead } from './lease.js';
 import { optionalId, rangeSchema, rangesFromQuery } from './query.js';
 
 const rangesSchema = z.array(rangeSchema).min(1, 'give at least one range');
@@ -53,14 +54,16 @@ export function eventCountsRoute(db: Database) {
         params.push(text(value));
         filters.push(`AND e.${column} = $${params.length}`);
       }
-      const counts = await rows<{ i: number; n: number }>(
-        db.read,
-        `SELECT r.i::DOUBLE AS i, count(e.ts)::DOUBLE AS n
+      const counts = await leaseRead(db, tenant, (reader) =>
+        rows<{ i: number; n: number }>(
+          reader,
+          `SELECT r.i::DOUBLE AS i, count(e.ts)::DOUBLE AS n
            FROM (SELECT unnest($2) AS i, unnest($3) AS s, unnest($4) AS t) r
            LEFT JOIN (SELECT ts FROM events e WHERE e.project_id = $1 ${filters.join(' ')}) e
              ON e.ts >= make_timestamptz(r.s * 1000) AND e.ts < make_timestamptz(r.t * 1000)
           GROUP BY r.i ORDER BY r.i`,
-        params,
+          params,
+        ),
       );
       return counts.map((c) => c.n);
     },

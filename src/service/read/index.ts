@@ -5,7 +5,8 @@ import { route } from '../http/route.js';
 import { type Param, rows, text } from '../ingest/sql.js';
 import type { Database } from '../store/database.js';
 import { eventCountsRoute } from './event-counts.js';
-import { liveEventsRoute } from './live-events.js';
+import { leaseRead } from './lease.js';
+import { LIVE_EVENTS_BYTES, liveEventsRoute } from './live-events.js';
 import { optionalId } from './query.js';
 
 const querySchema = z.object({
@@ -44,10 +45,13 @@ export function eventNamesRoute(db: Database) {
         }
       }
       add((n) => `AND regexp_matches(event, $${n})`, query.event_regex);
-      const found = await rows<{ event: string }>(
-        db.read,
-        `SELECT DISTINCT event FROM events WHERE project_id = $1 ${filters.join(' ')} ORDER BY event`,
-        params,
+      // The regex check above runs on the quick connection; the scan leases a pooled reader.
+      const found = await leaseRead(db, tenant, (reader) =>
+        rows<{ event: string }>(
+          reader,
+          `SELECT DISTINCT event FROM events WHERE project_id = $1 ${filters.join(' ')} ORDER BY event`,
+          params,
+        ),
       );
       return found.map((r) => r.event);
     },
@@ -55,6 +59,6 @@ export function eventNamesRoute(db: Database) {
 }
 
 /** Read routes for people and tests: what was stored, counted, and named. */
-export function readRoutes(db: Database, limits: Limits) {
-  return [liveEventsRoute(db, limits), eventCountsRoute(db), eventNamesRoute(db)];
+export function readRoutes(db: Database, limits: Limits, liveEventsBytes = LIVE_EVENTS_BYTES) {
+  return [liveEventsRoute(db, limits, liveEventsBytes), eventCountsRoute(db), eventNamesRoute(db)];
 }

@@ -4,7 +4,19 @@ import type { Limits } from '../../shared/limits.js';
 import { route } from '../http/route.js';
 import { int, type Param, rows, text } from '../ingest/sql.js';
 import type { Database } from '../store/database.js';
+import { leaseRead } from './lease.js';
 import { instantSchema, optionalId } from './query.js';
+import { READ_LIMITS } from './read-limits.js';
+
+/**
+ * Bytes of stored JSON one answer may carry. Events are up to 1 MiB each, so `limit=630` asked
+ * for 630 MiB of properties, built 5.4 GB on the way; the newest events that fit are sent instead,
+ * always at least one, and the `X-Truncated` header says the budget cut the list short.
+ */
+export const LIVE_EVENTS_BYTES = READ_LIMITS.responseBytes;
+
+/** JSON bytes of an event besides its properties and traits (ids, times, names, keys). */
+const EVENT_BYTES = 400;
 
 type Row = {
   event_id: string;
@@ -23,7 +35,7 @@ type Row = {
  * newest first, as the public description's envelope. `user_id` is the person's current primary
  * caller id (after merges and aliases) and `user_traits` their current traits (decisions §4).
  */
-export function liveEventsRoute(db: Database, limits: Limits) {
+export function liveEventsRoute(db: Database, limits: Limits, budgetBytes = LIVE_EVENTS_BYTES) {
   const query = z
     .object({
       start: instantSchema,
@@ -45,27 +57,47 @@ export function liveEventsRoute(db: Database, limits: Limits) {
     summary: 'Stored events in a time range, newest first (limit default 150, at most 10,000)',
     query,
     response: liveEventsResponseSchema,
-    handler: async ({ tenant, query: q }) => {
-      const params: Param[] = [text(tenant.projectId), int(q.start), int(q.end), int(q.limit)];
+    handler: async ({ tenant, query: q, reply }) => {
+      const params: Param[] = [
+        text(tenant.projectId),
+        int(q.start),
+        int(q.end),
+        int(q.limit),
+        int(budgetBytes),
+        int(EVENT_BYTES),
+      ];
       if (q.session_id !== undefined) params.push(text(q.session_id));
       // Newest rows first, then their users: the join runs on `limit` rows, not on the whole range.
-      const found = await rows<Row>(
-        db.read,
-        `WITH top AS (
-           SELECT event_id, event, session_id, conversation_id, origin_event_id, ts, properties, user_id, rowid AS rid
-             FROM events
-            WHERE project_id = $1 AND ts >= make_timestamptz($2 * 1000) AND ts < make_timestamptz($3 * 1000)
-                  ${q.session_id === undefined ? '' : 'AND session_id = $5'}
-            ORDER BY ts DESC, rowid DESC LIMIT $4)
-         SELECT t.event_id, t.event, t.session_id, t.conversation_id, t.origin_event_id,
-                epoch_ms(t.ts)::DOUBLE AS ts, t.properties::VARCHAR AS properties,
-                c.primary_id, c.traits::VARCHAR AS traits
-           FROM top t
-           LEFT JOIN users u ON u.project_id = $1 AND u.user_id = t.user_id
-           LEFT JOIN users c ON c.project_id = $1 AND c.user_id = u.canonical_user_id
-          ORDER BY t.ts DESC, t.rid DESC`,
-        params,
+      // Sizes are summed in SQL so the rows past the byte budget are never read out of DuckDB.
+      const found = await leaseRead(db, tenant, (reader) =>
+        rows<Row & { cut: boolean }>(
+          reader,
+          `WITH top AS (
+             SELECT rowid AS rid, ts, user_id, strlen(properties::VARCHAR) AS size
+               FROM events
+              WHERE project_id = $1 AND ts >= make_timestamptz($2 * 1000) AND ts < make_timestamptz($3 * 1000)
+                    ${q.session_id === undefined ? '' : 'AND session_id = $7'}
+              ORDER BY ts DESC, rowid DESC LIMIT $4),
+           sized AS (
+             SELECT t.rid, t.ts, c.primary_id, c.traits,
+                    sum($6 + coalesce(t.size, 0) + coalesce(strlen(c.traits::VARCHAR), 0))
+                      OVER (ORDER BY t.ts DESC, t.rid DESC ROWS UNBOUNDED PRECEDING) AS upto,
+                    row_number() OVER (ORDER BY t.ts DESC, t.rid DESC) AS n,
+                    count(*) OVER () AS found
+               FROM top t
+               LEFT JOIN users u ON u.project_id = $1 AND u.user_id = t.user_id
+               LEFT JOIN users c ON c.project_id = $1 AND c.user_id = u.canonical_user_id),
+           kept AS (SELECT * FROM sized WHERE upto <= $5 OR n = 1)
+           SELECT e.event_id, e.event, e.session_id, e.conversation_id, e.origin_event_id,
+                  epoch_ms(k.ts)::DOUBLE AS ts, e.properties::VARCHAR AS properties,
+                  k.primary_id, k.traits::VARCHAR AS traits, (SELECT count(*) FROM kept) < k.found AS cut
+             FROM kept k JOIN events e ON e.rowid = k.rid
+            WHERE e.project_id = $1 AND e.ts >= make_timestamptz($2 * 1000) AND e.ts < make_timestamptz($3 * 1000)
+            ORDER BY k.ts DESC, k.rid DESC`,
+          params,
+        ),
       );
+      if (found[0]?.cut) reply.header('x-truncated', `byte budget of ${budgetBytes} bytes reached`);
       return found.map(
         (r): StoredEvent => ({
           organization_id: tenant.orgId,

@@ -1,5 +1,7 @@
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
+import { READ_LIMITS } from '../read/read-limits.js';
 import { migrate } from './migrations.js';
+import { ReadPool, type ReadPoolOptions } from './read-pool.js';
 
 export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
 export type Row = Record<string, unknown>;
@@ -7,7 +9,10 @@ export type Row = Record<string, unknown>;
 /**
  * The service's one handle on DuckDB. Writes are serialized through `write()` because a single writer
  * connection with explicit transactions is what makes "200 means committed" simple to reason about;
- * reads use their own connection so a slow chart never waits behind an import batch.
+ * reads use their own connections so a slow chart never waits behind an import batch: charts and read
+ * routes lease one from `reads` (a pool with a time budget and a per-tenant cap), and `read` is one
+ * more connection kept for statements that take microseconds (validation, start-up loads), so those
+ * never queue behind a long chart.
  */
 export interface Database {
   readonly path: string;
@@ -19,8 +24,10 @@ export interface Database {
    * next write of any kind starts only after `committed` settles.
    */
   writeUntilCommit<T>(fn: (tx: Queryable) => Promise<T>): Promise<{ value: T; committed: Promise<void> }>;
-  /** Reads on the reader connection (sees committed data only). */
+  /** Short reads (sees committed data only): checks and lookups, never a scan of a project's events. */
   read: Queryable;
+  /** The pool of reader connections for charts and read routes (see read-pool.ts). */
+  reads: ReadPool;
   /**
    * Reads on the writer connection: they see what the writer wrote, including a transaction whose
    * COMMIT is still running (DuckDB runs one statement at a time per connection, so they never
@@ -39,7 +46,7 @@ export interface Queryable {
   readonly connection: DuckDBConnection;
 }
 
-function queryable(connection: DuckDBConnection): Queryable {
+export function queryable(connection: DuckDBConnection): Queryable {
   return {
     connection,
     async run(sql, params) {
@@ -59,7 +66,17 @@ function queryable(connection: DuckDBConnection): Queryable {
 export interface DatabaseOptions {
   /** DuckDB's `memory_limit` (for example `'128MB'`); DuckDB's own default (80% of RAM) when absent. */
   memoryLimit?: string;
+  /** The reader pool; READ_POOL_DEFAULTS for what is absent. */
+  readPool?: Partial<ReadPoolOptions>;
 }
+
+/** READ_LIMITS (read/read-limits.ts) says why these values. */
+export const READ_POOL_DEFAULTS: ReadPoolOptions = {
+  connections: READ_LIMITS.readConnections,
+  timeoutMs: READ_LIMITS.queryTimeoutMs,
+  queueTimeoutMs: 10_000,
+  waitingPerTenant: 32,
+};
 
 export async function openDatabase(path: string, options: DatabaseOptions = {}): Promise<Database> {
   const instance = await DuckDBInstance.create(
@@ -68,6 +85,12 @@ export async function openDatabase(path: string, options: DatabaseOptions = {}):
   );
   const writerConnection = await instance.connect();
   const readerConnection = await instance.connect();
+  const pool = { ...READ_POOL_DEFAULTS, ...options.readPool };
+  const poolConnections: DuckDBConnection[] = [];
+  for (let i = 0; i < Math.max(1, Math.trunc(pool.connections)); i++) {
+    poolConnections.push(await instance.connect());
+  }
+  const reads = new ReadPool(poolConnections, pool, queryable);
   const writer = queryable(writerConnection);
   await migrate(writer);
 
@@ -101,6 +124,7 @@ export async function openDatabase(path: string, options: DatabaseOptions = {}):
     path,
     writer: writerConnection,
     read: queryable(readerConnection),
+    reads,
     readWritten: writer,
     async write<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const { value, committed } = await writeUntilCommit(fn);
@@ -111,10 +135,12 @@ export async function openDatabase(path: string, options: DatabaseOptions = {}):
     async close() {
       if (closed) return;
       closed = true;
+      reads.close();
       await tail;
       // A checkpoint folds the WAL into the file so the next open starts fast and the file is self-contained.
       await writer.run('CHECKPOINT').catch(() => undefined);
       readerConnection.closeSync();
+      for (const c of poolConnections) c.closeSync();
       writerConnection.closeSync();
       instance.closeSync();
     },

@@ -71,6 +71,14 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       })
       .join(''),
   },
+  {
+    // Drilldown ids name their chart's query by hash (charts/drilldown-store.ts), so a response no
+    // longer repeats the whole chartControls in every point; the queries live here, per project.
+    version: 3,
+    name: 'drilldown queries',
+    sql: `CREATE TABLE drilldown_queries (project_id VARCHAR NOT NULL, query_hash VARCHAR NOT NULL,
+      query JSON NOT NULL, created_at TIMESTAMPTZ NOT NULL);`,
+  },
 ];
 
 export async function migrate(db: Queryable): Promise<void> {

@@ -1,0 +1,56 @@
+import { ServiceError } from '../errors.js';
+import type { Scope } from '../identity/identity.js';
+import type { Database, Queryable } from '../store/database.js';
+import { QueryTimeoutError, ReadPoolBusyError } from '../store/read-pool.js';
+
+/**
+ * Runs a chart or read query for a tenant on the reader pool, and says what went wrong in the terms
+ * of decisions §1: a query that ran past its time budget or DuckDB's memory limit is the request's
+ * own cost (400 "query too expensive", not worth retrying as is); no free connection in time is the
+ * service being busy (503 with Retry-After, which the client honours).
+ */
+
+/** Seconds a refused caller is asked to wait: about one short query's turn on a busy pool. */
+const RETRY_AFTER_SECONDS = 2;
+
+const HINT = 'narrow the range, filters or group-bys';
+
+function isOutOfMemory(error: unknown): boolean {
+  return error instanceof Error && /^Out of Memory Error/i.test(error.message);
+}
+
+export async function leaseRead<T>(
+  db: Database,
+  tenant: Scope,
+  fn: (q: Queryable) => Promise<T>,
+): Promise<T> {
+  try {
+    // Fairness is per organization: one key's projects share its share of the pool.
+    return await db.reads.lease(tenant.orgId, fn);
+  } catch (error) {
+    if (error instanceof QueryTimeoutError) {
+      throw new ServiceError(
+        400,
+        'invalid_input',
+        `query too expensive: it ran past the service's ${error.timeoutMs / 1000} s budget (cas serve --query-timeout); ${HINT}`,
+      );
+    }
+    if (isOutOfMemory(error)) {
+      throw new ServiceError(
+        400,
+        'invalid_input',
+        `query too expensive: it needs more than the service's memory limit (cas serve --memory-limit); ${HINT}`,
+      );
+    }
+    if (error instanceof ReadPoolBusyError) {
+      throw new ServiceError(
+        503,
+        'unavailable',
+        `too many queries are waiting for a reader (${error.reason}); retry in ${RETRY_AFTER_SECONDS} s`,
+        undefined,
+        { 'retry-after': String(RETRY_AFTER_SECONDS) },
+      );
+    }
+    throw error;
+  }
+}
