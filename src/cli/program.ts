@@ -2,6 +2,7 @@ import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 import { VERSION } from '../shared/version.js';
 import type { GlobalFlags } from './config.js';
 import { addServeLimitOptions } from './serve-limits.js';
+import { addServeReadOptions } from './serve-read-options.js';
 
 /** What an action needs from the program: its own options merged with the global ones. */
 export type ActionRunner = (
@@ -119,6 +120,7 @@ export function buildProgram(run: ActionRunner): Command {
       run('serve', command.optsWithGlobals(), []),
     );
   addServeLimitOptions(serveCommand);
+  addServeReadOptions(serveCommand);
 
   program
     .command('import')

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { InvalidIntentsError } from '../service/analysis/intent-rules.js';
 import { removeServerFile, writeServerFile } from '../service/data-dir.js';
+import { type ReadLimits, SERVE_MEMORY_LIMIT } from '../service/read/read-limits.js';
 import { type RunningService, startService } from '../service/service.js';
 import type { Limits } from '../shared/limits.js';
 import { UsageError } from './errors.js';
@@ -15,6 +16,10 @@ export interface ServeOptions {
   intents?: string | undefined;
   /** Limits given as flags (`--max-body`, `--request-timeout`, ...); the rest keep decisions §2's defaults. */
   limits?: Partial<Limits> | undefined;
+  /** Reader pool, query time and response budgets (`--read-connections`, `--query-timeout`, ...). */
+  reads?: Partial<ReadLimits> | undefined;
+  /** DuckDB's memory limit (`--memory-limit`); SERVE_MEMORY_LIMIT when absent. */
+  memoryLimit?: string | undefined;
 }
 
 export interface ServeInfo {
@@ -83,6 +88,8 @@ export async function runServe(
     port: options.port,
     log: deps.log,
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.reads ? { reads: options.reads } : {}),
+    memoryLimit: options.memoryLimit ?? SERVE_MEMORY_LIMIT,
     ...(provision ? { provision } : {}),
     ...(intents ? { intents } : {}),
   }).catch((error: unknown) => {

@@ -10,6 +10,7 @@ import { buildServer } from './http/server.js';
 import type { IngestStats } from './ingest/ingest-stats.js';
 import { Ingestor } from './ingest/ingestor.js';
 import { DataDirLockedError } from './lock-error.js';
+import { READ_LIMITS, type ReadLimits } from './read/read-limits.js';
 import { allRoutes } from './routes/index.js';
 import { type Database, openDatabase } from './store/database.js';
 import { Tenants } from './store/tenants.js';
@@ -27,8 +28,10 @@ export interface ServiceOptions {
   log?: (line: string) => void;
   /** User-defined intents (`cas serve --intents <file>`): the file's parsed JSON, stored for the served project. */
   intents?: { value: unknown; source: string };
-  /** DuckDB's memory limit; the embedded service sets one (embedded.ts), `cas serve` leaves DuckDB's default. */
+  /** DuckDB's memory limit: the embedded service's (embedded.ts) or `cas serve --memory-limit`. */
   memoryLimit?: string;
+  /** Reader pool, query time and response-size budgets (`cas serve` flags); READ_LIMITS when absent. */
+  reads?: Partial<ReadLimits>;
 }
 
 export interface RunningService {
@@ -45,9 +48,13 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-async function open(dataDir: string, memoryLimit: string | undefined): Promise<Database> {
+async function open(dataDir: string, memoryLimit: string | undefined, reads: ReadLimits): Promise<Database> {
   try {
-    return await openDatabase(databasePath(dataDir), memoryLimit === undefined ? {} : { memoryLimit });
+    const readPool = { connections: reads.readConnections, timeoutMs: reads.queryTimeoutMs };
+    return await openDatabase(databasePath(dataDir), {
+      readPool,
+      ...(memoryLimit === undefined ? {} : { memoryLimit }),
+    });
   } catch (error) {
     if (error instanceof Error && /lock/i.test(error.message)) throw new DataDirLockedError(dataDir);
     throw error;
@@ -56,7 +63,8 @@ async function open(dataDir: string, memoryLimit: string | undefined): Promise<D
 
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   ensureDataDir(options.dataDir);
-  const db = await open(options.dataDir, options.memoryLimit);
+  const reads: ReadLimits = { ...READ_LIMITS, ...options.reads };
+  const db = await open(options.dataDir, options.memoryLimit, reads);
   const limits: Limits = { ...LIMITS, ...options.limits };
   const log = options.log ?? (() => undefined);
   try {
@@ -83,7 +91,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     const handlers = new HandlersInFlight();
     const app = buildServer({
       tenants,
-      routes: handlers.track(allRoutes({ db, version: VERSION, ingestor, limits })),
+      routes: handlers.track(allRoutes({ db, version: VERSION, ingestor, limits, reads })),
       bodyLimit: limits.bodyBytes,
       log,
       rateLimiter,

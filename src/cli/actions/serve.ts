@@ -2,6 +2,7 @@ import { runServe } from '../../commands/serve.js';
 import type { Action } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { limitsFromFlags } from '../serve-limits.js';
+import { readOptionsFromFlags } from '../serve-read-options.js';
 
 export const serve: Action = async (ctx) => {
   const handle = await runServe(
@@ -13,6 +14,7 @@ export const serve: Action = async (ctx) => {
       project: ctx.config.projectId,
       intents: typeof ctx.flags.intents === 'string' ? ctx.flags.intents : undefined,
       limits: limitsFromFlags(ctx.flags),
+      ...readOptionsFromFlags(ctx.flags),
     },
     { log: ctx.log },
   );

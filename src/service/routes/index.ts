@@ -4,6 +4,7 @@ import type { RouteSpec } from '../http/route.js';
 import type { Ingestor } from '../ingest/ingestor.js';
 import { ingestRoutes } from '../ingest/routes.js';
 import { readRoutes } from '../read/index.js';
+import { READ_LIMITS, type ReadLimits } from '../read/read-limits.js';
 import type { Database } from '../store/database.js';
 import { metaRoutes } from './meta.js';
 import { userRoutes } from './users.js';
@@ -13,13 +14,20 @@ export interface RouteDeps {
   version: string;
   ingestor: Ingestor;
   limits: Limits;
+  /** Reader pool, query time and response-size budgets; READ_LIMITS when absent. */
+  reads?: ReadLimits | undefined;
 }
 
 /** Every route of the service; each concern contributes its own list. */
 export function allRoutes(deps: RouteDeps): RouteSpec[] {
   const routes: RouteSpec[] = [];
   routes.push(...metaRoutes(deps.version, () => routes), ...userRoutes(deps.db));
-  routes.push(...chartRoutes(deps.db, deps.limits));
-  routes.push(...ingestRoutes(deps.ingestor, deps.limits), ...readRoutes(deps.db, deps.limits));
+  const reads = deps.reads ?? READ_LIMITS;
+  const budget = { maxCells: reads.chartCells, maxBytes: reads.responseBytes };
+  routes.push(...chartRoutes(deps.db, deps.limits, { budget }));
+  routes.push(
+    ...ingestRoutes(deps.ingestor, deps.limits),
+    ...readRoutes(deps.db, deps.limits, reads.responseBytes),
+  );
   return routes;
 }
