@@ -57,6 +57,8 @@ describe('lone UTF-16 surrogates', () => {
     expect(() => parseJsonBody('"\\ud800"')).toThrow(/\(body\)/);
     // A high surrogate followed by another high one is two lone halves, not a pair.
     expect(() => parseJsonBody('{"id":"\\ud800\\ud800"}')).toThrow(/^id: /);
+    // The first in document order is named, at any depth.
+    expect(() => parseJsonBody('[{"a":{"b":"\\ud800"}},{"c":"\\ud800"}]')).toThrow(/^\[0\]\.a\.b: /);
   });
 
   it('keeps well-formed pairs, escaped or not, and text that merely spells \\ud800', () => {

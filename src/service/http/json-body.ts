@@ -32,27 +32,33 @@ export function findJsonProblem(
   check: { keys: boolean; strings: boolean },
 ): { path: string; problem: JsonProblem } | undefined {
   const bad = (s: string) => check.strings && LONE_SURROGATE.test(s);
-  if (typeof value === 'string') return bad(value) ? { path: '', problem: 'lone surrogate' } : undefined;
+  const visit = (node: unknown) =>
+    (node !== null && typeof node === 'object') || (check.strings && typeof node === 'string');
   const stack: WalkNode[] = [{ node: value, parent: undefined, key: undefined }];
   for (let walk = stack.pop(); walk !== undefined; walk = stack.pop()) {
     const { node } = walk;
+    if (typeof node === 'string') {
+      if (bad(node)) return { path: formatPath(pathOf(walk)), problem: 'lone surrogate' };
+      continue;
+    }
+    // Children go on the stack last first, so the walk meets problems in document order.
+    const children: WalkNode[] = [];
     if (Array.isArray(node)) {
       for (let i = 0; i < node.length; i++) {
         const item: unknown = node[i];
-        if (item !== null && typeof item === 'object') stack.push({ node: item, parent: walk, key: i });
-        else if (typeof item === 'string' && bad(item))
-          return { path: formatPath([...pathOf(walk), i]), problem: 'lone surrogate' };
+        if (visit(item)) children.push({ node: item, parent: walk, key: i });
       }
     } else if (node !== null && typeof node === 'object') {
       for (const key of Object.keys(node)) {
-        if (check.keys && FORBIDDEN_KEYS.has(key))
-          return { path: formatPath([...pathOf(walk), key]), problem: 'forbidden key' };
+        if ((check.keys && FORBIDDEN_KEYS.has(key)) || bad(key)) {
+          const path = formatPath([...pathOf(walk), key]);
+          return { path, problem: bad(key) ? 'lone surrogate' : 'forbidden key' };
+        }
         const child: unknown = (node as Record<string, unknown>)[key];
-        if (bad(key) || (typeof child === 'string' && bad(child)))
-          return { path: formatPath([...pathOf(walk), key]), problem: 'lone surrogate' };
-        if (child !== null && typeof child === 'object') stack.push({ node: child, parent: walk, key });
+        if (visit(child)) children.push({ node: child, parent: walk, key });
       }
     }
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as WalkNode);
   }
   return undefined;
 }

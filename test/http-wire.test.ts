@@ -1,0 +1,192 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CAS_BIN, cleanEnv, runCli, startServe, stopChild } from './helpers/cli.js';
+import { tempDir } from './helpers/temp.js';
+
+/**
+ * Issue 15, items 9, 10 and 11 (serve): lone UTF-16 surrogates, wrong methods, the limits as `serve`
+ * flags, and bad `serve` flag values, against a real `cas serve` started with small limits.
+ */
+const KEY = 'wire-key';
+const PROJECT = 'wire-project';
+const auth = { authorization: `Bearer ${KEY}`, 'x-app-id': PROJECT };
+
+const dir = tempDir();
+let child: ChildProcess | undefined;
+let url = '';
+
+beforeAll(async () => {
+  const started = await startServe([
+    ...['--data-dir', dir.path, '--api-key', KEY, '--project', PROJECT],
+    ...['--max-events', '3', '--max-event-size', '2KiB', '--max-body', '8KiB'],
+  ]);
+  child = started.child;
+  url = started.info.url;
+}, 30_000);
+
+afterAll(async () => {
+  if (child) await stopChild(child, 'SIGKILL');
+  dir.cleanup();
+});
+
+async function call(method: string, path: string, body?: string, headers: Record<string, string> = auth) {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body }),
+  });
+  const text = await response.text();
+  return { status: response.status, allow: response.headers.get('allow'), json: JSON.parse(text) as never };
+}
+
+const track = (session: string, user: string) =>
+  `{"type":"track","event":"Probe","session_id":"${session}","user_id":"${user}"}`;
+
+describe('lone UTF-16 surrogates (issue 15, item 9)', () => {
+  it('refuses ids holding \\uD800-style escapes without their pair, naming the path, and stores nothing', async () => {
+    // Stored as U+FFFD, these two sessions (of two users) used to become one session with two users.
+    const queue = await call(
+      'POST',
+      '/bc/v1/events/queue',
+      `[${track('s-\\ud800', 'u1')},${track('s-\\udfff', 'u2')}]`,
+    );
+    expect(queue.status).toBe(400);
+    expect(queue.json).toMatchObject({ code: 'invalid_input', issues: [{ path: '[0].session_id' }] });
+    expect(queue.json).toMatchObject({
+      message: expect.stringMatching(/^\[0\]\.session_id: .*lone UTF-16 surrogate/),
+    });
+
+    const single = await call('POST', '/bc/v1/events/event', track('s-ok', 'u-\\udc00'));
+    expect(single.status).toBe(400);
+    expect(single.json).toMatchObject({ issues: [{ path: 'user_id' }] });
+
+    const traits = await call('POST', '/bc/v1/user/identify', '{"id":"u3","traits":{"k\\ud800":"v"}}');
+    expect(traits.status).toBe(400);
+    expect(traits.json).toMatchObject({ issues: [{ path: 'traits.k\ud800' }] });
+
+    const range = encodeURIComponent('2000-01-01');
+    const live = await call('GET', `/bc/v1/live-events/events?start=${range}&end=2100-01-01&limit=100`);
+    expect(live.status).toBe(200);
+    expect(JSON.stringify(live.json)).not.toContain('Probe');
+  });
+
+  it('accepts a well-formed pair written as escapes', async () => {
+    const ok = await call('POST', '/bc/v1/events/queue', `[${track('s-\\ud83d\\ude00', 'u1')}]`);
+    expect(ok.status).toBe(200);
+  });
+});
+
+describe('wrong methods (issue 15, item 10)', () => {
+  it.each([
+    ['DELETE', '/bc/v1/events/queue', '', 'POST'],
+    ['DELETE', '/bc/v1/events/queue', '{', 'POST'],
+    ['PUT', '/bc/v1/user/identify', '{"id":"x"}', 'POST'],
+    ['GET', '/bc/v1/events/queue', undefined, 'POST'],
+    ['POST', '/bc/v1/agg/event-names', '[]', 'GET'],
+  ])(
+    '%s %s is 405 with Allow, before its body or credentials are looked at',
+    async (method, path, body, allow) => {
+      for (const headers of [auth, {}]) {
+        const res = await call(method, path, body, headers);
+        expect(res.status).toBe(405);
+        expect(res.allow).toBe(allow);
+        expect(res.json).toMatchObject({ status: 405, code: 'method_not_allowed' });
+      }
+    },
+  );
+
+  it('an unknown route is 404 even with a broken JSON body', async () => {
+    const res = await call('POST', '/bc/v1/no-such-route', '{');
+    expect(res.status).toBe(404);
+    expect(res.json).toMatchObject({ code: 'not_found' });
+  });
+});
+
+describe('limits set on cas serve (issue 15, item 10)', () => {
+  it('--max-events, --max-event-size and --max-body are what the service enforces', async () => {
+    const events = (n: number, pad = 0) =>
+      `[${Array.from({ length: n }, (_, i) => track(`s-lim-${i}`, 'u-lim').replace('}', `,"properties":{"pad":"${'x'.repeat(pad)}"}}`)).join(',')}]`;
+    expect((await call('POST', '/bc/v1/events/queue', events(3))).status).toBe(200);
+    const tooMany = await call('POST', '/bc/v1/events/queue', events(4));
+    expect(tooMany.status).toBe(400);
+    expect(JSON.stringify(tooMany.json)).toMatch(/\b3\b/);
+    const tooBigEvent = await call('POST', '/bc/v1/events/queue', events(1, 3 * 1024));
+    expect([400, 413]).toContain(tooBigEvent.status);
+    const tooBigBody = await call(
+      'POST',
+      '/bc/v1/user/identify',
+      `{"id":"x","traits":{"p":"${'x'.repeat(9 * 1024)}"}}`,
+    );
+    expect(tooBigBody.status).toBe(413);
+  });
+
+  it('--help lists every limit flag with its default', async () => {
+    const help = (await runCli(['serve', '--help'])).stdout.replace(/\s+/g, ' ');
+    for (const flag of [
+      '--max-body <size>',
+      '--max-events <n>',
+      '--max-event-size <size>',
+      '--ingest-rate <n>',
+      '--chart-rate <n>',
+      '--auth-failure-rate <n>',
+      '--headers-timeout <duration>',
+      '--request-timeout <duration>',
+      '--max-connections <n>',
+      '--max-connections-per-address <n>',
+      '--max-body-in-flight <size>',
+    ]) {
+      expect(help).toContain(flag);
+    }
+    expect(help).toContain('(default: 10MiB)');
+  });
+});
+
+/** Runs `cas serve` expecting it to exit on its own; killed (and failed) if it is still up after `ms`. */
+function serveExit(args: string[], ms = 20_000): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const proc = spawn(process.execPath, [CAS_BIN, 'serve', ...args], {
+      env: cleanEnv(),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    proc.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => proc.kill('SIGKILL'), ms);
+    proc.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
+
+describe('bad serve flag values (issue 15, item 11)', () => {
+  const data = tempDir();
+  let busy: Server | undefined;
+  afterAll(() => {
+    busy?.close();
+    data.cleanup();
+  });
+
+  it.each([
+    [['--port', '99999'], '--port'],
+    [['--port', 'http'], '--port'],
+    [['--max-body', '10x'], '--max-body'],
+    [['--request-timeout', '0'], '--request-timeout'],
+    [['--max-connections', '-1'], '--max-connections'],
+  ])('cas serve %j exits 2 naming %s', async (args, flag) => {
+    const { code, stderr } = await serveExit([...args, '--data-dir', data.path]);
+    expect(code).toBe(2);
+    expect(stderr).toContain(flag);
+    expect(stderr).not.toMatch(/this is a bug/);
+  });
+
+  it('a port already in use exits 2 naming --port', async () => {
+    busy = createServer();
+    await new Promise<void>((resolve) => busy?.listen(0, '127.0.0.1', resolve));
+    const address = busy.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    const { code, stderr } = await serveExit(['--port', String(port), '--data-dir', data.path]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(new RegExp(`--port ${port}: already in use`));
+  }, 30_000);
+});
