@@ -43,7 +43,8 @@ async function write(w: Who, secret: string, sessions: string[]) {
 beforeAll(async () => {
   t = await startTestService(
     { apiKey: A1.key, projectId: A1.project },
-    { limits: { chartRatePerSecond: 0 } },
+    // Every route is tried with the wrong keys from one address: no failed-auth limit here.
+    { limits: { chartRatePerSecond: 0, authFailureRatePerSecond: 0 } },
   );
   const orgA = (await t.service.tenants.provision({ apiKey: A1.key, projectId: A1.project })).orgId;
   await t.service.tenants.provision({ apiKey: A2.key, projectId: A2.project, orgId: orgA });

@@ -103,6 +103,10 @@ export function bodyCases(r: BodyRoute): HostileCase[] {
     post('invalid UTF-8 (0xff 0xfe)', withBytes(r, [0xff, 0xfe])),
     post('invalid UTF-8 (truncated sequence)', withBytes(r, [0xc3, 0x28])),
     post('invalid UTF-8 (overlong NUL)', withBytes(r, [0xc0, 0x80])),
+    // Issue 15, item 9: JSON escapes of half a surrogate pair decode to no character at all.
+    post('lone high surrogate escape', withField(r, '"h-\\ud800"'), { status: 400 }),
+    post('lone low surrogate escape', withField(r, '"h-\\udfff"'), { status: 400 }),
+    post('two high surrogate escapes', withField(r, '"h-\\ud800\\ud800"'), { status: 400 }),
     post('body nested 10,000 deep', nested(10_000)),
     post('body nested 100,000 deep', nested(100_000, '{}')),
     post('text/plain', valid, { contentType: 'text/plain', status: 415 }),
@@ -114,6 +118,8 @@ export function bodyCases(r: BodyRoute): HostileCase[] {
     post("'; DROP key", valid, { headers: { authorization: "'; DROP TABLE api_keys; --" }, status: 403 }),
     { name: `GET ${r.path}`, method: 'GET', path: r.path, status: 405 },
     { name: `PUT ${r.path}`, method: 'PUT', path: r.path, body: valid, status: 405 },
+    // Issue 15, item 10: the route is checked before the body (this one used to be 400 "body is empty").
+    { name: `DELETE ${r.path}`, method: 'DELETE', path: r.path, body: '', status: 405 },
   ];
   if (['/bc/v1/events/queue', '/bc/v1/user/identify', '/bc/v1/events/event'].includes(r.path)) {
     cases.push(post('11 MiB body', `{"pad":"${'x'.repeat(ELEVEN_MIB)}"}`, { status: 413 }));

@@ -5,7 +5,7 @@ import type { TestService } from '../helpers/service.js';
 /** One hostile request: its body goes on the wire byte for byte (a Buffer is never re-encoded). */
 export interface HostileCase {
   name: string;
-  method: 'GET' | 'POST' | 'PUT';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Path and query exactly as sent; the caller chooses the percent-encoding. */
   path: string;
   body?: string | Buffer;

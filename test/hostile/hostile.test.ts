@@ -17,7 +17,9 @@ const LONG = `${'a'.repeat(200_000)}!`;
 
 beforeAll(async () => {
   t = await startTestService(undefined, {
-    limits: { chartRatePerSecond: 0, ingestRatePerSecond: 0 },
+    // Hundreds of cases refused for their credentials come from one address: no failed-auth limit
+    // here (test/http-auth-limits.test.ts covers it).
+    limits: { chartRatePerSecond: 0, ingestRatePerSecond: 0, authFailureRatePerSecond: 0 },
   });
   // A second organization's project, so "foreign project" cases name a project that exists.
   await t.service.tenants.provision({ apiKey: 'other-org-key', projectId: 'other-org-project' });
