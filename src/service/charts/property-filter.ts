@@ -55,6 +55,25 @@ export function jsonEquals(p: Params, v: string, value: Scalar): string {
   return `coalesce(${v}::VARCHAR = to_json(${p.bind(value)}::VARCHAR)::VARCHAR, FALSE)`;
 }
 
+/**
+ * Typed equality with any of several values; never NULL. One IN list per JSON type instead of one
+ * jsonEquals per value: DuckDB inlines the scan's value expression (a json_extract) at every use,
+ * so `in [0..100]` extracted the property 300 times per event (24 s on a million events; 0.5 s now).
+ */
+function equalsAny(p: Params, v: string, values: ReadonlyArray<Scalar>): string {
+  if (values.length <= 1) return any(values.map((value) => jsonEquals(p, v, value)));
+  const numbers = values.filter((x): x is number => typeof x === 'number').map((x) => p.number(x));
+  const texts = values
+    .filter((x) => typeof x !== 'number')
+    .map((x) => (typeof x === 'boolean' ? `'${x}'` : `to_json(${p.bind(x)}::VARCHAR)::VARCHAR`));
+  const parts: string[] = [];
+  if (numbers.length > 0) {
+    parts.push(`coalesce(${isNumber(v)} AND TRY_CAST(${v} AS DOUBLE) IN (${numbers.join(', ')}), FALSE)`);
+  }
+  if (texts.length > 0) parts.push(`coalesce(${v}::VARCHAR IN (${texts.join(', ')}), FALSE)`);
+  return any(parts);
+}
+
 /** The scalar's text, NULL for arrays, objects and missing values. */
 export function scalarText(v: string): string {
   return `CASE WHEN NOT (starts_with(${v}, '[') OR starts_with(${v}, '{')) THEN ${v} ->> '$' END`;
@@ -77,7 +96,7 @@ function positive(p: Params, op: PropertyOperator, values: ReadonlyArray<Scalar>
     case 'neq':
     case 'in':
     case 'nin':
-      return any(values.map((value) => jsonEquals(p, v, value)));
+      return equalsAny(p, v, values);
     case 'case_insensitive_eq':
     case 'case_insensitive_neq':
       return `lower(${text}) = lower(${p.bind(String(first))})`;
