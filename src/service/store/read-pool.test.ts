@@ -1,0 +1,85 @@
+import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queryable } from './database.js';
+import { QueryTimeoutError, ReadPool, ReadPoolBusyError, type ReadPoolOptions } from './read-pool.js';
+
+let instance: DuckDBInstance;
+
+beforeAll(async () => {
+  instance = await DuckDBInstance.create(':memory:');
+});
+afterAll(() => instance.closeSync());
+
+async function pool(connections: number, options: Partial<ReadPoolOptions> = {}) {
+  const list = [];
+  for (let i = 0; i < connections; i++) list.push(await instance.connect());
+  return new ReadPool(
+    list,
+    { timeoutMs: 5_000, queueTimeoutMs: 5_000, waitingPerTenant: 8, ...options },
+    queryable,
+  );
+}
+
+/** A lease that holds its connection until `release` is called. */
+function hold(p: ReadPool, tenant: string, log: string[]) {
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const done = p.lease(tenant, async (q) => {
+    log.push(tenant);
+    await q.run('SELECT 1');
+    await released;
+  });
+  return { release: () => release(), done };
+}
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+describe('ReadPool', () => {
+  it('leaves one connection to other tenants, and serves the waiting tenant holding fewest first', async () => {
+    const p = await pool(3);
+    const log: string[] = [];
+    const a = [hold(p, 'A', log), hold(p, 'A', log), hold(p, 'A', log), hold(p, 'A', log)];
+    await tick();
+    expect(log).toEqual(['A', 'A']);
+    const b = hold(p, 'B', log);
+    await tick();
+    expect(log).toEqual(['A', 'A', 'B']);
+    const b2 = hold(p, 'B', log);
+    const c = hold(p, 'C', log);
+    a[0]!.release();
+    await tick();
+    // A's waiting leases came first, but A still holds one and B one; C holds none: C goes first.
+    expect(log).toEqual(['A', 'A', 'B', 'C']);
+    b.release();
+    await tick();
+    expect(log).toEqual(['A', 'A', 'B', 'C', 'B']);
+    for (const h of [...a, b2, c]) h.release();
+    await Promise.all([...a, b, b2, c].map((h) => h.done));
+    expect(log.filter((t) => t === 'A')).toHaveLength(4);
+  });
+
+  it('interrupts a lease past its budget, and the connection serves the next one', async () => {
+    const p = await pool(1, { timeoutMs: 200 });
+    const started = Date.now();
+    await expect(
+      p.lease('A', (q) => q.all('SELECT count(*) FROM range(10000000000) a, range(1000) b')),
+    ).rejects.toBeInstanceOf(QueryTimeoutError);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    await expect(p.lease('A', (q) => q.one<{ x: number }>('SELECT 42 AS x'))).resolves.toEqual({ x: 42 });
+  });
+
+  it('refuses a tenant with too many waiting, and a lease that waits past the queue timeout', async () => {
+    const p = await pool(1, { waitingPerTenant: 1, queueTimeoutMs: 100 });
+    const log: string[] = [];
+    const held = hold(p, 'A', log);
+    await tick();
+    const waiting = p.lease('B', async () => 'late');
+    await expect(p.lease('B', async () => 'too many')).rejects.toMatchObject({ reason: 'queue full' });
+    await expect(waiting).rejects.toBeInstanceOf(ReadPoolBusyError);
+    held.release();
+    await held.done;
+    await expect(p.lease('B', async () => 'now')).resolves.toBe('now');
+  });
+});
