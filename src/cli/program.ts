@@ -288,6 +288,10 @@ Exit 6 when any record was rejected; bad records are reported as file:line: reas
         'csv',
       ]),
     )
+    .option(
+      '--no-csv-guard',
+      "CSV: keep cells that start with = + - @ as they are (by default they get a leading ' so a spreadsheet does not run them)",
+    )
     .addHelpText(
       'after',
       examples([

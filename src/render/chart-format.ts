@@ -1,7 +1,7 @@
 import Table from 'cli-table3';
 import { formatInZone, type Period } from '../shared/time-bins.js';
 import { paint } from './bars.js';
-import { csvField } from './output.js';
+import { type CsvOptions, csvCell, DEFAULT_CSV, jsonLine } from './output.js';
 
 /**
  * Shared pieces of the chart tables: bin labels in the chart's zone, numbers, durations, and one
@@ -107,16 +107,21 @@ export function block(title: string, table: Table.Table, highlights: string[], c
 
 export type ChartRow = Record<string, string | number>;
 
-export function rowsToCsv(columns: readonly string[], rows: readonly ChartRow[]): string {
-  const lines = [columns.map(csvField).join(',')];
+export function rowsToCsv(
+  columns: readonly string[],
+  rows: readonly ChartRow[],
+  options: CsvOptions = DEFAULT_CSV,
+): string {
+  const lines = [columns.map((c) => csvCell(c, options)).join(',')];
   for (const row of rows) {
-    lines.push(columns.map((c) => csvField(String(row[c] ?? ''))).join(','));
+    // Numbers are ours, never a formula; text (event names, group values, labels) is stored text.
+    lines.push(columns.map((c) => csvCell(String(row[c] ?? ''), options)).join(','));
   }
   return `${lines.join('\n')}\n`;
 }
 
 export function rowsToJsonl(columns: readonly string[], rows: readonly ChartRow[]): string {
   // Re-keyed in column order so every line lists its fields the same way as the CSV header.
-  const lines = rows.map((row) => JSON.stringify(Object.fromEntries(columns.map((c) => [c, row[c] ?? '']))));
+  const lines = rows.map((row) => jsonLine(Object.fromEntries(columns.map((c) => [c, row[c] ?? '']))));
   return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
 }

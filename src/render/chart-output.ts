@@ -5,7 +5,8 @@ import { RETENTION_COLUMNS, retentionRows, retentionTables } from './chart-reten
 import { SEGMENTATION_COLUMNS, segmentationRows, segmentationTables } from './chart-segmentation.js';
 import { SESSION_COLUMNS, sessionRows, sessionTables } from './chart-sessions.js';
 import { USER_COLUMNS, userRows, userTables } from './chart-users.js';
-import { json, type OutputFormat } from './output.js';
+import { type CsvOptions, DEFAULT_CSV, json, type OutputFormat } from './output.js';
+import { escapeDeep } from './terminal-text.js';
 
 /**
  * A fetched chart in the format asked for. `json` is the service's body as received (not the parsed
@@ -24,6 +25,8 @@ export type ChartView = ChartData & {
 export interface ChartRenderOptions {
   color: boolean;
   verbose: boolean;
+  /** For `--format csv`: the formula guard and whether stdout is a terminal. */
+  csv?: CsvOptions;
 }
 
 function flat(data: ChartData): { columns: readonly string[]; rows: ChartRow[] } {
@@ -63,8 +66,13 @@ export function renderChart(view: ChartView, format: OutputFormat, options: Char
   if (format === 'json') return json(view.raw);
   if (format === 'csv' || format === 'jsonl') {
     const { columns, rows } = flat(view);
-    return format === 'csv' ? rowsToCsv(columns, rows) : rowsToJsonl(columns, rows);
+    return format === 'csv'
+      ? rowsToCsv(columns, rows, options.csv ?? DEFAULT_CSV)
+      : rowsToJsonl(columns, rows);
   }
-  const { period, tz } = view.parsed.range;
-  return tables(view, { period, tz, ...options });
+  // Event names, group values, trait names and labels are stored text: escaped before any of our
+  // own colour codes are added. (`raw` is not drawn from, so it is not walked.)
+  const safe = escapeDeep<ChartView>({ ...view, raw: null });
+  const { period, tz } = safe.parsed.range;
+  return tables(safe, { period, tz, color: options.color, verbose: options.verbose });
 }

@@ -1,4 +1,5 @@
 import Table from 'cli-table3';
+import { escapeControls, escapeDeep, guardFormula, terminalSafeJson } from './terminal-text.js';
 
 export type OutputFormat = 'table' | 'json' | 'jsonl' | 'csv';
 
@@ -20,7 +21,12 @@ export function chooseFormat(
 }
 
 export function json(value: unknown): string {
-  return `${JSON.stringify(value, null, 2)}\n`;
+  return `${terminalSafeJson(JSON.stringify(value, null, 2))}\n`;
+}
+
+/** One JSON value on one line (JSONL), safe to print like `json`. */
+export function jsonLine(value: unknown): string {
+  return terminalSafeJson(JSON.stringify(value));
 }
 
 function cell(value: unknown): string {
@@ -29,8 +35,12 @@ function cell(value: unknown): string {
   return String(value);
 }
 
-/** A record as a two-column table; nested objects (traits) expand one row per key. */
-export function keyValueTable(record: Record<string, unknown>, options: { color: boolean }): string {
+/**
+ * A record as a two-column table; nested objects (traits) expand one row per key. Keys and values
+ * are stored text: control characters are shown escaped.
+ */
+export function keyValueTable(stored: Record<string, unknown>, options: { color: boolean }): string {
+  const record = escapeDeep(stored);
   const table = new Table({
     style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [] },
   });
@@ -46,18 +56,35 @@ export function keyValueTable(record: Record<string, unknown>, options: { color:
   return `${table.toString()}\n`;
 }
 
+export interface CsvOptions {
+  /** Neutralise cells a spreadsheet would run as a formula (on unless `--no-csv-guard`). */
+  guard: boolean;
+  /** Stdout is a terminal: control characters are shown escaped, as in tables. */
+  terminal: boolean;
+}
+
+export const DEFAULT_CSV: CsvOptions = { guard: true, terminal: false };
+
 export function renderRecord(
   record: Record<string, unknown>,
   format: OutputFormat,
-  options: { color: boolean },
+  options: { color: boolean; csv?: CsvOptions },
 ): string {
   if (format === 'json') return json(record);
-  if (format === 'jsonl') return `${JSON.stringify(record)}\n`;
+  if (format === 'jsonl') return `${jsonLine(record)}\n`;
   if (format === 'csv') {
+    const csv = options.csv ?? DEFAULT_CSV;
     const keys = Object.keys(record);
-    return `${keys.join(',')}\n${keys.map((k) => csvField(cell(record[k]))).join(',')}\n`;
+    const line = (cells: string[]) => cells.map((c) => csvCell(c, csv)).join(',');
+    return `${line(keys)}\n${line(keys.map((k) => cell(record[k])))}\n`;
   }
   return keyValueTable(record, options);
+}
+
+/** One CSV cell: formula-guarded and escaped as `options` ask, then quoted when it must be. */
+export function csvCell(value: string, options: CsvOptions): string {
+  const guarded = options.guard ? guardFormula(value) : value;
+  return csvField(options.terminal ? escapeControls(guarded) : guarded);
 }
 
 export function csvField(value: string): string {

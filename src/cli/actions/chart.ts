@@ -74,6 +74,7 @@ export const chart: Action = async (ctx, args) => {
     return EXIT.ok;
   }
   const result = await withConnection(ctx, (c) => fetchChart(built, c));
-  ctx.out(renderChart(result, ctx.format, { color: ctx.color, verbose: ctx.config.verbose }));
+  const csv = { guard: f.csvGuard !== false, terminal: ctx.isTty };
+  ctx.out(renderChart(result, ctx.format, { color: ctx.color, verbose: ctx.config.verbose, csv }));
   return EXIT.ok;
 };

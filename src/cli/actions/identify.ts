@@ -7,12 +7,12 @@ export const identify: Action = async (ctx) => {
   const record = await withConnection(ctx, (c) =>
     runIdentify(ctx.flags as Parameters<typeof runIdentify>[0], c),
   );
-  ctx.out(renderRecord(record, ctx.format, { color: ctx.color }));
+  ctx.out(renderRecord(record, ctx.format, { color: ctx.color, csv: { guard: true, terminal: ctx.isTty } }));
   return EXIT.ok;
 };
 
 export const alias: Action = async (ctx) => {
   const record = await withConnection(ctx, (c) => runAlias(ctx.flags as Parameters<typeof runAlias>[0], c));
-  ctx.out(renderRecord(record, ctx.format, { color: ctx.color }));
+  ctx.out(renderRecord(record, ctx.format, { color: ctx.color, csv: { guard: true, terminal: ctx.isTty } }));
   return EXIT.ok;
 };
