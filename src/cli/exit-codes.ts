@@ -1,6 +1,6 @@
 import { ClientError, HttpError } from '../client/errors.js';
 import { InterruptedError, UsageError } from '../commands/errors.js';
-import { DataDirLockedError } from '../service/lock-error.js';
+import { DataDirError, DataDirLockedError, firstLine, storageProblemOf } from '../service/lock-error.js';
 
 export const EXIT = {
   ok: 0,
@@ -12,6 +12,7 @@ export const EXIT = {
   rejected: 6,
   network: 7,
   invalid: 8,
+  damaged: 9,
   interrupted: 130,
 } as const;
 
@@ -35,6 +36,7 @@ export function describeFailure(error: unknown): Failure {
       hint: 'run the command again when the other process is done, or point --data-dir elsewhere',
     };
   }
+  if (error instanceof DataDirError) return describeDataDirError(error);
   if (error instanceof ClientError) {
     const where = `${error.method} ${error.path}`;
     const tries = error.attempts > 1 ? ` after ${error.attempts} attempts` : '';
@@ -56,6 +58,28 @@ export function describeFailure(error: unknown): Failure {
       message: `the service's answer did not match the interface: ${error.message}`,
     };
   }
+  const problem = storageProblemOf(error);
+  if (problem !== undefined) {
+    // A write the system refused outside the database (server.json, an import checkpoint, a reject file).
+    return describeDataDirError(new DataDirError(problem, '', firstLine(error)));
+  }
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return { code: EXIT.unexpected, message, hint: 'this is a bug; run with -v for details and report it' };
+}
+
+const STORAGE_HINTS = {
+  full: 'free some space (or raise the quota) and run the command again',
+  'read-only': 'remount the file system read-write or point --data-dir at a writable directory',
+  denied: 'run as the owner of the data directory or point --data-dir elsewhere',
+  damaged:
+    'nothing was changed; keep a copy of the data directory, then restore cas.duckdb from a backup, or move the damaged file aside to start without its data',
+} as const;
+
+/** Disk full, read-only, permission: the machine's state (exit 5, as busy); damage needs a person (9). */
+function describeDataDirError(error: DataDirError): Failure {
+  return {
+    code: error.problem === 'damaged' ? EXIT.damaged : EXIT.unavailable,
+    message: error.message,
+    hint: STORAGE_HINTS[error.problem],
+  };
 }

@@ -1,9 +1,9 @@
 import { setFlagsFromString } from 'node:v8';
 import { CommanderError } from 'commander';
-import { escapeControls } from '../render/terminal-text.js';
 import { ACTIONS } from './actions/index.js';
 import type { GlobalFlags } from './config.js';
 import type { CliContext } from './context.js';
+import { classifyDataDirError } from '../service/lock-error.js';
 import { describeFailure, EXIT } from './exit-codes.js';
 import { buildProgram } from './program.js';
 
@@ -44,8 +44,7 @@ async function dispatch(
   ]);
   const config = resolveConfig(flags, process.env);
   const isTty = process.stdout.isTTY === true;
-  // Log lines quote files, servers and stored values: nothing in them may act on the terminal.
-  const warn = (line: string) => process.stderr.write(`${escapeControls(line)}\n`);
+  const warn = (line: string) => process.stderr.write(`${line}\n`);
   const log = (line: string) => {
     if (!config.quiet) warn(line);
   };
@@ -66,7 +65,18 @@ async function dispatch(
   const load = ACTIONS[name];
   if (!load) throw new Error(`no action for command ${name}`);
   const action = await load();
-  return action(ctx, args);
+  try {
+    return await action(ctx, args);
+  } catch (error) {
+    throw inDataDir(error, config.dataDir);
+  }
+}
+
+/** A system error on a file of the data directory (server.json, a checkpoint) names the directory. */
+function inDataDir(error: unknown, dataDir: string): unknown {
+  const path = (error as { path?: unknown } | null)?.path;
+  if (typeof path !== 'string' || !(path === dataDir || path.startsWith(`${dataDir}/`))) return error;
+  return classifyDataDirError(error, dataDir) ?? error;
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -86,8 +96,8 @@ export async function main(argv: string[]): Promise<number> {
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     const failure = describeFailure(error);
-    process.stderr.write(`cas: ${escapeControls(failure.message, { oneLine: true })}\n`);
-    if (failure.hint) process.stderr.write(`  hint: ${escapeControls(failure.hint, { oneLine: true })}\n`);
+    process.stderr.write(`cas: ${failure.message}\n`);
+    if (failure.hint) process.stderr.write(`  hint: ${failure.hint}\n`);
     if (verbose && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
     return failure.code;
   }

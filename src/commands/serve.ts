@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { InvalidIntentsError } from '../service/analysis/intent-rules.js';
 import { removeServerFile, writeServerFile } from '../service/data-dir.js';
+import { classifyDataDirError } from '../service/lock-error.js';
 import { type ReadLimits, SERVE_MEMORY_LIMIT } from '../service/read/read-limits.js';
 import { type RunningService, startService } from '../service/service.js';
 import type { Limits } from '../shared/limits.js';
@@ -96,7 +97,13 @@ export async function runServe(
     if (error instanceof InvalidIntentsError) throw new UsageError(`--intents ${error.message}`);
     throw listenUsageError(error, options) ?? error;
   });
-  writeServerFile(options.dataDir, { url: service.url, pid: process.pid });
+  try {
+    writeServerFile(options.dataDir, { url: service.url, pid: process.pid });
+  } catch (error) {
+    // A full or read-only disk: say so (not "a bug"), and stop the service cleanly.
+    await service.close();
+    throw classifyDataDirError(error, options.dataDir) ?? error;
+  }
   const stopped = new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       deps.log(`${signal}: stopping (finishing in-flight requests)`);

@@ -1,11 +1,12 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { DataDirLockedError } from './lock-error.js';
+import { classifyDataDirError, DataDirError, DataDirLockedError, type StorageProblem } from './lock-error.js';
 import { startService } from './service.js';
 
 /**
  * The embedded service's thread (see embedded.ts). Messages out: `{ log }`, then `{ ready }` or
  * `{ failed }`, and `{ closed }` after a `close` message in. Errors cross as name + message only: the
- * main thread rebuilds the one it acts on (a locked data directory) and never sees a stack.
+ * main thread rebuilds the ones it acts on (a locked, full, read-only or damaged data directory) and
+ * never sees a stack.
  */
 export interface WorkerStart {
   dataDir: string;
@@ -15,7 +16,7 @@ export interface WorkerStart {
 export type WorkerMessage =
   | { log: string }
   | { ready: { url: string; apiKey: string; projectId: string } }
-  | { failed: { name: string; message: string; locked: boolean } }
+  | { failed: { name: string; message: string; locked: boolean; problem?: StorageProblem; detail?: string } }
   | { closed: true };
 
 const port = parentPort;
@@ -34,7 +35,9 @@ try {
   });
   post({ ready: { url: service.url, apiKey: service.local.api_key, projectId: service.local.project_id } });
 } catch (error) {
-  const e = error instanceof Error ? error : new Error(String(error));
-  post({ failed: { name: e.name, message: e.message, locked: e instanceof DataDirLockedError } });
+  const e =
+    classifyDataDirError(error, dataDir) ?? (error instanceof Error ? error : new Error(String(error)));
+  const storage = e instanceof DataDirError ? { problem: e.problem, detail: e.detail } : {};
+  post({ failed: { name: e.name, message: e.message, locked: e instanceof DataDirLockedError, ...storage } });
   port.close();
 }

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { WorkerMessage, WorkerStart } from './embedded-worker.js';
-import { DataDirLockedError } from './lock-error.js';
+import { DataDirError, DataDirLockedError } from './lock-error.js';
 
 /** The service a CLI command runs for itself when nothing else serves its data directory. */
 export interface EmbeddedService {
@@ -112,6 +112,9 @@ async function start(options: EmbeddedOptions): Promise<EmbeddedService> {
       else if ('ready' in message) resolve(message.ready);
       else if ('closed' in message) onClosed();
       else if (message.failed.locked) reject(new DataDirLockedError(options.dataDir));
+      else if (message.failed.problem) {
+        reject(new DataDirError(message.failed.problem, options.dataDir, message.failed.detail ?? ''));
+      }
       else reject(Object.assign(new Error(message.failed.message), { name: message.failed.name }));
     });
     worker.on('error', (error) => {

@@ -1,5 +1,6 @@
 import type { ErrorBody, ErrorCode, Issue } from '../shared/errors.js';
 import { summarizeIssues } from '../shared/errors.js';
+import { causeOf, firstLine, storageProblemOf } from './lock-error.js';
 
 /** A failure the service reports to the caller as-is; anything else becomes a generic 500. */
 export class ServiceError extends Error {
@@ -38,4 +39,21 @@ export function conflict(
   issues?: Issue[],
 ) {
   return new ServiceError(409, code, message, issues);
+}
+
+/**
+ * A failure of the service's own storage (disk full, file system gone read-only, permissions changed
+ * under it) as 503: the caller's request was fine and nothing of it was stored (the transaction rolled
+ * back), so it may be sent again once the machine is fixed. The log line says what DuckDB said; the
+ * answer names only the cause, not the server's paths.
+ */
+export function storageUnavailable(error: unknown, log: (line: string) => void): ServiceError | undefined {
+  const problem = storageProblemOf(error);
+  if (problem === undefined) return undefined;
+  log(`storage failure (${causeOf(problem)}): ${firstLine(error)}`);
+  return new ServiceError(
+    503,
+    'unavailable',
+    `the service cannot use its storage: ${causeOf(problem)}; nothing of this request was stored`,
+  );
 }

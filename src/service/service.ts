@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { basename } from 'node:path';
 import { LIMITS, type Limits } from '../shared/limits.js';
 import { VERSION } from '../shared/version.js';
 import { installIntentRules } from './analysis/intent-rules.js';
@@ -9,13 +10,14 @@ import { RateLimiter } from './http/rate-limit.js';
 import { buildServer } from './http/server.js';
 import type { IngestStats } from './ingest/ingest-stats.js';
 import { Ingestor } from './ingest/ingestor.js';
-import { DataDirLockedError } from './lock-error.js';
+import { classifyDataDirError, DataDirError, DataDirLockedError } from './lock-error.js';
 import { READ_LIMITS, type ReadLimits } from './read/read-limits.js';
 import { allRoutes } from './routes/index.js';
 import { type Database, openDatabase } from './store/database.js';
+import { checkWal } from './store/wal-check.js';
 import { Tenants } from './store/tenants.js';
 
-export { DataDirLockedError };
+export { DataDirError, DataDirLockedError };
 
 export interface ServiceOptions {
   dataDir: string;
@@ -49,15 +51,15 @@ export interface RunningService {
 }
 
 async function open(dataDir: string, memoryLimit: string | undefined, reads: ReadLimits): Promise<Database> {
+  const path = databasePath(dataDir);
   try {
+    // DuckDB would silently skip a WAL it cannot parse, acknowledged transactions included.
+    const wal = checkWal(`${path}.wal`);
+    if (!wal.ok) throw new DataDirError('damaged', dataDir, `${basename(path)}.wal: ${wal.reason}`);
     const readPool = { connections: reads.readConnections, timeoutMs: reads.queryTimeoutMs };
-    return await openDatabase(databasePath(dataDir), {
-      readPool,
-      ...(memoryLimit === undefined ? {} : { memoryLimit }),
-    });
+    return await openDatabase(path, { readPool, ...(memoryLimit === undefined ? {} : { memoryLimit }) });
   } catch (error) {
-    if (error instanceof Error && /lock/i.test(error.message)) throw new DataDirLockedError(dataDir);
-    throw error;
+    throw classifyDataDirError(error, dataDir) ?? error;
   }
 }
 
@@ -121,6 +123,6 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     };
   } catch (error) {
     await db.close();
-    throw error;
+    throw classifyDataDirError(error, options.dataDir) ?? error;
   }
 }

@@ -7,7 +7,7 @@ import Fastify, {
 } from 'fastify';
 import { issuesFromZod } from '../../shared/errors.js';
 import { LIMITS, type Limits } from '../../shared/limits.js';
-import { invalidInput, ServiceError } from '../errors.js';
+import { invalidInput, ServiceError, storageUnavailable } from '../errors.js';
 import type { Scope } from '../identity/identity.js';
 import type { Tenants } from '../store/tenants.js';
 import { authenticate } from './auth.js';
@@ -121,6 +121,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     if (error instanceof ServiceError) return send(reply, error);
     const mapped = toServiceError(error);
     if (mapped) return send(reply, mapped);
+    const storage = storageUnavailable(error, options.log);
+    if (storage) return send(reply, storage);
     options.log(`internal error: ${error.name}: ${error.message.split('\n')[0]}`);
     return send(reply, new ServiceError(500, 'internal', 'internal error; the service logged it'));
   });
