@@ -1,5 +1,5 @@
 import type { Scalar } from '../../shared/primitives.js';
-import { jsonEquals, scalarText } from './property-filter.js';
+import { firstEqualIndex, scalarText } from './property-filter.js';
 import type { Params, Query } from './sql.js';
 
 /**
@@ -22,8 +22,9 @@ export function grouping(values: ReadonlyArray<Scalar> | undefined): Grouping {
 /** SQL giving a row's group key (VARCHAR) from the JSON value `v`: a listed index or the value's text. */
 export function groupKeyExpr(p: Params, g: Grouping, v: string): string {
   if (!g.listed) return scalarText(v);
-  const whens = g.listed.map((value, i) => `WHEN ${jsonEquals(p, v, value)} THEN '${i}'`);
-  return `CASE ${whens.join(' ')} END`;
+  // One lookup, not a WHEN per value: 2,000 listed values made 6,000 reads of `v` per row, which
+  // took DuckDB's whole memory limit (and an ingest COMMIT with it) on a few hundred thousand events.
+  return `(${firstEqualIndex(p, v, g.listed)})::VARCHAR`;
 }
 
 /** The label a chart shows for a scalar: `true`, `1.5`, the string itself. */

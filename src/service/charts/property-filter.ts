@@ -63,15 +63,40 @@ export function jsonEquals(p: Params, v: string, value: Scalar): string {
 function equalsAny(p: Params, v: string, values: ReadonlyArray<Scalar>): string {
   if (values.length <= 1) return any(values.map((value) => jsonEquals(p, v, value)));
   const numbers = values.filter((x): x is number => typeof x === 'number').map((x) => p.number(x));
-  const texts = values
-    .filter((x) => typeof x !== 'number')
-    .map((x) => (typeof x === 'boolean' ? `'${x}'` : `to_json(${p.bind(x)}::VARCHAR)::VARCHAR`));
+  const texts = values.filter((x) => typeof x !== 'number').map((x) => jsonText(p, x));
   const parts: string[] = [];
   if (numbers.length > 0) {
     parts.push(`coalesce(${isNumber(v)} AND TRY_CAST(${v} AS DOUBLE) IN (${numbers.join(', ')}), FALSE)`);
   }
   if (texts.length > 0) parts.push(`coalesce(${v}::VARCHAR IN (${texts.join(', ')}), FALSE)`);
   return any(parts);
+}
+
+/** SQL for the JSON text of a string or boolean, as json_extract writes it. */
+function jsonText(p: Params, value: string | boolean): string {
+  return typeof value === 'boolean' ? `'${value}'` : `to_json(${p.bind(value)}::VARCHAR)::VARCHAR`;
+}
+
+/**
+ * SQL for the 0-based index of the first of `values` that `v` equals (typed, as jsonEquals), NULL
+ * when none: a list lookup per JSON type, so `v` is read a fixed number of times (see equalsAny).
+ */
+export function firstEqualIndex(p: Params, v: string, values: ReadonlyArray<Scalar>): string {
+  const numbers: Array<[string, number]> = [];
+  const texts: Array<[string, number]> = [];
+  values.forEach((x, i) => {
+    if (typeof x === 'number') numbers.push([p.number(x), i]);
+    else texts.push([jsonText(p, x), i]);
+  });
+  // list_position is 1-based and NULL when absent; indexing a list with NULL is NULL.
+  const lookup = (list: Array<[string, number]>, key: string) =>
+    `[${list.map(([, i]) => i).join(', ')}][list_position([${list.map(([sql]) => sql).join(', ')}], ${key})]`;
+  const parts: string[] = [];
+  if (numbers.length > 0) {
+    parts.push(`CASE WHEN ${isNumber(v)} THEN ${lookup(numbers, `TRY_CAST(${v} AS DOUBLE)`)} END`);
+  }
+  if (texts.length > 0) parts.push(lookup(texts, `${v}::VARCHAR`));
+  return parts.length === 0 ? 'NULL::INTEGER' : `coalesce(${parts.join(', ')})`;
 }
 
 /** The scalar's text, NULL for arrays, objects and missing values. */
