@@ -19,7 +19,12 @@ const empty = join(dir.path, 'empty-path');
 
 beforeAll(() => {
   // dist/ is fresh (npm test builds first); this bundles it and injects it into a copy of node.
-  execFileSync(process.execPath, [join(root, 'scripts', 'build-binary.mjs')], { cwd: root, stdio: 'ignore' });
+  execFileSync(process.execPath, [join(root, 'scripts', 'build-binary.mjs')], {
+    cwd: root,
+    stdio: 'ignore',
+    // A hung build would block this worker (a sync call outlives the test timeout): cap it.
+    timeout: 300_000,
+  });
   mkdirSync(bin);
   mkdirSync(empty);
   for (const file of [`cas-${platform}`, 'duckdb.node', 'libduckdb.so']) {
@@ -33,6 +38,7 @@ function cas(args: string[]) {
   const result = spawnSync(exe, args, {
     cwd: dir.path,
     encoding: 'utf8',
+    timeout: 60_000,
     // Nothing on PATH: a Node install cannot be what makes this work.
     env: { PATH: empty, HOME: dir.path, CAS_DATA_DIR: join(dir.path, 'data'), NO_COLOR: '1' },
   });

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userRecordSchema } from '../src/shared/users.js';
 import { VERSION } from '../src/shared/version.js';
 import { CAS_BIN, cleanEnv, runCli, startServe, stopChild } from './helpers/cli.js';
+import { spawnTracked } from './helpers/processes.js';
 import { tempDir } from './helpers/temp.js';
 
 const dirs: Array<{ cleanup: () => void }> = [];
@@ -187,7 +187,7 @@ describe('help, version and usage errors', () => {
 
   it('stops quietly when the reader of stdout goes away (cas ... | head -1)', async () => {
     const fixture = fileURLToPath(new URL('../fixtures/events.jsonl', import.meta.url));
-    const child = spawn(process.execPath, [CAS_BIN, 'import', fixture, '--dry-run', '--json'], {
+    const child = spawnTracked(process.execPath, [CAS_BIN, 'import', fixture, '--dry-run', '--json'], {
       env: cleanEnv(),
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
+import { spawnTracked } from './helpers/processes.js';
 import { tempDir } from './helpers/temp.js';
 
 // The built package, because the worker entry is a built file beside embedded.js (npm test builds first).
@@ -70,7 +70,7 @@ describe('embedded service', () => {
     const dir = dataDir();
     mkdirSync(dir, { recursive: true });
     // DuckDB's lock is per process, so the holder is another process.
-    const holder = spawn(
+    const holder = spawnTracked(
       process.execPath,
       [
         '--input-type=module',

@@ -1,9 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CAS_BIN, cleanEnv, runCli, startServe, stopChild } from './helpers/cli.js';
 import { startControlledProxy } from './helpers/held-proxy.js';
 import { countAt, countInDataDir, writeTurnsCsv } from './helpers/import.js';
+import { spawnTracked } from './helpers/processes.js';
 import { tempDir } from './helpers/temp.js';
 
 /**
@@ -85,7 +86,7 @@ describe('delivery faults', () => {
     const proxy = await startControlledProxy(serve.info.url, { holdFrom: 5 });
     let child: ChildProcess | undefined;
     try {
-      child = spawn(
+      child = spawnTracked(
         process.execPath,
         [
           CAS_BIN,

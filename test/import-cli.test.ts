@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CAS_BIN, cleanEnv, runCli } from './helpers/cli.js';
 import { FIXTURES } from './helpers/import.js';
+import { spawnTracked } from './helpers/processes.js';
 import { type QueueServer, startQueueServer } from './helpers/queue-server.js';
 import { tempDir } from './helpers/temp.js';
 
@@ -173,7 +173,7 @@ describe('cas import interrupted with Ctrl-C', () => {
         join(dir.path, 'ctrl-c'),
       ];
       const flags = ['--batch-size', '4', '--concurrency', '1', '--json'];
-      const child = spawn(process.execPath, [CAS_BIN, 'import', file, ...args, ...flags], {
+      const child = spawnTracked(process.execPath, [CAS_BIN, 'import', file, ...args, ...flags], {
         env: cleanEnv(),
         stdio: ['ignore', 'pipe', 'pipe'],
       });

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
@@ -13,6 +12,7 @@ import {
   ingestAvailable,
   writeTurnsCsv,
 } from './helpers/import.js';
+import { spawnTracked } from './helpers/processes.js';
 import { tempDir } from './helpers/temp.js';
 
 /**
@@ -131,7 +131,7 @@ describe('cas import into the embedded service', () => {
     const fresh = join(dir.path, 'fresh');
     const uninterrupted = runCli(['import', file, '--kind', 'turn', '--data-dir', fresh]);
     const killed = join(dir.path, 'killed');
-    const child = spawn(
+    const child = spawnTracked(
       process.execPath,
       [CAS_BIN, 'import', file, '--kind', 'turn', '--data-dir', killed, '--json'],
       {

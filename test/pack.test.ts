@@ -13,6 +13,8 @@ const npm = (args: string[], cwd = root) =>
     cwd,
     encoding: 'utf8',
     env: cleanEnv(),
+    // A hung npm would block this worker (a sync call outlives the test timeout): cap it.
+    timeout: 300_000,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 
@@ -43,6 +45,7 @@ describe('npm package', () => {
       execFileSync('npx', ['--no-install', 'cas', ...args], {
         cwd: app,
         encoding: 'utf8',
+        timeout: 60_000,
         env: cleanEnv({ CAS_DATA_DIR: join(dir.path, 'data') }),
       });
     expect(run(['--version']).trim()).toBe(VERSION);

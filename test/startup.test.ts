@@ -16,6 +16,8 @@ function loads(args: string[], name: string): { code: number | null; urls: strin
   const result = spawnSync(process.execPath, ['--import', hook, CAS_BIN, ...args], {
     env: cleanEnv({ CAS_TRACE_FILE: file }),
     encoding: 'utf8',
+    // A hung child would block this worker (a sync call outlives the test timeout): cap it.
+    timeout: 60_000,
   });
   return { code: result.status, urls: readFileSync(file, 'utf8').trim().split('\n') };
 }

@@ -16,12 +16,11 @@ const live = new Set<ChildProcess>();
 const SETPRIV = '/usr/bin/setpriv';
 const parentDeathSignal = process.platform === 'linux' && existsSync(SETPRIV);
 
-/** `spawn`, with the child registered for clean-up (and killed by the kernel if this process dies). */
-export function spawnTracked(
-  command: string,
-  args: readonly string[],
-  options: SpawnOptions = {},
-): ChildProcess {
+/**
+ * `spawn`, with the child registered for clean-up (and killed by the kernel if this process dies).
+ * Typed as `spawn` itself, so a call site keeps the stream types its stdio option gives it.
+ */
+export const spawnTracked = ((command: string, args: readonly string[] = [], options: SpawnOptions = {}) => {
   const child = parentDeathSignal
     ? spawn(SETPRIV, ['--pdeathsig', 'KILL', '--', command, ...args], options)
     : spawn(command, args, options);
@@ -30,7 +29,7 @@ export function spawnTracked(
   // A child that could not start (ENOENT) emits 'error' and never 'exit'.
   child.once('error', () => live.delete(child));
   return child;
-}
+}) as typeof spawn;
 
 /** Children started through `spawnTracked` and still running. */
 export function runningChildren(): ChildProcess[] {
