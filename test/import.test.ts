@@ -45,9 +45,9 @@ describe('cas import into the embedded service', () => {
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
     const s1 = summaryOf(first.stdout);
-    expect(s1).toMatchObject({ records: 384, events: 559, accepted: 559, duplicates: 0, rejected: 0 });
+    expect(s1).toMatchObject({ records: 384, events: 474, accepted: 474, duplicates: 0, rejected: 0 });
     const stored = await countInDataDir(data);
-    expect(stored).toBeGreaterThanOrEqual(559);
+    expect(stored).toBeGreaterThanOrEqual(474);
 
     const again = await runCli(['import', ...fixtures, '--data-dir', data, '--json']);
     expect(again.code).toBe(0);
@@ -56,7 +56,7 @@ describe('cas import into the embedded service', () => {
 
     const restart = await runCli(['import', ...fixtures, '--data-dir', data, '--json', '--restart']);
     expect(restart.code).toBe(0);
-    expect(summaryOf(restart.stdout)).toMatchObject({ events: 559, accepted: 0, duplicates: 559 });
+    expect(summaryOf(restart.stdout)).toMatchObject({ events: 474, accepted: 0, duplicates: 474 });
     expect(await countInDataDir(data)).toBe(stored);
   });
 
@@ -190,8 +190,8 @@ describe('cas import through a misbehaving proxy', () => {
       ]);
       expect(run.code).toBe(0);
       const summary = summaryOf(run.stdout);
-      expect(summary).toMatchObject({ events: 559, rejected: 0 });
-      expect(summary.accepted + summary.duplicates).toBeGreaterThanOrEqual(559);
+      expect(summary).toMatchObject({ events: 474, rejected: 0 });
+      expect(summary.accepted + summary.duplicates).toBeGreaterThanOrEqual(474);
       expect(summary.retries).toBeGreaterThan(0);
       expect(proxy.counts.limited).toBeGreaterThan(0);
       expect(proxy.counts.droppedAfter).toBeGreaterThan(0);

@@ -24,6 +24,7 @@ export interface ImportFlags {
   dryRun?: boolean | undefined;
   rejectFile?: string | undefined;
   maxErrors?: string | undefined;
+  keepDuplicates?: boolean | undefined;
 }
 
 export interface ImportSettings {
@@ -38,6 +39,7 @@ export interface ImportSettings {
   restart: boolean;
   dryRun: boolean;
   rejectFile: string | undefined;
+  keepDuplicates: boolean;
 }
 
 const UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -130,5 +132,6 @@ export function importSettings(paths: readonly string[], flags: ImportFlags): Im
     restart: flags.restart === true,
     dryRun: flags.dryRun === true,
     rejectFile: flags.rejectFile,
+    keepDuplicates: flags.keepDuplicates === true,
   };
 }

@@ -1,6 +1,6 @@
 import { HttpError } from '../client/errors.js';
 import type { Client } from '../client/http-client.js';
-import { postQueue } from '../client/routes.js';
+import { health, postQueue } from '../client/routes.js';
 import {
   CHECKPOINT_VERSION,
   type Checkpoint,
@@ -19,8 +19,11 @@ import {
   runPipeline,
 } from '../importer/pipeline.js';
 import { RejectFile, rejectionLine } from '../importer/rejects.js';
-import type { Rejection, WireJson } from '../importer/types.js';
+import type { SessionizerOptions } from '../importer/sessionizer.js';
+import { type Rejection, type SourceRef, type WireJson, where } from '../importer/types.js';
 import type { ImportSummaryData } from '../render/import-summary.js';
+import type { SERVICE_FEATURES } from '../shared/health.js';
+import { UsageError } from './errors.js';
 import { type ImportFlags, type ImportSettings, importSettings } from './import-options.js';
 
 export type { ImportFlags };
@@ -47,9 +50,13 @@ export interface ImportDeps {
   warn: (line: string) => void;
   /** Dry run: the wire events as they would be sent. */
   onEvent?: (event: WireJson) => void;
+  /** A note for the user (stderr), e.g. what a service without our extensions cannot guarantee. */
+  note?: (line: string) => void;
   onStart?: (info: { totalBytes: number | undefined; resumedAt: number }) => void;
   signal?: AbortSignal;
   stdin?: NodeJS.ReadableStream;
+  /** Where the run's sort may spill (default: the system's temp folder). */
+  tmpDir?: string;
 }
 
 /** 400/409/413 refuse a batch's content (decisions §4); the importer isolates the events named. */
@@ -72,6 +79,7 @@ function eventOptions(s: ImportSettings): unknown {
     tz: s.spec.tz,
     gapMs: s.gapMs,
     noEnd: s.noEnd,
+    keepDuplicates: s.keepDuplicates,
     formats: s.files.map((f) => f.format),
   };
 }
@@ -85,18 +93,71 @@ async function locate(s: ImportSettings, deps: ImportDeps): Promise<{ path?: str
   return { path: checkpointPath(deps.dataDir, fingerprint(ids, eventOptions(s), deps.target)), totalBytes };
 }
 
-function summarize(stats: ImportStats, started: number): ImportSummary {
+function summarize(stats: ImportStats, started: number, end: ImportResult['end']): ImportSummary {
+  const stopped = end === 'interrupted' || end === 'max-errors';
   return {
-    records: stats.skipped + stats.records,
+    records: stats.records,
     events: stats.events,
     accepted: stats.accepted,
     duplicates: stats.duplicates,
+    duplicate_records: stats.duplicateRecords,
     rejected: stats.rejected,
+    ends_refused: stats.endsRefused,
     batches: stats.batches,
     retries: stats.retries,
     seconds: Math.round((Date.now() - started) / 100) / 10,
     skipped: stats.skipped,
+    stopped,
+    ...(stopped
+      ? { unread: stats.unread, unsent: Math.max(0, stats.staged - stats.placed - stats.skipped) }
+      : {}),
   };
+}
+
+/**
+ * Which import extensions the target has (our service: all; a server without `features` in its
+ * /healthz, such as the hosted service: none, and the user is told what that costs).
+ */
+async function extensionsOf(
+  client: Client,
+  deps: ImportDeps,
+  s: ImportSettings,
+): Promise<SessionizerOptions['extensions']> {
+  const features = await health(client)
+    .then((h) => h.features ?? [])
+    .catch(() => [] as string[]);
+  const has = (f: (typeof SERVICE_FEATURES)[number]) => features.includes(f);
+  const extensions = {
+    provisionalEnds: has('import-provisional-ends'),
+    derivedSessions: has('import-derived-sessions'),
+  };
+  if (!extensions.provisionalEnds && !s.noEnd)
+    deps.note?.(
+      'cas: this service does not reopen sessions an import ended: import each session in one run (a later run adding to a session already ended by the import is refused, 409), or use --no-end',
+    );
+  return extensions;
+}
+
+/** Opening the reject file is part of checking the flags: a bad path is a usage error (exit 2). */
+async function openRejects(path: string | undefined, append: boolean): Promise<RejectFile | undefined> {
+  if (path === undefined) return undefined;
+  const file = new RejectFile(path, append);
+  try {
+    await file.ready();
+    return file;
+  } catch (error) {
+    await file.close().catch(() => undefined);
+    const code = (error as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT'
+        ? 'its folder does not exist'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : code === 'EISDIR'
+            ? 'it is a folder'
+            : (error as Error).message;
+    throw new UsageError(`--reject-file: cannot write ${path}: ${why}`);
+  }
 }
 
 /** `cas import`: checks the flags, picks up a checkpoint, runs the pipeline, returns the summary. */
@@ -112,25 +173,32 @@ export async function runImport(
   if (path && s.restart) await removeCheckpoint(path);
   const previous = path && s.resume && !s.restart ? await readCheckpoint(path, pathPrint(path)) : undefined;
   if (previous?.complete) {
-    Object.assign(stats, { skipped: previous.position, rejected: previous.rejected });
-    return { summary: summarize(stats, started), end: 'already-complete', dryRun: false, checkpoint: path };
+    Object.assign(stats, {
+      records: previous.position,
+      skipped: previous.position,
+      rejected: previous.rejected,
+    });
+    const end = 'already-complete';
+    return { summary: summarize(stats, started, end), end, dryRun: false, checkpoint: path };
   }
-  const rejects =
-    s.rejectFile === undefined ? undefined : new RejectFile(s.rejectFile, previous !== undefined);
-  await rejects?.ready();
+  const rejects = await openRejects(s.rejectFile, previous !== undefined);
   const onReject = (r: Rejection): void => {
     deps.warn(rejectionLine(r));
     rejects?.write(r);
   };
+  const onEndRefused = (source: SourceRef, reason: string): void => deps.warn(`${where(source)}: ${reason}`);
   deps.onStart?.({ totalBytes, resumedAt: previous?.position ?? 0 });
   const connection = s.dryRun ? undefined : await deps.connect();
   try {
     const client = connection?.client;
+    // A dry run shows what our own service would be sent.
+    const extensions = client
+      ? await extensionsOf(client, deps, s)
+      : { provisionalEnds: true, derivedSessions: true };
     const end = await runPipeline({
       files: s.files,
       spec: s.spec,
-      gapMs: s.gapMs,
-      noEnd: s.noEnd,
+      session: { gapMs: s.gapMs, noEnd: s.noEnd, keepDuplicates: s.keepDuplicates, extensions },
       batchSize: s.batchSize,
       concurrency: s.concurrency,
       maxErrors: s.maxErrors,
@@ -141,12 +209,15 @@ export async function runImport(
       },
       onEvent: deps.onEvent,
       onReject,
+      onEndRefused,
       onCheckpoint: path ? (data) => save(path, data) : undefined,
       stats,
       signal: deps.signal,
       stdin: deps.stdin,
+      keepRaw: rejects !== undefined,
+      tmpDir: deps.tmpDir,
     });
-    return { summary: summarize(stats, started), end, dryRun: s.dryRun, checkpoint: path };
+    return { summary: summarize(stats, started, end), end, dryRun: s.dryRun, checkpoint: path };
   } finally {
     await connection?.close();
     await rejects?.close();

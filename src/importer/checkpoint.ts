@@ -2,7 +2,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { sessionStateSchema } from './session-state.js';
 
 /**
  * Checkpoints live in `<data dir>/imports/<fingerprint>.json`. The fingerprint covers what decides
@@ -10,19 +9,18 @@ import { sessionStateSchema } from './session-state.js';
  * the options that shape events (kind, mappings, --set, --tz, gap, --no-end), and the target
  * (endpoint and project), so a changed file, other options or another service start afresh.
  */
-export const CHECKPOINT_VERSION = 1;
+export const CHECKPOINT_VERSION = 2;
 const HEAD_BYTES = 64 * 1024;
 
 export const checkpointSchema = z.object({
   version: z.literal(CHECKPOINT_VERSION),
   fingerprint: z.string(),
   updated_at: z.string(),
-  /** Records before this ordinal are done: every event they produced is stored. */
+  /** Records before this index of the sorted run are done: every event they produced is stored. */
   position: z.number().int().min(0),
   complete: z.boolean(),
-  /** Records rejected before `position` (so a resumed run still exits 6 for them). */
+  /** Records the service refused before `position` (so a resumed run still exits 6 for them). */
   rejected: z.number().int().min(0),
-  state: sessionStateSchema,
 });
 export type Checkpoint = z.infer<typeof checkpointSchema>;
 

@@ -22,6 +22,8 @@ export interface DeliveryOptions {
   refusal: (error: unknown) => Refusal | undefined;
   /** Asked before each request: false stops sending (too many rejections); nothing more is sent. */
   proceed?: () => boolean;
+  /** Aborted: nothing more is sent, and every wait returns. */
+  signal?: AbortSignal | undefined;
 }
 
 export interface Refusal {
@@ -67,6 +69,7 @@ export class Delivery {
 
   constructor(private readonly o: DeliveryOptions) {
     this.lanes = Array.from({ length: o.concurrency }, () => ({ buffer: [], queue: [], running: false }));
+    o.signal?.addEventListener('abort', () => this.wake(), { once: true });
   }
 
   push(e: OutEvent): void {
@@ -89,7 +92,6 @@ export class Delivery {
     for (const lane of this.lanes) if (!lane.running && lane.buffer.length > 0) this.enqueue(lane);
   }
 
-  /** Waits while too much is in flight (memory stays bounded), or rejects once a batch failed for good. */
   /** More events in flight than memory should hold: the producer ought to wait (see room). */
   get full(): boolean {
     return this.outstanding >= this.o.batchSize * this.lanes.length * 3;
@@ -119,13 +121,17 @@ export class Delivery {
     }
   }
 
-  /** Sends what is left and waits for every lane to finish. */
-  async drain(): Promise<void> {
+  /**
+   * Sends what is left and waits for every lane to finish: true when everything was delivered,
+   * false when sending stopped first (too many rejections, or aborted). Never waits on a stopped lane.
+   */
+  async drain(): Promise<boolean> {
     this.flush();
-    while (this.failure === undefined && this.outstanding > 0) {
+    while (this.failure === undefined && this.outstanding > 0 && this.proceeding()) {
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
     if (this.failure !== undefined) throw this.failure;
+    return this.outstanding === 0;
   }
 
   private wake(): void {
@@ -161,7 +167,7 @@ export class Delivery {
   }
 
   private proceeding(): boolean {
-    return this.o.proceed?.() ?? true;
+    return this.o.signal?.aborted !== true && (this.o.proceed?.() ?? true);
   }
 
   private async deliver(batch: OutEvent[]): Promise<void> {

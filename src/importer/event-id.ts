@@ -4,9 +4,10 @@ import { isPlainObject } from '../shared/event-bodies.js';
 /**
  * Event ids are derived from content, never from positions or file names: the same event, imported
  * again from this file, a copy of it, or a re-export with rows added, gets the same id, and the
- * service stores each id once. `imp1` names the derivation, so a future change is recognisable.
+ * service stores each id once. `imp2` names the derivation (imp1 hashed derived session ids in,
+ * so the same record got another id when another split of the runs named its session otherwise).
  */
-const PREFIX = 'imp1-';
+const PREFIX = 'imp2-';
 
 /** A deep copy with object keys sorted: the JSON of equal content is then equal text. */
 export function canonical(value: unknown): unknown {
@@ -27,10 +28,16 @@ export function contentHash(json: string): string {
 }
 
 /**
- * The id of the `occurrence`-th event (from 0) with this content hash in its session: exact
- * duplicates within a session (the same row twice) stay two events, and a re-run numbers them alike.
+ * The id of the `occurrence`-th record (from 0) with this content hash: 0 for every record unless
+ * `--keep-duplicates` numbers exact duplicates, so that they stay several events and a re-run
+ * numbers them alike.
  */
 export function eventIdFor(hash: string, occurrence: number): string {
   if (occurrence === 0) return `${PREFIX}${hash}`;
   return `${PREFIX}${contentHash(`${hash}#${occurrence}`)}`;
+}
+
+/** The session end an import adds: one id per session, whatever time the end carries. */
+export function endEventId(sessionId: string): string {
+  return `${PREFIX}end-${contentHash(`end\n${sessionId}`).slice(0, 32)}`;
 }

@@ -1,7 +1,5 @@
-import type { SessionState } from './session-state.js';
-
 /**
- * Tracks which emitted events are still unacknowledged, by the ordinal (`seq`) at which they were
+ * Tracks which emitted events are still unacknowledged, by the position (`seq`) at which they were
  * emitted. Events are emitted in non-decreasing seq but acknowledged in any order (lanes run
  * concurrently); `position` is the first seq that still has an event outstanding, so everything
  * emitted before it is known to be stored.
@@ -24,7 +22,7 @@ export class Frontier {
     this.bySeq.set(seq, group);
   }
 
-  /** An event is settled: stored (or a duplicate) or rejected for good. */
+  /** An event is settled: stored (or already stored) or rejected for good. */
   settled(seq: number): void {
     const group = this.bySeq.get(seq);
     if (!group || group.pending <= 0) throw new Error(`no outstanding event at seq ${seq}`);
@@ -47,30 +45,5 @@ export class Frontier {
 
   get outstanding(): boolean {
     return this.position(Number.POSITIVE_INFINITY) !== Number.POSITIVE_INFINITY;
-  }
-}
-
-/** The sessionizer's state before record `position`, and the counts up to it. */
-export interface Snapshot {
-  position: number;
-  state: SessionState;
-}
-
-/**
- * Snapshots waiting for the frontier to pass them. Only the newest one the frontier has passed is
- * worth writing: it is the furthest point a resume can start from without losing anything.
- */
-export class SnapshotQueue {
-  private readonly pending: Snapshot[] = [];
-
-  add(s: Snapshot): void {
-    this.pending.push(s);
-  }
-
-  /** The newest snapshot at or before `position`, dropping it and every older one. */
-  takeUpTo(position: number): Snapshot | undefined {
-    let found: Snapshot | undefined;
-    while (this.pending.length > 0 && this.pending[0]!.position <= position) found = this.pending.shift();
-    return found;
   }
 }

@@ -1,62 +1,80 @@
 import { type Ack, Delivery, type Refusal } from './delivery.js';
-import { Frontier, type Snapshot, SnapshotQueue } from './frontier.js';
+import { ExternalSorter } from './external-sort.js';
+import { Frontier } from './frontier.js';
 import { mapRecord } from './mapper.js';
 import type { MappingSpec } from './mapping-spec.js';
 import { planAccess } from './record-access.js';
-import type { SessionState } from './session-state.js';
-import { Sessionizer } from './sessionizer.js';
+import { Sessionizer, type SessionizerOptions } from './sessionizer.js';
 import { type InputFile, readInputs } from './sources.js';
-import { type OutEvent, originalRecord, type Rejection, type WireJson } from './types.js';
+import { GROUP, stage } from './staging.js';
+import { type OutEvent, originalRecord, type Rejection, type SourceRef, type WireJson } from './types.js';
 
 /** Live counters: the pipeline updates them, progress displays read them. */
 export interface ImportStats {
-  /** Records read in this run (a resume's skipped records are not read). */
+  /** Reading and sorting the input, then sending it in order. */
+  phase: 'reading' | 'sending';
+  /** Records read in this run. */
   records: number;
+  /** Records of the sorted run a resume skipped (acknowledged by an earlier run). */
   skipped: number;
+  /** Records placed in sessions so far (sending phase), of `staged`. */
+  placed: number;
+  staged: number;
   /** Events produced (in a dry run: that would be sent). */
   events: number;
   sent: number;
   accepted: number;
+  /** Events the service already had, plus exact duplicate records of the input imported once. */
   duplicates: number;
+  /** Exact duplicate records in the input (counted in `duplicates` too). */
+  duplicateRecords: number;
   /** Records rejected in the whole import, earlier runs of a resumed one included. */
   rejected: number;
+  /** Session ends the import added that the service refused (not records: reported on their own). */
+  endsRefused: number;
   batches: number;
   retries: number;
   bytes: number;
-  openSessions: number;
+  /** Records never read because the run stopped (null: unknown, e.g. stdin). */
+  unread: number | null;
 }
 
 export const newStats = (): ImportStats => ({
+  phase: 'reading',
   records: 0,
   skipped: 0,
+  placed: 0,
+  staged: 0,
   events: 0,
   sent: 0,
   accepted: 0,
   duplicates: 0,
+  duplicateRecords: 0,
   rejected: 0,
+  endsRefused: 0,
   batches: 0,
   retries: 0,
   bytes: 0,
-  openSessions: 0,
+  unread: 0,
 });
 
 export interface CheckpointData {
+  /** Records of the sorted run before this index are stored (or rejected for good). */
   position: number;
   complete: boolean;
+  /** Records the service refused before `position` (mapping rejections are found again on resume). */
   rejected: number;
-  state: SessionState;
 }
 
 export interface PipelineOptions {
   files: readonly InputFile[];
   spec: MappingSpec;
-  gapMs: number;
-  noEnd: boolean;
+  session: SessionizerOptions;
   batchSize: number;
   concurrency: number;
   maxErrors: number;
-  /** Where a resumed run starts: position, the sessionizer's state there, rejections before it. */
-  resume?: CheckpointData | undefined;
+  /** Where a resumed run starts (an index into the sorted run), and its earlier refusals. */
+  resume?: { position: number; rejected: number } | undefined;
   /** How events reach the service; absent for a dry run. */
   send?:
     | { send: (events: WireJson[]) => Promise<Ack>; refusal: (error: unknown) => Refusal | undefined }
@@ -64,45 +82,117 @@ export interface PipelineOptions {
   /** Dry run: each event that would be sent. */
   onEvent?: ((event: WireJson) => void) | undefined;
   onReject: (rejection: Rejection) => void;
+  /** An end the import added was refused: reported with the record it followed. */
+  onEndRefused?: ((source: SourceRef, reason: string) => void) | undefined;
   onCheckpoint?: ((data: CheckpointData) => Promise<void>) | undefined;
   stats: ImportStats;
   signal?: AbortSignal | undefined;
   stdin?: NodeJS.ReadableStream | undefined;
-  /** How often checkpoints are written and snapshots taken, at most. */
+  /** Keep original records for the reject file (costs memory and spill space). */
+  keepRaw?: boolean | undefined;
+  /** Where the sort spills (default: the system's temp folder). */
+  tmpDir?: string | undefined;
+  /** How often checkpoints are written, at most. */
   checkpointEveryMs?: number | undefined;
 }
 
-/** Snapshots may start at any record; checking the clock every 64 records keeps that cheap. */
-const SNAPSHOT_GRAIN = 64;
-
-/** How a run ended: everything read, Ctrl-C, or too many rejected records. */
+/** How a run ended: everything sent, Ctrl-C, or too many rejected records. */
 export type PipelineEnd = 'complete' | 'interrupted' | 'max-errors';
 
+/** Checking the clock and the signal every 64 records keeps that cheap. */
+const GRAIN = 64;
+
 /**
- * read → map → sessionize → batch → send, with checkpoints. A checkpoint is written only for a
- * position the acknowledgements have passed (see Frontier), holding the sessionizer's state there,
- * so a resume regenerates exactly the events that may not be stored yet, with the same ids.
+ * read → map → sort → sessionize → batch → send. The whole input is read and sorted (in bounded
+ * memory: see ExternalSorter) before anything is sent, so sessions are complete and ordered whatever
+ * the order of rows and files. A checkpoint is the index of the sorted run that acknowledgements have
+ * passed; a resume reads and sorts the same input again and skips to it.
  */
 export async function runPipeline(o: PipelineOptions): Promise<PipelineEnd> {
   const { stats } = o;
-  const plan = planAccess(o.spec);
-  const frontier = new Frontier();
-  const snapshots = new SnapshotQueue();
-  const every = o.checkpointEveryMs ?? 2000;
-  const rejectionSeqs: number[] = [];
-  const before = o.resume?.rejected ?? 0;
-  stats.rejected = before;
+  const sorter = new ExternalSorter({ parent: o.tmpDir });
+  try {
+    const read = await readAll(o, sorter);
+    if (read !== 'complete') return read;
+    return await sendAll(o, sorter);
+  } finally {
+    await sorter.dispose();
+    stats.phase = 'sending';
+  }
+}
 
+async function readAll(o: PipelineOptions, sorter: ExternalSorter): Promise<PipelineEnd> {
+  const { stats } = o;
+  const plan = planAccess(o.spec);
+  // A resume finds the mapping's rejections again; they were reported by the run that wrote the checkpoint.
+  const report = o.resume === undefined;
   const reject = (r: Rejection): void => {
     stats.rejected++;
-    rejectionSeqs.push(r.seq);
-    o.onReject(r);
+    if (report) o.onReject(r);
   };
+  const onBytes = (n: number) => {
+    stats.bytes += n;
+  };
+  const batches = readInputs(o.files, { skip: 0, onBytes, stdin: o.stdin });
+  for await (const batch of batches) {
+    for (const item of batch.items) {
+      stats.records++;
+      if (!item.ok) {
+        const { bad } = item;
+        reject({ source: bad.source, reason: bad.reason, record: bad.text, seq: bad.ordinal });
+      } else {
+        const mapped = mapRecord(item.record, plan);
+        if (mapped.ok) {
+          sorter.add(stage(mapped.mapped, o.keepRaw === true));
+          stats.staged++;
+        } else {
+          const { source, value, ordinal } = item.record;
+          reject({ source, reason: mapped.reason, record: originalRecord(value), seq: ordinal });
+        }
+      }
+    }
+    if (sorter.full) await sorter.spill();
+    if (stats.rejected > o.maxErrors) {
+      stats.unread = await countRest(o, batches);
+      return 'max-errors';
+    }
+    if (o.signal?.aborted) return 'interrupted';
+  }
+  return 'complete';
+}
+
+/** Records never read after a stop at --max-errors: counted (not mapped) where the input allows. */
+async function countRest(
+  o: PipelineOptions,
+  rest: AsyncGenerator<{ items: unknown[] }>,
+): Promise<number | null> {
+  if (o.files.some((f) => f.path === '-')) {
+    await rest.return(undefined);
+    return null;
+  }
+  let n = 0;
+  for await (const batch of rest) {
+    n += batch.items.length;
+    if (o.signal?.aborted) return null;
+  }
+  return n;
+}
+
+async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<PipelineEnd> {
+  const { stats } = o;
+  stats.phase = 'sending';
+  const frontier = new Frontier();
+  const every = o.checkpointEveryMs ?? 2000;
+  const refusedSeqs: number[] = [];
+  const before = o.resume?.rejected ?? 0;
+  stats.rejected += before;
+
   const delivery = o.send
     ? new Delivery({
         batchSize: o.batchSize,
         concurrency: o.concurrency,
         refusal: o.send.refusal,
+        signal: o.signal,
         send: (events) => {
           stats.sent += events.length;
           return o.send!.send(events);
@@ -115,10 +205,16 @@ export async function runPipeline(o: PipelineOptions): Promise<PipelineEnd> {
         },
         settled: (e, refusal) => {
           frontier.settled(e.seq);
-          if (refusal !== undefined) {
-            const record = e.raw ? originalRecord(e.raw) : e.event;
-            reject({ source: e.source, reason: refusal, record, seq: e.seq });
+          if (refusal === undefined) return;
+          if (e.synthesized) {
+            stats.endsRefused++;
+            o.onEndRefused?.(e.source, `the session end the import added after this record was ${refusal}`);
+            return;
           }
+          stats.rejected++;
+          refusedSeqs.push(e.seq);
+          const record = e.raw ? originalRecord(e.raw) : e.event;
+          o.onReject({ source: e.source, reason: refusal, record, seq: e.seq });
         },
       })
     : undefined;
@@ -131,97 +227,61 @@ export async function runPipeline(o: PipelineOptions): Promise<PipelineEnd> {
       o.onEvent?.(e.event);
     }
   };
-  const sessionizer = new Sessionizer({ gapMs: o.gapMs, noEnd: o.noEnd }, emit, o.resume?.state);
+  const sessionizer = new Sessionizer(o.session, emit, () => {
+    stats.duplicates++;
+    stats.duplicateRecords++;
+  });
 
-  let next = o.resume?.position ?? 0;
-  let latest: Snapshot | undefined;
+  let index = 0;
   let written = o.resume?.position ?? -1;
   let lastWrite = Date.now();
-  let lastSnapshot = 0;
   const checkpoint = async (force: boolean, complete = false): Promise<void> => {
     if (!o.onCheckpoint || !delivery) return;
     if (complete) {
-      const state = { watermark: null, sessions: [] };
-      await o.onCheckpoint({ position: next, complete: true, rejected: stats.rejected, state });
+      await o.onCheckpoint({ position: index, complete: true, rejected: stats.rejected });
       return;
     }
-    latest = snapshots.takeUpTo(frontier.position(next)) ?? latest;
-    if (!latest || latest.position <= written || (!force && Date.now() - lastWrite < every)) return;
-    const position = latest.position;
-    const rejected = before + rejectionSeqs.filter((s) => s < position).length;
-    await o.onCheckpoint({ position, complete: false, rejected, state: latest.state });
+    // Never inside the open session: a resume must start where a session starts.
+    const position = frontier.position(sessionizer.openSeq ?? index);
+    if (position <= written || (!force && Date.now() - lastWrite < every)) return;
+    const rejected = before + refusedSeqs.filter((s) => s < position).length;
+    await o.onCheckpoint({ position, complete: false, rejected });
     written = position;
     lastWrite = Date.now();
   };
 
   const idle = setInterval(() => delivery?.flushIdle(), 1000);
   idle.unref();
+  const skip = o.resume?.position ?? 0;
+  let identity = true;
   let end: PipelineEnd = 'complete';
   try {
-    const onBytes = (n: number) => {
-      stats.bytes += n;
-    };
-    const skip = o.resume?.position ?? 0;
-    reading: for await (const batch of readInputs(o.files, { skip, onBytes, stdin: o.stdin })) {
-      for (const item of batch.items) {
-        const ordinal = item.ok ? item.record.ordinal : item.bad.ordinal;
-        if (ordinal % SNAPSHOT_GRAIN === 0 && delivery) {
-          // Wait within a chunk too: memory stays bounded, and snapshots follow the acknowledgements.
-          if (delivery.full) {
-            await delivery.room();
-            await checkpoint(false);
-          }
-          if (o.signal?.aborted) {
-            end = 'interrupted';
-            next = ordinal;
-            break reading;
-          }
-          if (Date.now() - lastSnapshot >= every / 2) {
-            // Taken before the record (and before this ordinal's scan), as a resume will start there.
-            snapshots.add({ position: ordinal, state: sessionizer.snapshot() });
-            lastSnapshot = Date.now();
-          }
-        }
-        sessionizer.advance(ordinal);
-        stats.records++;
-        if (!item.ok) {
-          const { bad } = item;
-          reject({ source: bad.source, reason: bad.reason, record: bad.text, seq: ordinal });
-        } else {
-          const mapped = mapRecord(item.record, plan);
-          if (mapped.ok) sessionizer.add(mapped.mapped);
-          else
-            reject({
-              source: item.record.source,
-              reason: mapped.reason,
-              record: originalRecord(item.record.value),
-              seq: ordinal,
-            });
-        }
-        if (stats.rejected > o.maxErrors) {
-          end = 'max-errors';
-          next = ordinal + 1;
-          break reading;
-        }
+    for await (const s of sorter.sorted()) {
+      const i = index++;
+      if (i < skip) {
+        stats.skipped++;
+        continue;
       }
-      next = batch.next;
-      stats.skipped = Math.min(skip, next);
-      stats.openSessions = sessionizer.openSessions;
-      await delivery?.room();
-      await checkpoint(false);
-      if (stats.rejected > o.maxErrors) {
-        end = 'max-errors';
-        break;
+      if (identity && s.g[0] !== GROUP.identity) {
+        // Users and aliases are in place before any session names them (see staging.ts).
+        identity = false;
+        if (delivery && !(await delivery.drain())) break;
       }
-      if (o.signal?.aborted) {
-        end = 'interrupted';
-        break;
+      if (i % GRAIN === 0) {
+        if (delivery?.full) await delivery.room();
+        if (o.signal?.aborted || stats.rejected > o.maxErrors) break;
+        await checkpoint(false);
       }
+      sessionizer.add(s, i);
+      stats.placed++;
     }
-    if (end === 'complete') sessionizer.finish(next);
-    stats.openSessions = sessionizer.openSessions;
-    if (end === 'complete') await delivery?.drain();
-    else await delivery?.abandon();
+    if (o.signal?.aborted) end = 'interrupted';
+    else if (stats.rejected > o.maxErrors) end = 'max-errors';
+    if (end === 'complete') {
+      sessionizer.finish();
+      if (delivery && !(await delivery.drain())) end = o.signal?.aborted ? 'interrupted' : 'max-errors';
+    }
+    if (end !== 'complete') await delivery?.abandon();
     await checkpoint(true, end === 'complete');
     return end;
   } catch (error) {

@@ -1,17 +1,31 @@
 import Table from 'cli-table3';
 import { json } from './output.js';
 
-/** What the summary shows (cli.md's object plus `skipped`); commands/import.ts produces it. */
+/** What the summary shows (cli.md's object plus the fields below); commands/import.ts produces it. */
 export interface ImportSummaryData {
+  /** Records read in this run. */
   records: number;
   events: number;
   accepted: number;
+  /** Events the service already had, plus exact duplicate records of the input (imported once). */
   duplicates: number;
+  /** Of `duplicates`: exact duplicate records in the input (`--keep-duplicates` keeps them). */
+  duplicate_records: number;
+  /** Records rejected (never the ends the import adds: see `ends_refused`). */
   rejected: number;
+  /** Session ends the import added that the service refused. */
+  ends_refused: number;
   batches: number;
   retries: number;
   seconds: number;
+  /** Records of a resumed run that an earlier run had delivered. */
   skipped: number;
+  /** The run stopped early (interrupted, or --max-errors). */
+  stopped: boolean;
+  /** When stopped: records never read (null: unknown, as for stdin). */
+  unread?: number | null;
+  /** When stopped: records read but not sent (a re-run sends them). */
+  unsent?: number;
 }
 
 export interface ImportOutcome {
@@ -24,8 +38,11 @@ export interface ImportOutcome {
 
 /** The live counters a progress line reads. */
 export interface ProgressStats {
+  phase: 'reading' | 'sending';
   records: number;
   skipped: number;
+  placed: number;
+  staged: number;
   events: number;
   sent: number;
   accepted: number;
@@ -52,44 +69,76 @@ function duration(seconds: number): string {
 }
 
 /**
- * One progress line: records read, events sent/acknowledged, rejected, rate, bytes and ETA. The ETA
- * comes from bytes (records per file are unknown up front); compressed input counts compressed bytes.
+ * One progress line that fits `columns`: while reading, records and bytes (the ETA from bytes; for
+ * compressed input, compressed bytes); while sending, records placed of those read. Fields are
+ * dropped by priority when the line is too long, the percentage and the ETA last.
  */
 export function progressLine(
   stats: ProgressStats,
-  info: { totalBytes: number | undefined; elapsedMs: number; dryRun: boolean },
+  info: {
+    totalBytes: number | undefined;
+    /** Time since the current phase began. */
+    elapsedMs: number;
+    dryRun: boolean;
+    columns?: number;
+  },
 ): string {
   const seconds = Math.max(info.elapsedMs / 1000, 0.001);
-  const read = stats.skipped + stats.records;
-  const rate = Math.round(stats.records / seconds);
-  const parts = [
-    `${n(read)} records`,
-    info.dryRun
-      ? `${n(stats.events)} events mapped`
-      : `${n(stats.sent)} events sent, ${n(stats.accepted + stats.duplicates)} acked`,
-    `${n(stats.rejected)} rejected`,
-    `${n(rate)} rec/s`,
-  ];
-  if (info.totalBytes !== undefined && info.totalBytes > 0) {
-    const done = Math.min(stats.bytes, info.totalBytes);
-    const byteRate = done / seconds;
-    const eta = byteRate > 0 ? (info.totalBytes - done) / byteRate : Number.POSITIVE_INFINITY;
-    parts.push(
-      `${bytes(done)}/${bytes(info.totalBytes)} (${Math.floor((100 * done) / info.totalBytes)}%)`,
-      `ETA ${duration(eta)}`,
-    );
+  const fields: Array<{ text: string; keep: number }> = [];
+  const eta = (done: number, total: number) => {
+    const rate = done / seconds;
+    return `ETA ${duration(rate > 0 ? (total - done) / rate : Number.POSITIVE_INFINITY)}`;
+  };
+  if (stats.phase === 'reading') {
+    fields.push({ text: `reading ${n(stats.records)} records`, keep: 9 });
+    if (info.totalBytes !== undefined && info.totalBytes > 0) {
+      const done = Math.min(stats.bytes, info.totalBytes);
+      fields.push(
+        { text: `${Math.floor((100 * done) / info.totalBytes)}%`, keep: 10 },
+        { text: eta(done, info.totalBytes), keep: 8 },
+        { text: `${bytes(done)}/${bytes(info.totalBytes)}`, keep: 3 },
+      );
+    } else fields.push({ text: bytes(stats.bytes), keep: 3 });
+    fields.push({ text: `${n(Math.round(stats.records / seconds))} rec/s`, keep: 2 });
   } else {
-    parts.push(bytes(stats.bytes));
+    const total = Math.max(stats.staged, 1);
+    const done = stats.placed + stats.skipped;
+    fields.push(
+      { text: `${info.dryRun ? 'mapping' : 'sending'} ${n(done)}/${n(stats.staged)} records`, keep: 9 },
+      { text: `${Math.floor((100 * Math.min(done, total)) / total)}%`, keep: 10 },
+      { text: eta(stats.placed, Math.max(total - stats.skipped, 1)), keep: 8 },
+    );
+    if (!info.dryRun)
+      fields.push({ text: `${n(stats.sent)} sent, ${n(stats.accepted + stats.duplicates)} acked`, keep: 4 });
+    fields.push({ text: `${n(Math.round(stats.placed / seconds))} rec/s`, keep: 2 });
   }
-  return parts.join(' · ');
+  fields.push({ text: `${n(stats.rejected)} rejected`, keep: 5 });
+  const columns = info.columns ?? Number.POSITIVE_INFINITY;
+  const shown = [...fields];
+  const line = () => shown.map((f) => f.text).join(' · ');
+  while (line().length > columns && shown.length > 1) {
+    let lowest = 0;
+    shown.forEach((f, i) => {
+      if (f.keep < shown[lowest]!.keep) lowest = i;
+    });
+    shown.splice(lowest, 1);
+  }
+  return line();
 }
 
-const ENDINGS: Record<ImportOutcome['end'], string> = {
+const ENDINGS: Record<Exclude<ImportOutcome['end'], 'max-errors'>, string> = {
   complete: 'import complete',
   interrupted: 'interrupted: the checkpoint is saved; run the same command again to resume',
-  'max-errors': 'stopped: too many rejected records (--max-errors)',
   'already-complete': 'already imported (checkpoint found); nothing sent. Use --restart to send it again',
 };
+
+/** A stop at --max-errors, in one line: how far it got, and what was never read or sent. */
+function maxErrorsLine(s: ImportSummaryData): string {
+  const unread =
+    s.unread === null ? 'the rest of the input was not read' : `${n(s.unread ?? 0)} records were not read`;
+  const unsent = s.unsent ? `, ${n(s.unsent)} read but not sent` : '';
+  return `stopped at --max-errors after ${n(s.rejected)} rejected records: ${unread}${unsent}; fix the mapping (or raise --max-errors) and run again`;
+}
 
 /** The final summary: cli.md's object as JSON, or a two-column table with how the run ended. */
 export function renderImportSummary(
@@ -109,7 +158,13 @@ export function renderImportSummary(
   if (!result.dryRun) {
     rows.push(['accepted', n(s.accepted)], ['duplicates', n(s.duplicates)]);
   }
+  if (s.duplicate_records > 0)
+    rows.push([result.dryRun ? 'duplicate records' : '  of which in the input', n(s.duplicate_records)]);
   rows.push(['rejected', n(s.rejected)]);
+  if (s.ends_refused > 0) rows.push(['session ends refused', n(s.ends_refused)]);
+  if (s.stopped && s.unread !== undefined)
+    rows.push(['not read', s.unread === null ? 'unknown' : n(s.unread)]);
+  if (s.stopped && s.unsent !== undefined) rows.push(['not sent', n(s.unsent)]);
   if (!result.dryRun) rows.push(['batches', n(s.batches)], ['retries', n(s.retries)]);
   if (s.skipped > 0) rows.push(['resumed after', `${n(s.skipped)} records`]);
   rows.push(['seconds', String(s.seconds)]);
@@ -125,5 +180,6 @@ export function renderImportSummary(
 
 /** How the run ended, in one line (stderr in JSON mode, under the table otherwise). */
 export function endingLine(result: ImportOutcome): string {
+  if (result.end === 'max-errors') return maxErrorsLine(result.summary);
   return result.dryRun ? 'dry run: nothing was sent' : ENDINGS[result.end];
 }

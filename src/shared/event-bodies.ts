@@ -194,7 +194,28 @@ const commonFields = {
   user_id: idSchema.optional(),
   device_id: idSchema.optional(),
 };
-const inSession = { ...commonFields, session_id: idSchema, conversation_id: idSchema.optional() };
+/**
+ * Our import extension (decisions §4, named `import-derived-sessions` in /healthz): a session the
+ * importer derived from a user's or device's activity says whose activity (`session_key`) and the
+ * inactivity gap that split it, so the service joins it with stored sessions of that key within the
+ * gap, and any split of the records into runs ends as one run would have.
+ */
+const derivedSessionFields = {
+  session_key: idSchema.optional().describe('import extension: the user or device key of a derived session'),
+  session_gap_ms: z
+    .number()
+    .int()
+    .min(1)
+    .max(366 * 86_400_000)
+    .optional()
+    .describe('import extension: the inactivity gap (ms) that splits the derived sessions of session_key'),
+};
+const inSession = {
+  ...commonFields,
+  session_id: idSchema,
+  conversation_id: idSchema.optional(),
+  ...derivedSessionFields,
+};
 
 type UserNamed = { id?: string | undefined; user_id?: string | undefined };
 
@@ -232,7 +253,14 @@ export const endSessionEventSchema = z
     type: z.literal('end_session'),
     ...commonFields,
     session_id: idSchema,
+    ...derivedSessionFields,
     attributes: traitsSchema.optional(),
+    provisional: z
+      .boolean()
+      .optional()
+      .describe(
+        'import extension (`import-provisional-ends`): an end the importer added, reopened by later history of the session',
+      ),
   })
   .transform((e) => ({ kind: 'end_session' as const, ...e }));
 

@@ -1,8 +1,23 @@
 import { z } from 'zod';
 
+/**
+ * Our extensions of the wire, named in /healthz so a client can tell our service from one that lacks
+ * them (the hosted service): `import-provisional-ends`, ends an import adds are reopened by later
+ * history; `import-derived-sessions`, sessions derived from activity join stored ones of the same key.
+ */
+export const SERVICE_FEATURES = ['import-provisional-ends', 'import-derived-sessions'] as const;
+
 /** `GET /healthz` as our service answers it (decisions §1). */
-export const healthSchema = z.object({ status: z.literal('ok'), version: z.string() });
+export const healthSchema = z.object({
+  status: z.literal('ok'),
+  version: z.string(),
+  features: z.array(z.string()).describe('wire extensions this service implements'),
+});
 
 /** What the client accepts from any server: other deployments may omit the version or word the status differently. */
-export const lenientHealthSchema = z.object({ status: z.string(), version: z.string().optional() });
+export const lenientHealthSchema = z.object({
+  status: z.string(),
+  version: z.string().optional(),
+  features: z.array(z.string()).optional(),
+});
 export type Health = z.infer<typeof lenientHealthSchema>;

@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import ora, { type Ora } from 'ora';
 import { connect } from '../../commands/connect.js';
 import { InterruptedError } from '../../commands/errors.js';
@@ -19,18 +19,21 @@ interface Progress {
 }
 
 function progress(ctx: CliContext, stats: ImportStats, dryRun: boolean): Progress {
-  const started = Date.now();
+  let phase = stats.phase;
+  let phaseStarted = Date.now();
   let totalBytes: number | undefined;
   let timer: NodeJS.Timeout | undefined;
   let spinner: Ora | undefined;
-  const text = () => progressLine(stats, { totalBytes, elapsedMs: Date.now() - started, dryRun });
-  // One line that fits: a wrapped spinner line leaves copies behind, and a terminal that reports no
-  // width (0 columns, as some pseudo-terminals do) makes ora clear lines forever.
-  const columns = process.stderr.columns ?? 0;
-  const fitted = () => {
-    const t = text();
-    return t.length > columns - 3 ? `${t.slice(0, Math.max(0, columns - 4))}…` : t;
+  const text = (columns?: number) => {
+    if (stats.phase !== phase) [phase, phaseStarted] = [stats.phase, Date.now()];
+    const info = { totalBytes, elapsedMs: Date.now() - phaseStarted, dryRun };
+    return progressLine(stats, columns === undefined ? info : { ...info, columns });
   };
+  // One line that fits (the spinner and a space take 2 columns): a wrapped spinner line leaves copies
+  // behind, and a terminal that reports no width (0 columns, as some pseudo-terminals do) makes ora
+  // clear lines forever.
+  const columns = process.stderr.columns ?? 0;
+  const fitted = () => text(columns - 3);
   return {
     start(info) {
       totalBytes = info.totalBytes;
@@ -115,6 +118,11 @@ export const importAction: Action = async (ctx, args) => {
       },
       stats,
       warn: (line) => show.line(line),
+      note: (line) => {
+        if (!ctx.config.quiet) show.line(line);
+      },
+      // Not the system's temp folder, which is often memory (tmpfs): a big sort spills next to the checkpoints.
+      tmpDir: join(ctx.config.dataDir, 'imports'),
       onEvent: (event) => {
         if (format === 'json') {
           pending += `${JSON.stringify(event)}\n`;

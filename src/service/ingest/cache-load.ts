@@ -6,6 +6,7 @@ import { loadIdentity } from '../identity/store.js';
 import type { Queryable } from '../store/database.js';
 import { KnownIds } from './known-ids.js';
 import { ProjectCache } from './project-cache.js';
+import { loadHistory } from './replan.js';
 import { rowsByKeys, text, texts } from './sql.js';
 import { type ConversationState, emptyTotals, type SessionState } from './state.js';
 import { accumulate, type CountedKind } from './totals.js';
@@ -99,9 +100,12 @@ async function loadSessions(q: Queryable, cache: ProjectCache, ids: string[]): P
     ended: number | null;
     last: number;
     attributes: string | null;
+    provisional_end: string | null;
+    derived_key: string | null;
   }>(q, ids, (chunk) => ({
     sql: `SELECT session_id, user_id, device_id, epoch_ms(started_at)::DOUBLE AS started,
-            epoch_ms(ended_at)::DOUBLE AS ended, epoch_ms(last_event_at)::DOUBLE AS last, attributes::VARCHAR AS attributes
+            epoch_ms(ended_at)::DOUBLE AS ended, epoch_ms(last_event_at)::DOUBLE AS last, attributes::VARCHAR AS attributes,
+            provisional_end, derived_key
             FROM sessions WHERE project_id = $1 AND session_id IN (SELECT unnest($2))`,
     params: [text(p), texts(chunk)],
   }));
@@ -115,6 +119,8 @@ async function loadSessions(q: Queryable, cache: ProjectCache, ids: string[]): P
       endedAt: r.ended,
       lastEventAt: r.last,
       attributes: r.attributes ? (JSON.parse(r.attributes) as Traits) : null,
+      provisionalEnd: r.provisional_end,
+      derivedKey: r.derived_key,
       conversations: [],
       open: [],
       stored: {
@@ -123,6 +129,7 @@ async function loadSessions(q: Queryable, cache: ProjectCache, ids: string[]): P
         endedAt: r.ended,
         lastEventAt: r.last,
         attributes: r.attributes,
+        provisionalEnd: r.provisional_end,
       },
       writing: null,
     });
@@ -208,4 +215,16 @@ export async function prefetch(
     }
   }
   await loadIdentity(q, cache.projectId, cache.identity, { ids, devices, users });
+  await loadHistory(q, cache, reopened(cache, events));
+}
+
+/** Sessions an import ended that a new event (other than such an end) names: they will reopen. */
+function reopened(cache: ProjectCache, events: readonly WireEvent[]): string[] {
+  const ids = new Set<string>();
+  for (const e of events) {
+    if (e.session_id === undefined || (e.kind === 'end_session' && e.provisional === true)) continue;
+    const s = cache.sessions.get(e.session_id);
+    if (s && s.endedAt !== null && s.provisionalEnd !== null && !cache.history.has(s.id)) ids.add(s.id);
+  }
+  return [...ids];
 }

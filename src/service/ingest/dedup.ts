@@ -21,7 +21,9 @@ export async function findDuplicates(
   const suspects: string[] = [];
   events.forEach((e, i) => {
     const id = e.event_id;
-    if (id === undefined) return;
+    // An import's provisional end is judged by its session's state, not its id (plan-session.ts):
+    // after a reopen the same end must close the session again.
+    if (id === undefined || (e.kind === 'end_session' && e.provisional === true)) return;
     if (firstIndex.has(id) || planned.has(id)) duplicate[i] = true;
     else {
       firstIndex.set(id, i);

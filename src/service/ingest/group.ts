@@ -125,7 +125,7 @@ export async function planGroup(
         job.events.filter((_, i) => !duplicate[i]),
       );
       timer.lap('load');
-      const planner = new Planner(cache, job.receivedAt, ch);
+      const planner = new Planner(cache, job.receivedAt, ch, touchedBy(planners).sessions);
       planners.push(planner);
       planner.plan(job.events, duplicate);
       refuse(planner, job.options);
@@ -156,7 +156,8 @@ export async function writePlanned(
     job.options.answer ? routeAnswer(p.laidOut[i]!, p.cache.identity) : undefined,
   );
   const parts = p.laidOut.map((r, i) => ({ rows: r, receivedAt: p.planners[i]!.receivedAt }));
-  await writeGroup(tx, p.cache, p.ch, parts, touchedBy(p.planners), meanwhile);
+  const wiped = p.planners.flatMap((planner) => planner.wiped);
+  await writeGroup(tx, p.cache, p.ch, parts, touchedBy(p.planners), meanwhile, wiped);
   timer.lap('write');
   return answers;
 }

@@ -14,11 +14,9 @@ type ConversationEvent = WireEventOf<
 function defaultConversationId(p: Planner, s: SessionState): string {
   for (let n = 1; ; n++) {
     const id = `${s.id}/${n}`;
-    if (
-      !s.conversations.includes(id) &&
-      !p.cache.conversations.has(id) &&
-      !p.cache.known.conversations.has(id)
-    ) {
+    // A conversation of a reopened session was deleted with it: its id is free again (absent).
+    const stored = p.cache.known.conversations.has(id) && !p.cache.absent.conversations.has(id);
+    if (!s.conversations.includes(id) && !p.cache.conversations.has(id) && !stored) {
       return id;
     }
   }
@@ -28,6 +26,7 @@ function start(p: Planner, s: SessionState, id: string, x: EventCtx, generated: 
   const c = newConversation(id, s.id, x.ts);
   p.cache.conversations.set(id, c);
   p.cache.known.conversations.add(id);
+  p.cache.absent.conversations.delete(id);
   s.conversations.push(id);
   s.open.push(id);
   p.touchConversation(c, x.ts);

@@ -55,11 +55,28 @@ export function sessionFor(
     }
     userId = identify(p.maps, p.ch, { id: e.user_id, device_id: e.device_id }, x.ts);
   }
-  const s = newSession(e.session_id, userId, e.device_id ?? null, x.ts);
+  return openSession(p, e.session_id, userId, e.device_id ?? null, x, options.explicitStart === true);
+}
+
+/**
+ * A new session in the cache, recording `Session Started` at the event's time unless the event is
+ * the explicit start (which records its own row). Also used to reopen a session whose history is
+ * replayed (replan.ts).
+ */
+export function openSession(
+  p: Planner,
+  id: string,
+  userId: string,
+  deviceId: string | null,
+  x: EventCtx,
+  explicitStart: boolean,
+): SessionState {
+  const s = newSession(id, userId, deviceId, x.ts);
   p.cache.sessions.set(s.id, s);
   p.cache.known.sessions.add(s.id);
+  p.cache.absent.sessions.delete(s.id);
   p.touchSession(s, x.ts);
-  if (!options.explicitStart) {
+  if (!explicitStart) {
     p.row({
       eventId: generatedId(x.eventId, 'session-started'),
       event: EVENT_NAMES.sessionStarted,
@@ -165,33 +182,49 @@ function planStart(p: Planner, e: WireEventOf<'start_session'>, x: EventCtx): vo
   });
 }
 
-/** end_session closes every open conversation (each analysed), then the session, at the given time. */
+/**
+ * end_session closes every open conversation (each analysed), then the session, at the given time.
+ * An end the importer added (`provisional`, our extension) ends the session at its last event and
+ * each conversation at its own, under ids derived from the session, so whichever run ends it last
+ * writes the same rows; for a session already ended, or unknown, it is a duplicate (nothing to end).
+ */
 function planEnd(p: Planner, e: WireEventOf<'end_session'>, x: EventCtx): void {
-  const s = sessionFor(p, e, x);
-  if (!s || !checkUser(p, s, e.user_id, x)) return;
+  let end = x;
+  if (e.provisional === true) {
+    const known = p.cache.session(e.session_id);
+    if (!known || known.endedAt !== null) {
+      p.markDuplicate();
+      return;
+    }
+    end = { ...x, ts: Math.max(x.ts, known.lastEventAt), eventId: generatedId(known.id, 'end') };
+  }
+  const s = sessionFor(p, e, end);
+  if (!s || !checkUser(p, s, e.user_id, end)) return;
   for (const id of [...s.open]) {
     const c = p.cache.conversation(id);
     if (!c) continue;
+    const at = e.provisional === true ? { ...end, ts: c.lastEventAt } : end;
     p.row({
-      eventId: generatedId(x.eventId, `conversation-ended:${c.id}`),
+      eventId: generatedId(end.eventId, `conversation-ended:${c.id}`),
       event: EVENT_NAMES.conversationEnded,
       type: 'track',
-      ts: x.ts,
+      ts: at.ts,
       userId: p.userOf(s),
       sessionId: s.id,
       conversationId: c.id,
       properties: null,
-      originEventId: x.eventId,
+      originEventId: end.eventId,
     });
-    p.close(s, c, x);
+    p.close(s, c, at);
   }
-  s.endedAt = x.ts;
+  s.endedAt = end.ts;
+  s.provisionalEnd = e.provisional === true ? end.eventId : null;
   s.attributes = mergeProps(s.attributes, e.attributes);
   p.row({
-    eventId: x.eventId,
+    eventId: end.eventId,
     event: EVENT_NAMES.sessionEnded,
     type: 'end_session',
-    ts: x.ts,
+    ts: end.ts,
     userId: p.userOf(s),
     sessionId: s.id,
     conversationId: null,

@@ -5,6 +5,7 @@ import { seenAt } from '../identity/rules.js';
 import { planConversationEvent } from './plan-conversation.js';
 import { planSessionEvent } from './plan-session.js';
 import type { ProjectCache } from './project-cache.js';
+import { replanSession } from './replan.js';
 import { type EventRow, newEventId } from './rows.js';
 import { type ConversationState, type SessionState, touchTime } from './state.js';
 
@@ -41,15 +42,20 @@ export class Planner {
   readonly touched = { sessions: new Set<string>(), conversations: new Set<string>() };
   readonly invalid: Issue[] = [];
   readonly conflicts: Array<Issue & { code: ConflictCode }> = [];
+  /** Sessions whose stored rows this request deletes before writing (reopened: see replan.ts). */
+  readonly wiped: Array<{ id: string; from: number; to: number }> = [];
   accepted = 0;
   duplicates = 0;
   private owner = 0;
+  private duplicate = false;
 
   constructor(
     readonly cache: ProjectCache,
     readonly receivedAt: number,
     /** Shared by the requests of one transaction, whose identity rows are written together. */
     readonly ch: IdentityChanges = new IdentityChanges(),
+    /** Sessions earlier requests of the same transaction touched (they cannot be reopened here). */
+    readonly earlier: ReadonlySet<string> = new Set(),
   ) {}
 
   get maps(): IdentityMaps {
@@ -57,19 +63,89 @@ export class Planner {
   }
 
   plan(events: readonly WireEvent[], duplicate: readonly boolean[]): void {
+    const reopening = this.reopening(events, duplicate);
+    const planned = new Set<number>();
     events.forEach((e, index) => {
       if (duplicate[index]) {
         this.duplicates++;
         return;
       }
-      this.owner = index;
+      if (planned.has(index)) return;
+      const reopen = reopening.get(index);
+      if (reopen) {
+        if (this.earlier.has(reopen.session))
+          throw new Error(
+            `session "${reopen.session}" is reopened after an earlier request of this group touched it`,
+          );
+        for (const i of reopen.indices) planned.add(i);
+        replanSession(
+          this,
+          reopen.session,
+          reopen.indices.map((i) => events[i]!),
+          reopen.indices,
+        );
+        return;
+      }
       const ts = e.timestamp === undefined ? this.receivedAt : Date.parse(e.timestamp);
-      const x: EventCtx = { index, ts, eventId: e.event_id ?? newEventId(this.receivedAt) };
-      if (e.event_id !== undefined) this.cache.known.events.add(e.event_id);
-      const handled = planSessionEvent(this, e, x) || planConversationEvent(this, e, x);
-      if (!handled) throw new Error(`no plan for event kind ${e.kind}`);
-      this.accepted++;
+      this.planOne(e, { index, ts, eventId: e.event_id ?? newEventId(this.receivedAt) });
     });
+  }
+
+  /** One event of the request, counted as accepted (or as a duplicate, when its plan says so). */
+  planOne(e: WireEvent, x: EventCtx): void {
+    this.owner = x.index;
+    if (e.event_id !== undefined) this.cache.known.events.add(e.event_id);
+    const handled = planSessionEvent(this, e, x) || planConversationEvent(this, e, x);
+    if (!handled) throw new Error(`no plan for event kind ${e.kind}`);
+    if (this.duplicate) this.duplicates++;
+    else this.accepted++;
+    this.duplicate = false;
+  }
+
+  /** The event asks for nothing new (e.g. an import's end of a session already ended). */
+  markDuplicate(): void {
+    this.duplicate = true;
+  }
+
+  /**
+   * Sessions this request reopens: ended by an import (provisional), named by a new event other than
+   * such an end. Keyed by the first such event's index, with every event of that session in the request.
+   */
+  private reopening(
+    events: readonly WireEvent[],
+    duplicate: readonly boolean[],
+  ): Map<number, { session: string; indices: number[] }> {
+    const bySession = new Map<string, number[]>();
+    events.forEach((e, i) => {
+      if (duplicate[i] || e.session_id === undefined) return;
+      const list = bySession.get(e.session_id);
+      if (list) list.push(i);
+      else bySession.set(e.session_id, [i]);
+    });
+    const out = new Map<number, { session: string; indices: number[] }>();
+    for (const [session, indices] of bySession) {
+      const s = this.cache.sessions.get(session);
+      if (!s || s.endedAt === null || s.provisionalEnd === null) continue;
+      const news = indices.some((i) => {
+        const e = events[i]!;
+        return !(e.kind === 'end_session' && e.provisional === true);
+      });
+      if (news) out.set(indices[0]!, { session, indices });
+    }
+    return out;
+  }
+
+  /** Deletes a reopened session's stored rows (identity rows aside) when this request is written. */
+  wipe(s: SessionState): void {
+    this.wiped.push({ id: s.id, from: s.startedAt, to: Math.max(s.lastEventAt, s.endedAt ?? s.lastEventAt) });
+    for (const id of s.conversations) {
+      this.cache.conversations.delete(id);
+      this.cache.absent.conversations.add(id);
+      this.touched.conversations.delete(id);
+    }
+    this.cache.sessions.delete(s.id);
+    this.cache.absent.sessions.add(s.id);
+    this.cache.history.delete(s.id);
   }
 
   row(row: Omit<EventRow, 'owner'>): void {

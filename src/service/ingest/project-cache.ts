@@ -2,6 +2,7 @@ import type { IntentRule } from '../analysis/intent-rules.js';
 import type { IdentityTouch } from '../identity/identity.js';
 import { IdentityMaps } from '../identity/model.js';
 import type { KnownIds } from './known-ids.js';
+import type { StoredRow } from './replan.js';
 import type { ConversationState, SessionState } from './state.js';
 
 export interface KnownSets {
@@ -33,6 +34,8 @@ export interface Touched {
 export class ProjectCache {
   readonly sessions = new Map<string, SessionState>();
   readonly conversations = new Map<string, ConversationState>();
+  /** Stored caller rows of sessions the batch being planned reopens (replan.ts), until planned. */
+  readonly history = new Map<string, StoredRow[]>();
   /** Ids a filter said "maybe" for and the database said no: new after all. */
   readonly absent = { sessions: new Set<string>(), conversations: new Set<string>() };
   readonly identity: IdentityMaps;

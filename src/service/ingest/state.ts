@@ -19,6 +19,10 @@ export interface SessionState {
   endedAt: number | null;
   lastEventAt: number;
   attributes: Traits | null;
+  /** The id of the Session Ended row of an end the importer added (later history reopens it). */
+  provisionalEnd: string | null;
+  /** Whose activity a derived session is (the import extension's session_key), else null. */
+  derivedKey: string | null;
   /** Every conversation of the session in order of start, closed ones included (for `<session>/n`). */
   conversations: string[];
   /** The open ones, in order of start. */
@@ -34,6 +38,7 @@ export interface SessionRow {
   endedAt: number | null;
   lastEventAt: number;
   attributes: string | null;
+  provisionalEnd: string | null;
 }
 
 /** A conversations row's mutable columns; properties as JSON text. */
@@ -98,6 +103,8 @@ export function newSession(id: string, userId: string, deviceId: string | null, 
     endedAt: null,
     lastEventAt: ts,
     attributes: null,
+    provisionalEnd: null,
+    derivedKey: null,
     conversations: [],
     open: [],
     stored: null,

@@ -5,7 +5,7 @@ import type { Queryable } from '../store/database.js';
 import { appendColumns, timestamp } from './append.js';
 import type { ProjectCache, Touched } from './project-cache.js';
 import type { EventRow } from './rows.js';
-import { execWhile, int, ints, text, texts, tsFromMs } from './sql.js';
+import { exec, execWhile, int, ints, text, texts, tsFromMs } from './sql.js';
 import type { ConversationRow, ConversationState, SessionRow, SessionState } from './state.js';
 
 const json = (value: object | null): string | null => (value === null ? null : JSON.stringify(value));
@@ -51,6 +51,7 @@ const SESSION_COLUMNS: ReadonlyArray<Column<SessionRow>> = [
   { column: 'ended_at', of: (r) => r.endedAt, as: 'timestamp' },
   { column: 'last_event_at', of: (r) => r.lastEventAt, as: 'timestamp' },
   { column: 'attributes', of: (r) => r.attributes, as: 'json' },
+  { column: 'provisional_end', of: (r) => r.provisionalEnd },
 ];
 
 const CONVERSATION_COLUMNS: ReadonlyArray<Column<ConversationRow>> = [
@@ -125,6 +126,7 @@ async function writeSessions(
       endedAt: s.endedAt,
       lastEventAt: s.lastEventAt,
       attributes: json(s.attributes),
+      provisionalEnd: s.provisionalEnd,
     };
     s.writing = next;
     return { s, id: s.id, stored: s.stored, next };
@@ -139,6 +141,8 @@ async function writeSessions(
     fresh.map((r) => (r.next.endedAt === null ? null : timestamp(r.next.endedAt))),
     fresh.map((r) => timestamp(r.next.lastEventAt)),
     fresh.map((r) => r.next.attributes),
+    fresh.map((r) => r.next.provisionalEnd),
+    fresh.map((r) => r.s.derivedKey),
   ]);
   const stored = rows.flatMap(({ id, stored, next }) => (stored ? [{ id, stored, next }] : []));
   await updateChanged(q, meanwhile, project, 'sessions', 'session_id', stored, SESSION_COLUMNS);
@@ -180,9 +184,40 @@ async function writeConversations(
   );
 }
 
+/** A reopened session's stored rows (identity rows aside), deleted before its replay is written. */
+export interface Wiped {
+  id: string;
+  /** The session's time span (epoch ms): bounds the scan of events, as zone maps allow. */
+  from: number;
+  to: number;
+}
+
+async function deleteSessions(q: Queryable, project: string, wiped: readonly Wiped[]): Promise<void> {
+  if (wiped.length === 0) return;
+  const ids = texts(wiped.map((w) => w.id));
+  await exec(
+    q,
+    `DELETE FROM events WHERE project_id = $1 AND session_id IN (SELECT unnest($2))
+       AND type NOT IN ('identify', 'alias')
+       AND ts BETWEEN ${tsFromMs('$3')} AND ${tsFromMs('$4')}`,
+    [
+      text(project),
+      ids,
+      int(Math.min(...wiped.map((w) => w.from))),
+      int(Math.max(...wiped.map((w) => w.to))),
+    ],
+  );
+  for (const table of ['conversations', 'sessions'])
+    await exec(q, `DELETE FROM ${table} WHERE project_id = $1 AND session_id IN (SELECT unnest($2))`, [
+      text(project),
+      ids,
+    ]);
+}
+
 /**
- * Everything a planned group of requests changes, inside the caller's transaction: identity, events,
- * sessions, conversations, each with one append and at most one UPDATE for the whole group.
+ * Everything a planned group of requests changes, inside the caller's transaction: reopened sessions
+ * deleted first, then identity, events, sessions, conversations, each with one append and at most one
+ * UPDATE for the whole group.
  */
 export async function writeGroup(
   q: Queryable,
@@ -192,8 +227,10 @@ export async function writeGroup(
   touched: Touched,
   /** Synchronous work to overlap with DuckDB's execution of the UPDATEs. */
   meanwhile: () => void = () => undefined,
+  wiped: readonly Wiped[] = [],
 ): Promise<void> {
   const project = cache.projectId;
+  await deleteSessions(q, project, wiped);
   await writeIdentity(q, project, cache.identity, ch);
   await appendEvents(q, project, parts);
   const sessions = [...touched.sessions].flatMap((id) => cache.sessions.get(id) ?? []);

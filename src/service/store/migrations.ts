@@ -79,6 +79,15 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
     sql: `CREATE TABLE drilldown_queries (project_id VARCHAR NOT NULL, query_hash VARCHAR NOT NULL,
       query JSON NOT NULL, created_at TIMESTAMPTZ NOT NULL);`,
   },
+  {
+    // Import extensions (decisions §4): an end the importer added is provisional (provisional_end is
+    // the id of its Session Ended row, null for open or finally ended sessions), and a session derived
+    // from activity records whose activity it is (derived_key), so later runs can reopen or join it.
+    version: 4,
+    name: 'provisional session ends and derived-session keys',
+    sql: `ALTER TABLE sessions ADD COLUMN provisional_end VARCHAR;
+      ALTER TABLE sessions ADD COLUMN derived_key VARCHAR;`,
+  },
 ];
 
 export async function migrate(db: Queryable): Promise<void> {

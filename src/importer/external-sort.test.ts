@@ -1,0 +1,58 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../../test/helpers/temp.js';
+import { ExternalSorter } from './external-sort.js';
+import { compareStaged, type Staged } from './staging.js';
+
+const dir = tempDir('cas-sort-');
+afterAll(() => dir.cleanup());
+
+function item(i: number): Staged {
+  // A pseudo-random order of groups and times, with ties broken only by the hash.
+  const x = (i * 7919) % 1009;
+  return {
+    g: `2user${x % 13}`,
+    ms: x % 5 === 0 ? null : (x * 37) % 101,
+    r: 2,
+    h: `h${(i * 104729) % 1013}`,
+    kind: 'turn',
+    event: {
+      type: 'track',
+      event: 'Conversation Turn',
+      properties: { user: `q${i}`, assistant: 'a'.repeat(i % 50) },
+    },
+    key: `user${x % 13}`,
+    source: { file: 'f.csv', line: i + 2 },
+    raw: null,
+  };
+}
+
+async function sortAll(n: number, budgetBytes: number) {
+  const sorter = new ExternalSorter({ parent: dir.path, budgetBytes });
+  try {
+    for (let i = 0; i < n; i++) {
+      sorter.add(item(i));
+      if (sorter.full) await sorter.spill();
+    }
+    const out: Staged[] = [];
+    for await (const s of sorter.sorted()) out.push(s);
+    return { out, spilled: sorter.spilled };
+  } finally {
+    await sorter.dispose();
+  }
+}
+
+describe('ExternalSorter', () => {
+  it('yields the same order from spilled runs as from memory, and removes its files', async () => {
+    const n = 5000;
+    const memory = await sortAll(n, Number.POSITIVE_INFINITY);
+    const spilled = await sortAll(n, 64 * 1024);
+    expect(memory.spilled).toBe(0);
+    expect(spilled.spilled).toBeGreaterThan(10);
+    expect(spilled.out).toEqual(memory.out);
+    expect(memory.out).toHaveLength(n);
+    for (let i = 1; i < n; i++)
+      expect(compareStaged(memory.out[i - 1]!, memory.out[i]!)).toBeLessThanOrEqual(0);
+    expect(existsSync(dir.path) ? readdirSync(dir.path) : []).toEqual([]);
+  });
+});

@@ -1,0 +1,155 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { compareStaged, fromLine, type Staged, sizeOf, toLine } from './staging.js';
+
+export interface SortOptions {
+  /** Where spill files go (a fresh folder is made inside and removed afterwards). */
+  parent?: string | undefined;
+  /** Memory held before a sorted run is written out. */
+  budgetBytes?: number | undefined;
+}
+
+const DEFAULT_BUDGET = 48 * 1024 * 1024;
+
+async function writeRun(path: string, items: readonly Staged[]): Promise<void> {
+  const out = createWriteStream(path, { mode: 0o600 });
+  const done = new Promise<void>((resolve, reject) => {
+    out.on('finish', resolve);
+    out.on('error', reject);
+  });
+  let chunk = '';
+  for (const item of items) {
+    chunk += `${toLine(item)}\n`;
+    if (chunk.length > 1 << 20) {
+      const flowing = out.write(chunk);
+      chunk = '';
+      if (!flowing) await new Promise<void>((resolve) => out.once('drain', resolve));
+    }
+  }
+  out.end(chunk);
+  await done;
+}
+
+async function* readRun(path: string): AsyncGenerator<Staged> {
+  const lines = createInterface({ input: createReadStream(path), crlfDelay: Number.POSITIVE_INFINITY });
+  for await (const line of lines) if (line !== '') yield fromLine(line);
+}
+
+/** A binary heap of run heads: the k-way merge of sorted runs. */
+class Heads {
+  private readonly heap: Array<{ item: Staged; it: AsyncGenerator<Staged> }> = [];
+
+  get size(): number {
+    return this.heap.length;
+  }
+
+  push(entry: { item: Staged; it: AsyncGenerator<Staged> }): void {
+    const h = this.heap;
+    h.push(entry);
+    for (let i = h.length - 1; i > 0; ) {
+      const parent = (i - 1) >> 1;
+      if (compareStaged(h[parent]!.item, h[i]!.item) <= 0) break;
+      [h[parent], h[i]] = [h[i]!, h[parent]!];
+      i = parent;
+    }
+  }
+
+  pop(): { item: Staged; it: AsyncGenerator<Staged> } | undefined {
+    const h = this.heap;
+    const top = h[0];
+    const last = h.pop();
+    if (h.length > 0 && last) {
+      h[0] = last;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && compareStaged(h[l]!.item, h[m]!.item) < 0) m = l;
+        if (r < h.length && compareStaged(h[r]!.item, h[m]!.item) < 0) m = r;
+        if (m === i) break;
+        [h[m], h[i]] = [h[i]!, h[m]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+}
+
+/**
+ * Sorts the run's records in bounded memory: records are held until the budget is reached, then
+ * sorted and written to a run file; reading merges the runs. An input that fits is never written.
+ * Memory is the budget plus one record per run file, whatever the input's size.
+ */
+export class ExternalSorter {
+  private buffer: Staged[] = [];
+  private held = 0;
+  private dir: string | undefined;
+  private readonly runs: string[] = [];
+  private readonly budget: number;
+
+  constructor(private readonly options: SortOptions = {}) {
+    this.budget = options.budgetBytes ?? DEFAULT_BUDGET;
+  }
+
+  /** How many sorted runs were written to disk (0: the input fitted in memory). */
+  get spilled(): number {
+    return this.runs.length;
+  }
+
+  /** Holds a record; when `full`, the caller awaits `spill()` before adding more. */
+  add(item: Staged): void {
+    this.buffer.push(item);
+    this.held += sizeOf(item);
+  }
+
+  get full(): boolean {
+    return this.held >= this.budget;
+  }
+
+  /** Sorts what is held and writes it out as one run. */
+  async spill(): Promise<void> {
+    if (this.dir === undefined) {
+      const parent = this.options.parent ?? tmpdir();
+      await mkdir(parent, { recursive: true, mode: 0o700 });
+      this.dir = await mkdtemp(join(parent, 'sort-'));
+    }
+    const items = this.buffer.sort(compareStaged);
+    this.buffer = [];
+    this.held = 0;
+    const path = join(this.dir, `run-${this.runs.length}.jsonl`);
+    await writeRun(path, items);
+    this.runs.push(path);
+  }
+
+  /** Every record added, in order. Call once, after the last add. */
+  async *sorted(): AsyncGenerator<Staged> {
+    if (this.runs.length === 0) {
+      const items = this.buffer.sort(compareStaged);
+      this.buffer = [];
+      yield* items;
+      return;
+    }
+    if (this.buffer.length > 0) await this.spill();
+    const heads = new Heads();
+    for (const path of this.runs) {
+      const it = readRun(path);
+      const first = await it.next();
+      if (!first.done) heads.push({ item: first.value, it });
+    }
+    while (heads.size > 0) {
+      const top = heads.pop()!;
+      yield top.item;
+      const next = await top.it.next();
+      if (!next.done) heads.push({ item: next.value, it: top.it });
+    }
+  }
+
+  /** Removes the spill files (always call, in finally). */
+  async dispose(): Promise<void> {
+    this.buffer = [];
+    if (this.dir) await rm(this.dir, { recursive: true, force: true });
+  }
+}

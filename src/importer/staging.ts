@@ -1,0 +1,96 @@
+import { eventRank } from '../shared/event-order.js';
+import { contentHash } from './event-id.js';
+import type { MappedRecord, RecordKind, RecordValue, SourceRef, WireJson } from './types.js';
+
+/**
+ * A mapped record as it waits in the run's sort: everything the sessionizer needs, keyed so that
+ * the sort order depends only on content, never on the order of files or rows. Records are ordered
+ * by group (identity records first, then each explicit session, then each user's or device's records
+ * without a session id), then by time (records without one last), then by rank (a start before the
+ * content at the same instant, ends after it), then by content hash.
+ */
+export interface Staged {
+  /** Group key: `0` identity records, `1<session_id>`, `2<user or device key>`, `3<hash>` (no key). */
+  g: string;
+  ms: number | null;
+  r: number;
+  /** sha256 (base64url) of the mapped event with no derived ids in it: the record's content. */
+  h: string;
+  kind: RecordKind;
+  event: WireJson;
+  key: string | null;
+  source: SourceRef;
+  /** The original record, kept only for the reject file. */
+  raw: RecordValue | null;
+}
+
+export const GROUP = { identity: '0', session: '1', derived: '2', lone: '3' } as const;
+
+export function stage(m: MappedRecord, keepRaw: boolean): Staged {
+  const h = contentHash(JSON.stringify(m.event));
+  let g: string;
+  if (m.session !== undefined) g = GROUP.session + m.session;
+  else if (!m.inSession) g = GROUP.identity;
+  else if (m.key !== undefined) g = GROUP.derived + m.key;
+  else g = GROUP.lone + h;
+  return {
+    g,
+    ms: m.ms ?? null,
+    // Same instant: a start first, ends last, so "ended before its last turn" cannot come from ties.
+    r: eventRank(m.event),
+    h,
+    kind: m.kind,
+    event: m.event,
+    key: m.key ?? null,
+    source: m.source,
+    raw: keepRaw ? m.raw : null,
+  };
+}
+
+export function compareStaged(a: Staged, b: Staged): number {
+  if (a.g !== b.g) return a.g < b.g ? -1 : 1;
+  if (a.ms !== b.ms) {
+    if (a.ms === null) return 1;
+    if (b.ms === null) return -1;
+    return a.ms - b.ms;
+  }
+  if (a.r !== b.r) return a.r - b.r;
+  if (a.h !== b.h) return a.h < b.h ? -1 : 1;
+  return 0;
+}
+
+/** The same record twice (every sort key equal): an exact duplicate. */
+export const sameRecord = (a: Staged, b: Staged): boolean => compareStaged(a, b) === 0;
+
+/** Spill lines are arrays: a third smaller than objects, and parsed back in the same shape. */
+export function toLine(s: Staged): string {
+  return JSON.stringify([s.g, s.ms, s.r, s.h, s.kind, s.event, s.key, s.source.file, s.source.line, s.raw]);
+}
+
+export function fromLine(line: string): Staged {
+  const [g, ms, r, h, kind, event, key, file, sourceLine, raw] = JSON.parse(line) as [
+    string,
+    number | null,
+    number,
+    string,
+    RecordKind,
+    WireJson,
+    string | null,
+    string,
+    number,
+    RecordValue | null,
+  ];
+  return { g, ms, r, h, kind, event, key, source: { file, line: sourceLine }, raw };
+}
+
+/** A rough size in memory, to decide when to spill (the event's JSON length is the bulk of it). */
+export function sizeOf(s: Staged): number {
+  let n = 400 + s.g.length * 2;
+  for (const k in s.event) {
+    const v = s.event[k];
+    n += 40 + (typeof v === 'string' ? v.length * 2 : typeof v === 'object' && v !== null ? 200 : 16);
+    if (typeof v === 'object' && v !== null)
+      for (const x of Object.values(v)) n += typeof x === 'string' ? x.length * 2 + 40 : 40;
+  }
+  return n;
+}

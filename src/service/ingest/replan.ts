@@ -1,0 +1,151 @@
+import type { WireEvent, WireEventOf } from '../../shared/event-bodies.js';
+import { eventRank } from '../../shared/event-order.js';
+import { EVENT_ROUTES, parseWireEventRaw } from '../../shared/events.js';
+import type { Queryable } from '../store/database.js';
+import { planConversationEvent } from './plan-conversation.js';
+import { openSession, planSessionEvent } from './plan-session.js';
+import type { EventCtx, Planner } from './planner.js';
+import type { ProjectCache } from './project-cache.js';
+import { rowsByKeys, text, texts } from './sql.js';
+import { mergeProps } from './state.js';
+
+/** A caller-sent row of a stored session, as replayed when the session reopens. */
+export type StoredRow = {
+  event_id: string;
+  event: string;
+  type: string;
+  ts: number;
+  conversation_id: string | null;
+  properties: string | null;
+};
+
+/**
+ * Loads the caller-sent rows of sessions that new history will reopen (their ends were added by an
+ * import: decisions §4). Identity rows stay where they are; generated rows are made again.
+ */
+export async function loadHistory(q: Queryable, cache: ProjectCache, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  const rows = await rowsByKeys<StoredRow & { session_id: string }>(q, [...ids], (chunk) => ({
+    sql: `SELECT session_id, event_id, event, type, epoch_ms(ts)::DOUBLE AS ts, conversation_id,
+            properties::VARCHAR AS properties FROM events
+           WHERE project_id = $1 AND session_id IN (SELECT unnest($2)) AND origin_event_id IS NULL
+             AND type NOT IN ('identify', 'alias')`,
+    params: [text(cache.projectId), texts(chunk)],
+  }));
+  for (const id of ids) cache.history.set(id, []);
+  for (const { session_id, ...row } of rows) {
+    const s = cache.sessions.get(session_id);
+    if (s && row.event_id !== s.provisionalEnd) cache.history.get(session_id)?.push(row);
+  }
+}
+
+/** A stored row as the wire event that made it (validated again, as any event). */
+function wireOf(row: StoredRow, sessionId: string): WireEvent | string {
+  const properties = row.properties === null ? undefined : (JSON.parse(row.properties) as unknown);
+  const raw: Record<string, unknown> = {
+    type: row.type,
+    event_id: row.event_id,
+    timestamp: new Date(row.ts).toISOString(),
+    session_id: sessionId,
+  };
+  if (row.type === 'track') {
+    raw.event = row.event;
+    if (row.conversation_id !== null) raw.conversation_id = row.conversation_id;
+    if (properties !== undefined) raw.properties = properties;
+  } else if (properties !== undefined) raw.attributes = properties;
+  if (row.type === 'start_session') {
+    // Its schema asks for a user, which a replayed start does not need (the session exists).
+    const attributes = (properties ?? undefined) as WireEventOf<'start_session'>['attributes'];
+    return {
+      kind: 'start_session',
+      type: 'start_session',
+      session_id: sessionId,
+      event_id: row.event_id,
+      timestamp: raw.timestamp as string,
+      ...(attributes === undefined ? {} : { attributes }),
+    };
+  }
+  const parsed = parseWireEventRaw(raw, EVENT_ROUTES.event, Number.MAX_SAFE_INTEGER, false);
+  return parsed.ok ? parsed.value : `stored event "${row.event_id}" cannot be replayed`;
+}
+
+interface Replayed {
+  event: WireEvent;
+  ts: number;
+  /** The request's index of a new event; undefined for a stored one. */
+  index: number | undefined;
+}
+
+const byTimeRankId = (a: Replayed, b: Replayed): number =>
+  a.ts - b.ts ||
+  eventRank(a.event) - eventRank(b.event) ||
+  (a.event.event_id ?? '').localeCompare(b.event.event_id ?? '');
+
+/**
+ * Reopens a session whose end an import added, with new history for it: every row of the session
+ * (identity rows aside) is deleted and its stored caller events are planned again together with the
+ * request's, in time order, exactly as one run over all of them would plan them. Summaries, starts
+ * and ends are made again under the same ids. A stored event that conflicts with the new history
+ * refuses the request (nothing is lost: the deletion is only written if the request is accepted).
+ */
+export function replanSession(
+  p: Planner,
+  sessionId: string,
+  events: readonly WireEvent[],
+  indices: readonly number[],
+): void {
+  const s = p.cache.sessions.get(sessionId);
+  const history = p.cache.history.get(sessionId);
+  const at = indices[0]!;
+  if (!s || !history) throw new Error(`session "${sessionId}" was reopened before its history was loaded`);
+  const merged: Replayed[] = [];
+  for (const row of history) {
+    const event = wireOf(row, sessionId);
+    if (typeof event === 'string') {
+      p.conflict(at, 'session_id', `${event}; session "${sessionId}" cannot take new history`);
+      return;
+    }
+    merged.push({ event, ts: row.ts, index: undefined });
+  }
+  indices.forEach((index, i) => {
+    const event = events[i]!;
+    const ts = event.timestamp === undefined ? p.receivedAt : Date.parse(event.timestamp);
+    merged.push({ event, ts, index });
+  });
+  merged.sort(byTimeRankId);
+  p.wipe(s);
+  const first = merged[0]!;
+  const ctx = (r: Replayed): EventCtx => ({
+    index: r.index ?? at,
+    ts: r.ts,
+    eventId: r.event.event_id ?? '',
+  });
+  const explicit = first.event.kind === 'start_session';
+  const reopened = openSession(p, sessionId, s.userId, s.deviceId, ctx(first), explicit);
+  reopened.derivedKey = s.derivedKey;
+  for (const r of merged) {
+    const x = ctx(r);
+    if (r === first && r.event.kind === 'start_session') {
+      // The explicit start: its row, as planStart writes it (the session is open already).
+      if (r.index !== undefined) p.accepted++;
+      reopened.attributes = mergeProps(reopened.attributes, r.event.attributes);
+      p.row({
+        eventId: x.eventId,
+        event: 'Session Started',
+        type: 'start_session',
+        ts: x.ts,
+        userId: p.userOf(reopened),
+        sessionId,
+        conversationId: null,
+        properties: r.event.attributes ?? null,
+        originEventId: null,
+      });
+      continue;
+    }
+    if (r.index === undefined) {
+      if (!planSessionEvent(p, r.event, x)) planConversationEvent(p, r.event, x);
+      continue;
+    }
+    p.planOne(r.event, x);
+  }
+}
