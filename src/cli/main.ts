@@ -1,9 +1,10 @@
 import { setFlagsFromString } from 'node:v8';
 import { CommanderError } from 'commander';
+import { escapeControls } from '../render/terminal-text.js';
+import { classifyDataDirError } from '../service/lock-error.js';
 import { ACTIONS } from './actions/index.js';
 import type { GlobalFlags } from './config.js';
 import type { CliContext } from './context.js';
-import { classifyDataDirError } from '../service/lock-error.js';
 import { describeFailure, EXIT } from './exit-codes.js';
 import { buildProgram } from './program.js';
 
@@ -44,7 +45,8 @@ async function dispatch(
   ]);
   const config = resolveConfig(flags, process.env);
   const isTty = process.stdout.isTTY === true;
-  const warn = (line: string) => process.stderr.write(`${line}\n`);
+  // Log lines quote files, servers and stored values: nothing in them may act on the terminal.
+  const warn = (line: string) => process.stderr.write(`${escapeControls(line)}\n`);
   const log = (line: string) => {
     if (!config.quiet) warn(line);
   };
@@ -96,8 +98,8 @@ export async function main(argv: string[]): Promise<number> {
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     const failure = describeFailure(error);
-    process.stderr.write(`cas: ${failure.message}\n`);
-    if (failure.hint) process.stderr.write(`  hint: ${failure.hint}\n`);
+    process.stderr.write(`cas: ${escapeControls(failure.message, { oneLine: true })}\n`);
+    if (failure.hint) process.stderr.write(`  hint: ${escapeControls(failure.hint, { oneLine: true })}\n`);
     if (verbose && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
     return failure.code;
   }
