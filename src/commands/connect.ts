@@ -1,8 +1,15 @@
+import { probeHealth } from '../client/health-probe.js';
 import { type Client, createClient } from '../client/http-client.js';
 import type { RetryInfo } from '../client/retry.js';
-import { health } from '../client/routes.js';
-import { readCredentials, readServerFile } from '../service/data-dir.js';
+import {
+  inspectServerFile,
+  readCredentials,
+  removeStaleServerFile,
+  type ServerFile,
+  serverFilePath,
+} from '../service/data-dir.js';
 import { DataDirLockedError } from '../service/lock-error.js';
+import { isLoopbackUrl, proofMatches, randomToken } from '../service/server-identity.js';
 import type { Config } from './config.js';
 import { UsageError } from './errors.js';
 
@@ -43,26 +50,76 @@ function processAlive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (error) {
+    // EPERM: alive but someone else's. Not proof of anything: the health challenge decides.
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
-/** A `cas serve` over this data directory that answers its health check, if there is one. */
-async function findLocalServer(config: Config, deps: ConnectDeps): Promise<Connection | undefined> {
-  const server = readServerFile(config.dataDir);
-  const credentials = readCredentials(config.dataDir);
-  if (!server || !credentials || !processAlive(server.pid)) return undefined;
-  const client = clientFor({ ...config, retries: 1, timeoutMs: 2_000 }, server.url, '', '', deps);
-  try {
-    await health(client);
-  } catch {
-    return undefined;
-  } finally {
-    await client.close();
+/** How long a `cas serve` has to answer the challenge before it is passed over (and left alone). */
+const PROBE_TIMEOUT_MS = 2_000;
+
+/**
+ * Why a `server.json` was not used, said once per command even though connect() looks again while it
+ * waits for the data directory's lock.
+ */
+type Say = (line: string) => void;
+
+/**
+ * Whether the process listening at `file.url` is the `cas serve` that wrote `file`: it must answer
+ * a fresh challenge with an HMAC under the file's secret. Nothing else is sent before it has.
+ */
+async function provesIdentity(file: ServerFile, where: string, say: Say, dataDir: string): Promise<boolean> {
+  const challenge = randomToken();
+  const result = await probeHealth(file.url, challenge, PROBE_TIMEOUT_MS);
+  if (result.kind === 'timeout') {
+    // Maybe a real server under load: leave its file; the lock decides what happens next.
+    say(`cas: ignoring ${where}: ${file.url} did not answer within ${PROBE_TIMEOUT_MS / 1000} s`);
+    return false;
   }
+  const proof =
+    result.kind === 'answered' && result.body !== null && typeof result.body === 'object'
+      ? (result.body as Record<string, unknown>).proof
+      : undefined;
+  if (proofMatches(file.secret, challenge, proof)) return true;
+  const what =
+    result.kind === 'unreachable'
+      ? `nothing answers at ${file.url} (${result.reason})`
+      : `the process at ${file.url} could not prove it is the cas serve that wrote it`;
+  say(`cas: ignoring ${where}: ${what}; removed it, no credentials were sent`);
+  removeStaleServerFile(dataDir, { secret: file.secret });
+  return false;
+}
+
+/** A `cas serve` over this data directory that proves it is one, if there is one. */
+async function findLocalServer(config: Config, deps: ConnectDeps, say: Say): Promise<Connection | undefined> {
+  const where = serverFilePath(config.dataDir);
+  const state = inspectServerFile(config.dataDir);
+  if (state.kind === 'none') return undefined;
+  if (state.kind === 'invalid') {
+    if (state.pid === undefined || !processAlive(state.pid)) {
+      removeStaleServerFile(config.dataDir, {});
+      if (config.verbose) say(`cas: removed ${where}: ${state.reason}`);
+    } else {
+      say(`cas: ignoring ${where}: ${state.reason}`);
+    }
+    return undefined;
+  }
+  const { file } = state;
+  if (!processAlive(file.pid)) {
+    // The server died without cleaning up (kill -9, out of memory): the usual stale file.
+    removeStaleServerFile(config.dataDir, { secret: file.secret });
+    if (config.verbose) say(`cas: removed ${where}: process ${file.pid} is gone`);
+    return undefined;
+  }
+  if (!isLoopbackUrl(file.url)) {
+    say(`cas: ignoring ${where}: ${file.url} is not a loopback address; the local key goes nowhere else`);
+    return undefined;
+  }
+  const credentials = readCredentials(config.dataDir);
+  if (!credentials || !(await provesIdentity(file, where, say, config.dataDir))) return undefined;
   const apiKey = config.apiKey ?? credentials.api_key;
   const projectId = config.projectId ?? credentials.project_id;
-  const real = clientFor(config, server.url, apiKey, projectId, deps);
+  const real = clientFor(config, file.url, apiKey, projectId, deps);
   return { client: real, mode: 'local-server', close: () => real.close() };
 }
 
@@ -81,10 +138,15 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
     const client = clientFor(config, config.endpoint, config.apiKey, config.projectId, deps);
     return { client, mode: 'remote', close: () => client.close() };
   }
+  const said = new Set<string>();
+  const say: Say = (line) => {
+    if (!said.has(line)) deps.log(line);
+    said.add(line);
+  };
   // Another short-lived CLI process may hold the lock for a moment; wait a little before giving up.
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const local = await findLocalServer(config, deps);
+    const local = await findLocalServer(config, deps, say);
     if (local) return local;
     try {
       // Loaded only here: a remote endpoint never pays for fastify and DuckDB.

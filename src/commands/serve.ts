@@ -3,6 +3,7 @@ import { InvalidIntentsError } from '../service/analysis/intent-rules.js';
 import { removeServerFile, writeServerFile } from '../service/data-dir.js';
 import { classifyDataDirError } from '../service/lock-error.js';
 import { type ReadLimits, SERVE_MEMORY_LIMIT } from '../service/read/read-limits.js';
+import { loopbackUrlFor, randomToken } from '../service/server-identity.js';
 import { type RunningService, startService } from '../service/service.js';
 import type { Limits } from '../shared/limits.js';
 import { UsageError } from './errors.js';
@@ -73,6 +74,9 @@ function listenUsageError(error: unknown, options: ServeOptions): UsageError | u
   }
 }
 
+/** SIGHUP too: a closed terminal would otherwise end the server without its clean-up. */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
 /** Runs the service in the foreground and announces it in the data directory for other CLI processes. */
 export async function runServe(
   options: ServeOptions,
@@ -83,7 +87,9 @@ export async function runServe(
       ? { apiKey: options.apiKey, projectId: options.project }
       : undefined;
   const intents = options.intents === undefined ? undefined : readIntents(options.intents);
+  const serverSecret = randomToken();
   const service = await startService({
+    serverSecret,
     dataDir: options.dataDir,
     host: options.host,
     port: options.port,
@@ -97,26 +103,35 @@ export async function runServe(
     if (error instanceof InvalidIntentsError) throw new UsageError(`--intents ${error.message}`);
     throw listenUsageError(error, options) ?? error;
   });
-  try {
-    writeServerFile(options.dataDir, { url: service.url, pid: process.pid });
-  } catch (error) {
-    // A full or read-only disk: say so (not "a bug"), and stop the service cleanly.
-    await service.close();
-    throw classifyDataDirError(error, options.dataDir) ?? error;
+  // Other CLI processes send the local key only to a loopback address whose server proves the secret.
+  const reachable = loopbackUrlFor(options.host, service.port);
+  // Removed on every exit, an uncaught exception's included; only kill -9 or a crash of V8 leaves it,
+  // and then its dead pid or failed proof tells connect() to drop it.
+  const forget = () => removeServerFile(options.dataDir, process.pid);
+  if (reachable) {
+    try {
+      writeServerFile(options.dataDir, { url: reachable, pid: process.pid, secret: serverSecret });
+    } catch (error) {
+      // A full or read-only disk: say so (not "a bug"), and stop the service cleanly.
+      await service.close();
+      throw classifyDataDirError(error, options.dataDir) ?? error;
+    }
+    process.on('exit', forget);
+  } else {
+    deps.log(`listening on ${options.host} only: other cas commands over this data dir cannot reach it`);
   }
   const stopped = new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       deps.log(`${signal}: stopping (finishing in-flight requests)`);
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      removeServerFile(options.dataDir, process.pid);
+      for (const s of STOP_SIGNALS) process.off(s, stop);
+      process.off('exit', forget);
+      forget();
       service.close().then(resolve, (error: unknown) => {
         deps.log(`error while stopping: ${error instanceof Error ? error.message : String(error)}`);
         resolve();
       });
     };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    for (const s of STOP_SIGNALS) process.on(s, stop);
   });
   return {
     service,

@@ -4,7 +4,13 @@ import { LIMITS, type Limits } from '../shared/limits.js';
 import { VERSION } from '../shared/version.js';
 import { installIntentRules } from './analysis/intent-rules.js';
 import { LexicalAnalyser } from './analysis/lexical-analyser.js';
-import { type Credentials, databasePath, ensureDataDir, loadOrCreateCredentials } from './data-dir.js';
+import {
+  type Credentials,
+  databasePath,
+  ensureDataDir,
+  loadOrCreateCredentials,
+  protectDataFiles,
+} from './data-dir.js';
 import { HandlersInFlight } from './handlers-in-flight.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { buildServer } from './http/server.js';
@@ -14,8 +20,8 @@ import { classifyDataDirError, DataDirError, DataDirLockedError } from './lock-e
 import { READ_LIMITS, type ReadLimits } from './read/read-limits.js';
 import { allRoutes } from './routes/index.js';
 import { type Database, openDatabase } from './store/database.js';
-import { checkWal } from './store/wal-check.js';
 import { Tenants } from './store/tenants.js';
+import { checkWal } from './store/wal-check.js';
 
 export { DataDirError, DataDirLockedError };
 
@@ -28,6 +34,8 @@ export interface ServiceOptions {
   provision?: { apiKey: string; projectId: string };
   limits?: Partial<Limits>;
   log?: (line: string) => void;
+  /** `cas serve`'s per-run secret from server.json, proved on /healthz (server-identity.ts). */
+  serverSecret?: string;
   /** User-defined intents (`cas serve --intents <file>`): the file's parsed JSON, stored for the served project. */
   intents?: { value: unknown; source: string };
   /** DuckDB's memory limit: the embedded service's (embedded.ts) or `cas serve --memory-limit`. */
@@ -67,6 +75,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   ensureDataDir(options.dataDir);
   const reads: ReadLimits = { ...READ_LIMITS, ...options.reads };
   const db = await open(options.dataDir, options.memoryLimit, reads);
+  const files = protectDataFiles(options.dataDir);
   const limits: Limits = { ...LIMITS, ...options.limits };
   const log = options.log ?? (() => undefined);
   try {
@@ -93,7 +102,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     const handlers = new HandlersInFlight();
     const app = buildServer({
       tenants,
-      routes: handlers.track(allRoutes({ db, version: VERSION, ingestor, limits, reads })),
+      routes: handlers.track(
+        allRoutes({ db, version: VERSION, ingestor, limits, reads, serverSecret: options.serverSecret }),
+      ),
       bodyLimit: limits.bodyBytes,
       log,
       rateLimiter,
@@ -116,12 +127,14 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         closing ??= app.close().then(async () => {
           await handlers.settled();
           ingestor.close();
+          files.close();
           return db.close();
         });
         return closing;
       },
     };
   } catch (error) {
+    files.close();
     await db.close();
     throw classifyDataDirError(error, options.dataDir) ?? error;
   }

@@ -5,6 +5,9 @@ import { limitsFromFlags } from '../serve-limits.js';
 import { readOptionsFromFlags } from '../serve-read-options.js';
 
 export const serve: Action = async (ctx) => {
+  // Everything this process creates is the store's (database, WAL, spill files, server.json): private
+  // from the first byte, where a chmod afterwards would leave a moment in which others could open it.
+  process.umask(0o077);
   const handle = await runServe(
     {
       host: String(ctx.flags.host),

@@ -14,6 +14,8 @@ export interface RouteDeps {
   version: string;
   ingestor: Ingestor;
   limits: Limits;
+  /** `cas serve`'s server.json secret, proved on /healthz. */
+  serverSecret?: string | undefined;
   /** Reader pool, query time and response-size budgets; READ_LIMITS when absent. */
   reads?: ReadLimits | undefined;
 }
@@ -21,7 +23,7 @@ export interface RouteDeps {
 /** Every route of the service; each concern contributes its own list. */
 export function allRoutes(deps: RouteDeps): RouteSpec[] {
   const routes: RouteSpec[] = [];
-  routes.push(...metaRoutes(deps.version, () => routes), ...userRoutes(deps.db));
+  routes.push(...metaRoutes(deps.version, () => routes, deps.serverSecret), ...userRoutes(deps.db));
   const reads = deps.reads ?? READ_LIMITS;
   const budget = { maxCells: reads.chartCells, maxBytes: reads.responseBytes };
   routes.push(...chartRoutes(deps.db, deps.limits, { budget }));

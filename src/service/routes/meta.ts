@@ -2,9 +2,29 @@ import { z } from 'zod';
 import { healthSchema } from '../../shared/health.js';
 import { buildOpenApi } from '../http/openapi.js';
 import { type RouteSpec, route } from '../http/route.js';
+import { isToken, serverProof } from '../server-identity.js';
 
-/** /healthz and the OpenAPI document; the document describes `routes` plus these two. */
-export function metaRoutes(version: string, routes: () => ReadonlyArray<RouteSpec>) {
+const healthQuerySchema = z.object({
+  challenge: z
+    .string()
+    .refine(isToken, 'expected 64 lowercase hex digits')
+    .optional()
+    .describe('a fresh random nonce; a `cas serve` answers it with `proof`'),
+});
+
+const provenHealthSchema = healthSchema.extend({
+  proof: z
+    .string()
+    .optional()
+    .describe('HMAC-SHA256 of the challenge under the secret in server.json (cas serve only)'),
+});
+
+/**
+ * /healthz and the OpenAPI document; the document describes `routes` plus these two. With a
+ * `serverSecret` (a `cas serve`), /healthz proves to the CLI that it is the server named in the data
+ * directory's server.json (server-identity.ts).
+ */
+export function metaRoutes(version: string, routes: () => ReadonlyArray<RouteSpec>, serverSecret?: string) {
   let document: Record<string, unknown> | undefined;
   return [
     route({
@@ -13,8 +33,15 @@ export function metaRoutes(version: string, routes: () => ReadonlyArray<RouteSpe
       tag: 'Meta',
       summary: 'Liveness and version',
       public: true,
-      response: healthSchema,
-      handler: async () => ({ status: 'ok' as const, version }),
+      query: healthQuerySchema,
+      response: provenHealthSchema,
+      handler: async ({ query }) => ({
+        status: 'ok' as const,
+        version,
+        ...(serverSecret !== undefined && query.challenge !== undefined
+          ? { proof: serverProof(serverSecret, query.challenge) }
+          : {}),
+      }),
     }),
     route({
       method: 'GET',

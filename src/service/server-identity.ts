@@ -1,0 +1,58 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/**
+ * How a CLI process tells the `cas serve` that wrote `server.json` from whatever else now listens on
+ * its port (the server crashed, the port was reused): the file holds a per-run secret that only its
+ * owner can read (0600), and `/healthz?challenge=<nonce>` answers with an HMAC of a fresh nonce under
+ * that secret. The secret never travels, and a recorded answer is useless for the next nonce.
+ */
+
+const HEX_64 = /^[0-9a-f]{64}$/;
+
+/** 32 random bytes as hex: both the per-run secret and each challenge. */
+export function randomToken(): string {
+  return randomBytes(32).toString('hex');
+}
+
+export const isToken = (value: unknown): value is string => typeof value === 'string' && HEX_64.test(value);
+
+export function serverProof(secret: string, challenge: string): string {
+  return createHmac('sha256', secret).update(`cas serve /healthz\n${challenge}`).digest('hex');
+}
+
+/** Whether `proof` answers `challenge` under `secret`; compared in constant time. */
+export function proofMatches(secret: string, challenge: string, proof: unknown): boolean {
+  if (!isToken(proof)) return false;
+  return timingSafeEqual(Buffer.from(serverProof(secret, challenge), 'hex'), Buffer.from(proof, 'hex'));
+}
+
+/**
+ * Whether a URL names this machine by a loopback address: `127.0.0.0/8`, `::1` or `localhost`
+ * (RFC 6761 reserves it for loopback). The local key is sent nowhere else.
+ */
+export function isLoopbackUrl(url: string): boolean {
+  let host: string;
+  try {
+    const parsed = new URL(url);
+    if (parsed.protocol !== 'http:') return false;
+    host = parsed.hostname;
+  } catch {
+    return false;
+  }
+  if (host === 'localhost' || host === '[::1]') return true;
+  const octets = host.split('.');
+  return (
+    octets.length === 4 && octets[0] === '127' && octets.every((o) => /^\d{1,3}$/.test(o) && Number(o) <= 255)
+  );
+}
+
+/**
+ * The loopback URL at which a server listening on `host:port` is reached from this machine: itself
+ * for a loopback host, 127.0.0.1 / ::1 for a wildcard; undefined for a specific other interface.
+ */
+export function loopbackUrlFor(host: string, port: number): string | undefined {
+  if (host === '0.0.0.0' || host === '') return `http://127.0.0.1:${port}`;
+  if (host === '::' || host === '[::]') return `http://[::1]:${port}`;
+  const url = `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`;
+  return isLoopbackUrl(url) ? url : undefined;
+}

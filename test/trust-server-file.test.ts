@@ -1,0 +1,202 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomToken } from '../src/service/server-identity.js';
+import { runCli, startServe, stopChild } from './helpers/cli.js';
+import { tempDir } from './helpers/temp.js';
+
+/**
+ * Issue 15 item 4: a `server.json` left behind must not hand the local key to whoever now listens on
+ * its port. A real local HTTP server plays the stranger on the port a planted `server.json` names,
+ * with a live pid (this test's own); the built CLI must send it nothing but a health challenge, say
+ * why it ignored the file, remove it, and run the command on its embedded service instead.
+ */
+
+const KEY = `k_planted_${randomToken()}`;
+
+interface Seen {
+  method: string;
+  url: string;
+  authorization: string | undefined;
+  appId: string | undefined;
+  body: string;
+}
+
+/** A stranger: records every request, answers /healthz as a lenient service would (no valid proof). */
+function stranger(answer: (challenge: string) => Record<string, unknown>) {
+  const seen: Seen[] = [];
+  const server: Server = createServer((req: IncomingMessage, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      seen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        authorization: req.headers.authorization,
+        appId: req.headers['x-app-id'] as string | undefined,
+        body,
+      });
+      const challenge = new URL(req.url ?? '/', 'http://x').searchParams.get('challenge') ?? '';
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(answer(challenge)));
+    });
+  });
+  return {
+    seen,
+    async listen(): Promise<string> {
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+const dirs: Array<{ cleanup: () => void }> = [];
+const strangers: Array<{ close(): Promise<void> }> = [];
+afterAll(async () => {
+  await Promise.all(strangers.map((s) => s.close()));
+  for (const dir of dirs) dir.cleanup();
+});
+
+/**
+ * One data directory with local credentials for every stale-file case (its database is created once,
+ * which is most of an embedded run's cost), and a planted server.json per case.
+ */
+let shared: string | undefined;
+function plant(server: { url: string; pid: number; secret?: string }): string {
+  if (shared === undefined) {
+    const dir = tempDir();
+    dirs.push(dir);
+    shared = dir.path;
+    const credentials = JSON.stringify({ api_key: KEY, project_id: 'local_p' });
+    writeFileSync(join(shared, 'credentials.json'), credentials, { mode: 0o600 });
+  }
+  writeFileSync(join(shared, 'server.json'), JSON.stringify(server), { mode: 0o600 });
+  return shared;
+}
+
+const identify = (dir: string) =>
+  runCli(['identify', '--id', 'u1', '--trait', 'plan=pro', '--data-dir', dir, '--json']);
+
+/** A pid that no process has any more. */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
+  return Number(child.stdout.toString());
+}
+
+describe('a stale server.json (issue 15 item 4)', () => {
+  it.each([
+    ['answers a plain health check', () => ({ status: 'ok', version: '0.1.0' })],
+    ['echoes the challenge as its proof', (challenge: string) => ({ status: 'ok', proof: challenge })],
+  ])(
+    'a stranger that %s on the named port gets no key and no data; the CLI runs embedded',
+    async (_name, answer) => {
+      const fake = stranger(answer);
+      strangers.push(fake);
+      const url = await fake.listen();
+      const dir = plant({ url, pid: process.pid, secret: randomToken() });
+
+      const result = await identify(dir);
+      expect(result.stderr).toContain('server.json');
+      expect(result.stderr).toContain('could not prove it is the cas serve that wrote it');
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ id: 'u1', traits: { plan: 'pro' } });
+
+      // Only the challenge reached the stranger: no credentials, no project, no body, no other route.
+      expect(fake.seen.length).toBeGreaterThan(0);
+      for (const request of fake.seen) {
+        expect(request.method).toBe('GET');
+        expect(request.url).toMatch(/^\/healthz\?challenge=[0-9a-f]{64}$/);
+        expect(request.authorization).toBeUndefined();
+        expect(request.appId).toBeUndefined();
+        expect(request.body).toBe('');
+        expect(JSON.stringify(request)).not.toContain(KEY);
+      }
+      // Challenges are fresh: a recorded answer is worth nothing next time.
+      expect(new Set(fake.seen.map((r) => r.url)).size).toBe(fake.seen.length);
+      expect(existsSync(join(dir, 'server.json'))).toBe(false);
+    },
+  );
+
+  it('a server.json from before proofs (no secret) is not trusted', async () => {
+    const fake = stranger(() => ({ status: 'ok', version: '0.1.0' }));
+    strangers.push(fake);
+    const dir = plant({ url: await fake.listen(), pid: process.pid });
+    const result = await identify(dir);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('no proof secret');
+    expect(fake.seen).toEqual([]);
+  });
+
+  it('a dead pid: the file is removed without contacting the port', async () => {
+    const fake = stranger(() => ({ status: 'ok' }));
+    strangers.push(fake);
+    const dir = plant({ url: await fake.listen(), pid: deadPid(), secret: randomToken() });
+    const result = await identify(dir);
+    expect(result.code).toBe(0);
+    expect(fake.seen).toEqual([]);
+    expect(existsSync(join(dir, 'server.json'))).toBe(false);
+  });
+
+  it('a non-loopback address is never contacted, whatever the pid', async () => {
+    // 192.0.2.0/24 is TEST-NET-1: nothing answers there, so a connection attempt would also cost time.
+    const dir = plant({ url: 'http://192.0.2.1:8787', pid: process.pid, secret: randomToken() });
+    const result = await identify(dir);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('http://192.0.2.1:8787 is not a loopback address');
+  });
+});
+
+describe('the real cas serve proves itself, and its file goes when it does', () => {
+  let serve: Awaited<ReturnType<typeof startServe>> | undefined;
+  let dir: string;
+  beforeAll(async () => {
+    const d = tempDir();
+    dirs.push(d);
+    dir = d.path;
+    serve = await startServe(['--data-dir', dir]);
+  });
+  afterAll(async () => {
+    if (serve) await stopChild(serve.child, 'SIGKILL');
+  });
+
+  it('writes server.json 0600 with a secret, and CLI commands use the server', async () => {
+    const file = join(dir, 'server.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const written = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    expect(written).toMatchObject({ url: serve?.info.url, pid: serve?.child.pid });
+    expect(written.secret).toMatch(/^[0-9a-f]{64}$/);
+    // The server holds DuckDB's lock: only a command that trusted it can succeed.
+    const result = await identify(dir);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ id: 'u1' });
+  });
+
+  it('killed with -9 it leaves server.json; the next command drops it and runs embedded', async () => {
+    if (!serve) throw new Error('no server');
+    await stopChild(serve.child, 'SIGKILL');
+    serve = undefined;
+    expect(existsSync(join(dir, 'server.json'))).toBe(true);
+    const result = await identify(dir);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ id: 'u1', traits: { plan: 'pro' } });
+    expect(existsSync(join(dir, 'server.json'))).toBe(false);
+  });
+
+  it('SIGHUP (the terminal closed) stops it cleanly and removes server.json', async () => {
+    const d = tempDir();
+    dirs.push(d);
+    const hup = await startServe(['--data-dir', d.path]);
+    try {
+      expect(existsSync(join(d.path, 'server.json'))).toBe(true);
+      expect(await stopChild(hup.child, 'SIGHUP')).toBe(0);
+      expect(existsSync(join(d.path, 'server.json'))).toBe(false);
+    } finally {
+      await stopChild(hup.child, 'SIGKILL');
+    }
+  });
+});
