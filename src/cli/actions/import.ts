@@ -98,10 +98,11 @@ export const importAction: Action = async (ctx, args) => {
     controller.abort(new InterruptedError('stdout closed'));
   };
   process.stdout.on('error', onStdoutError);
-  let interrupts = 0;
   const onSignal = (): void => {
-    // A second Ctrl-C quits at once; the checkpoint on disk is the last one written (still valid).
-    if (++interrupts > 1) process.exit(EXIT.interrupted);
+    // A second Ctrl-C reaches main.ts, which stops the embedded service safely and exits 130 at once;
+    // the checkpoint on disk is the last one written (still valid).
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     ctx.warn('cas: interrupted; saving the checkpoint (Ctrl-C again to quit at once)');
     controller.abort(new InterruptedError());
   };
