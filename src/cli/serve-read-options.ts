@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { READ_LIMITS, type ReadLimits, SERVE_MEMORY_LIMIT } from '../service/read/read-limits.js';
+import { READ_LIMITS, type ReadLimits, SERVE_MEMORY_LIMIT } from '../shared/read-limits.js';
 import { parseDuration, parseSize } from './serve-limits.js';
 
 /**

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { InvalidIntentsError } from '../service/analysis/intent-rules.js';
 import { removeServerFile, writeServerFile } from '../service/data-dir.js';
 import { classifyDataDirError } from '../service/lock-error.js';
-import { type ReadLimits, SERVE_MEMORY_LIMIT } from '../service/read/read-limits.js';
 import { loopbackUrlFor, randomToken } from '../service/server-identity.js';
 import { type RunningService, startService } from '../service/service.js';
 import type { Limits } from '../shared/limits.js';
+import { type ReadLimits, SERVE_MEMORY_LIMIT } from '../shared/read-limits.js';
 import { UsageError } from './errors.js';
 
 export interface ServeOptions {

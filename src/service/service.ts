@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { basename } from 'node:path';
 import { LIMITS, type Limits } from '../shared/limits.js';
+import { READ_LIMITS, type ReadLimits } from '../shared/read-limits.js';
 import { VERSION } from '../shared/version.js';
 import { installIntentRules } from './analysis/intent-rules.js';
 import { LexicalAnalyser } from './analysis/lexical-analyser.js';
@@ -17,7 +18,6 @@ import { buildServer } from './http/server.js';
 import type { IngestStats } from './ingest/ingest-stats.js';
 import { Ingestor } from './ingest/ingestor.js';
 import { classifyDataDirError, DataDirError, DataDirLockedError } from './lock-error.js';
-import { READ_LIMITS, type ReadLimits } from './read/read-limits.js';
 import { allRoutes } from './routes/index.js';
 import { type Database, openDatabase } from './store/database.js';
 import { Tenants } from './store/tenants.js';

@@ -1,7 +1,7 @@
 import type { ChartControlsByKind, ChartKind } from '../../shared/chart-controls.js';
 import type { Scalar } from '../../shared/primitives.js';
+import { READ_LIMITS } from '../../shared/read-limits.js';
 import { ServiceError } from '../errors.js';
-import { READ_LIMITS } from '../read/read-limits.js';
 
 /**
  * How big one chart response may get. A retention chart from 2007 by week has 499,500 cells, and

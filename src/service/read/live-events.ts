@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { liveEventsResponseSchema, type StoredEvent } from '../../shared/events.js';
 import type { Limits } from '../../shared/limits.js';
+import { READ_LIMITS } from '../../shared/read-limits.js';
 import { route } from '../http/route.js';
 import { int, type Param, rows, text } from '../ingest/sql.js';
 import type { Database } from '../store/database.js';
 import { leaseRead } from './lease.js';
 import { instantSchema, optionalId } from './query.js';
-import { READ_LIMITS } from './read-limits.js';
 
 /**
  * Bytes of stored JSON one answer may carry. Events are up to 1 MiB each, so `limit=630` asked

@@ -1,10 +1,10 @@
 import type { Limits } from '../../shared/limits.js';
+import { READ_LIMITS, type ReadLimits } from '../../shared/read-limits.js';
 import { chartRoutes } from '../charts/routes.js';
 import type { RouteSpec } from '../http/route.js';
 import type { Ingestor } from '../ingest/ingestor.js';
 import { ingestRoutes } from '../ingest/routes.js';
 import { readRoutes } from '../read/index.js';
-import { READ_LIMITS, type ReadLimits } from '../read/read-limits.js';
 import type { Database } from '../store/database.js';
 import { metaRoutes } from './meta.js';
 import { userRoutes } from './users.js';

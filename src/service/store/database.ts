@@ -1,5 +1,5 @@
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
-import { READ_LIMITS } from '../read/read-limits.js';
+import { READ_LIMITS } from '../../shared/read-limits.js';
 import { migrate } from './migrations.js';
 import { ReadPool, type ReadPoolOptions } from './read-pool.js';
 
