@@ -14,8 +14,10 @@ const dir = tempDir('cas-dos-responses-');
 let child: ChildProcess | undefined;
 let url = '';
 const headers = { authorization: 'Bearer dos-key', 'x-app-id': 'dos' };
+/** A drilldown id handed out before the restart test. */
+let drilldownId = '';
 
-beforeAll(async () => {
+async function serve(): Promise<void> {
   const started = await startServe([
     '--data-dir',
     dir.path,
@@ -30,7 +32,9 @@ beforeAll(async () => {
   ]);
   child = started.child;
   url = started.info.url;
-}, 30_000);
+}
+
+beforeAll(serve, 30_000);
 
 afterAll(async () => {
   if (child) await stopChild(child);
@@ -72,10 +76,20 @@ describe('chart responses are bounded', () => {
     // Each id used to hold all 30 filters (about 4 KB); now the query's hash and the point.
     expect(Math.max(...ids.map((id) => id.length))).toBeLessThan(100);
     expect(res.text.length).toBeLessThan(4 * 1024 * 1024);
-    const drilled = await get(`/bc/v1/db/retrieve_data?id=${ids[ids.length - 1]}`);
+    drilldownId = ids[ids.length - 1]!;
+    const drilled = await get(`/bc/v1/db/retrieve_data?id=${drilldownId}`);
     expect(drilled.status).toBe(200);
     expect(JSON.parse(drilled.text)).toMatchObject({ kind: 'users', total: 0 });
   });
+
+  it('keeps drilldown ids working across a restart of the service', async () => {
+    expect(drilldownId).not.toBe('');
+    await stopChild(child!);
+    await serve();
+    const drilled = await get(`/bc/v1/db/retrieve_data?id=${drilldownId}`);
+    expect(drilled.status, drilled.text).toBe(200);
+    expect(JSON.parse(drilled.text)).toMatchObject({ kind: 'users', total: 0 });
+  }, 30_000);
 
   it('refuses a retention triangle of 999 weeks on an empty project, twenty at once, quickly', async () => {
     // 2007-01-01 to 2026-02-22 by week is 999 bins: 499,500 cells (254 MB before).
