@@ -177,7 +177,7 @@ describe('bad serve flag values (issue 15, item 11)', () => {
     [['--host', '10.255.255.1', '--port', '0'], '--host'],
   ])('cas serve %j exits 2 naming %s', async (args, flag) => {
     const { code, stderr } = await serveExit([...args, '--data-dir', data.path]);
-    expect(code).toBe(2);
+    expect(code, stderr).toBe(2);
     expect(stderr).toContain(flag);
     expect(stderr).not.toMatch(/this is a bug/);
   });
@@ -188,7 +188,7 @@ describe('bad serve flag values (issue 15, item 11)', () => {
     const address = busy.address();
     const port = typeof address === 'object' && address ? address.port : 0;
     const { code, stderr } = await serveExit(['--port', String(port), '--data-dir', data.path]);
-    expect(code).toBe(2);
+    expect(code, stderr).toBe(2);
     expect(stderr).toMatch(new RegExp(`--port ${port}: already in use`));
   }, 30_000);
 });
