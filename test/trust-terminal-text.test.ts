@@ -133,6 +133,8 @@ describe('hostile stored text in human-readable output (issue 15 item 5)', () =>
       env: { ...process.env, NO_COLOR: '1', XDG_CONFIG_HOME: '/nonexistent-cas-config' },
       timeout: 60_000,
     });
+    // util-linux `script` (present on Linux CI images) is what this test needs; say so if it is missing.
+    expect(result.error?.message, 'util-linux `script` runs the CLI on a pty').toBeUndefined();
     expect(result.status, result.stderr).toBe(0);
     expect(result.stdout).toContain('traits.clip');
     expect(result.stdout).toContain('\\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\\x07');
