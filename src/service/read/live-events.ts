@@ -54,7 +54,8 @@ export function liveEventsRoute(db: Database, limits: Limits, budgetBytes = LIVE
     method: 'GET',
     url: '/bc/v1/live-events/events',
     tag: 'Live Events',
-    summary: 'Stored events in a time range, newest first (limit default 150, at most 10,000)',
+    summary:
+      'Stored events in a time range, newest first (limit default 150, at most 10,000); the newest that fit the byte budget (cas serve --max-response), with header X-Truncated when it cut the list',
     query,
     response: liveEventsResponseSchema,
     handler: async ({ tenant, query: q, reply }) => {
