@@ -12,8 +12,14 @@ const dataDir = mkdtempSync(join(tmpdir(), 'cas-demo-'));
 const env = { ...process.env, CAS_DATA_DIR: dataDir };
 for (const key of ['CAS_ENDPOINT', 'MLSDK_SERVER_BASE', 'CAS_PROFILE']) delete env[key];
 
+/** A word as a POSIX shell reads it back: bare when safe, else single-quoted. */
+function shellWord(word) {
+  return /^[\w./:=@%+,-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
+}
+
+// Printed so that each line can be pasted into a shell as is (after the export).
 function cas_(args) {
-  process.stderr.write(`\n$ cas ${args.join(' ')}\n`);
+  process.stderr.write(`\n$ cas ${args.map(shellWord).join(' ')}\n`);
   const result = spawnSync(process.execPath, [cas, ...args], { env, stdio: 'inherit' });
   if (result.status !== 0 && result.status !== 6) {
     process.stderr.write(`demo step failed with exit ${result.status}\n`);
@@ -24,7 +30,7 @@ function cas_(args) {
 const fixtures = readdirSync(join(root, 'fixtures'))
   .filter((f) => /\.(csv|jsonl)(\.gz)?$/.test(f))
   .map((f) => join(root, 'fixtures', f));
-process.stderr.write(`demo data directory: ${dataDir}\n`);
+process.stderr.write(`demo data directory: ${dataDir}\n$ export CAS_DATA_DIR=${shellWord(dataDir)}\n`);
 cas_(['import', ...fixtures]);
 // The fixtures span a fixed past window, so every chart names it instead of "the last 30 days".
 const window = ['--from', '2025-01-06', '--to', '2025-02-02', '--tz', 'UTC', '--format', 'table'];

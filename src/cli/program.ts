@@ -89,7 +89,7 @@ export function buildProgram(run: ActionRunner): Command {
     .description('give a user a new primary id; earlier ids stay in aliases')
     .requiredOption('--id <new>', 'the new id, which becomes primary')
     .requiredOption('--previous <old>', 'an id the user already has')
-    .addHelpText('after', examples(['cas alias --id alice@example.com --previous u1']))
+    .addHelpText('after', examples(['cas alias --id dana@example.com --previous u1']))
     .action((_options: Record<string, unknown>, command: Command) =>
       run('alias', command.optsWithGlobals(), []),
     );
@@ -108,7 +108,7 @@ export function buildProgram(run: ActionRunner): Command {
       examples([
         'cas serve',
         'cas serve --port 9000 --data-dir ./data --api-key K --project P --json',
-        'cas serve --intents intents.json',
+        'cas serve --intents fixtures/intents.json',
       ]) +
         '\n--api-key/--project with serve provision that key and project (idempotent).' +
         '\n--intents: a user utterance shows an intent when any of its patterns matches (case-insensitive, anywhere);' +
