@@ -30,7 +30,7 @@ const PER_COMMAND_MS = 120_000;
 const dir = tempDir('cas-readme-');
 afterAll(() => dir.cleanup());
 
-export interface Example {
+interface Example {
   /** Where it comes from, for failure messages: `README.md:42` or `cas chart --help`. */
   source: string;
   command: string;
@@ -39,7 +39,7 @@ export interface Example {
 }
 
 /** The commands of the README's ```sh blocks, continuation lines joined, comment lines dropped. */
-export function readmeCommands(text: string): Example[] {
+function readmeCommands(text: string): Example[] {
   const out: Example[] = [];
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
