@@ -46,7 +46,7 @@ async function generate(db: Database, events: number): Promise<void> {
     'beta', i % 7 = 0, 'age', 18 + i % 60), ${BASE} FROM range(${users}) t(i)`);
   await w.run(`INSERT INTO sessions SELECT '${PROJECT}', 's' || s, ${owner('s')}, NULL, ${start('s')},
     CASE WHEN s % 5 = 0 THEN NULL ELSE ${start('s')} + INTERVAL 300 SECOND END,
-    ${start('s')} + INTERVAL 270 SECOND, NULL FROM range(${sessions}) t(s)`);
+    ${start('s')} + INTERVAL 270 SECOND, NULL, NULL, NULL FROM range(${sessions}) t(s)`);
   await w.run(`INSERT INTO conversations SELECT '${PROJECT}', 's' || (i // 2) || '/' || (i % 2), 's' || (i // 2),
     ${start('i // 2')}, NULL, NULL FROM range(${sessions * 2}) t(i) WHERE i % 4 <> 3`);
   await w.run(`INSERT INTO events SELECT '${PROJECT}', 'e' || i,

@@ -86,7 +86,7 @@ export async function seedRows(tx: Queryable, project: string, data: SeedData): 
   await insert(
     tx,
     'sessions',
-    '(?1, ?2, ?3, NULL, ?4::TIMESTAMPTZ, ?5::TIMESTAMPTZ, ?6::TIMESTAMPTZ, NULL)',
+    '(?1, ?2, ?3, NULL, ?4::TIMESTAMPTZ, ?5::TIMESTAMPTZ, ?6::TIMESTAMPTZ, NULL, NULL, NULL)',
     (data.sessions ?? []).map((s) => [
       project,
       s.session_id,

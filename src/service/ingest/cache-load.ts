@@ -6,8 +6,9 @@ import { loadIdentity } from '../identity/store.js';
 import type { Queryable } from '../store/database.js';
 import { KnownIds } from './known-ids.js';
 import { ProjectCache } from './project-cache.js';
+import { reopenPlan, replayedSessions } from './reopen-plan.js';
 import { loadHistory } from './replan.js';
-import { rowsByKeys, text, texts } from './sql.js';
+import { int, rowsByKeys, text, texts } from './sql.js';
 import { type ConversationState, emptyTotals, type SessionState } from './state.js';
 import { accumulate, type CountedKind } from './totals.js';
 
@@ -29,6 +30,11 @@ export async function loadProjectCache(q: Queryable, project: string): Promise<P
     conversations: await knownFrom(q, `SELECT conversation_id FROM conversations ${where}`, project),
     ids: await knownFrom(q, `SELECT id FROM user_ids ${where}`, project),
     devices: await knownFrom(q, `SELECT device_id FROM devices ${where}`, project),
+    derivedKeys: await knownFrom(
+      q,
+      `SELECT DISTINCT derived_key FROM sessions ${where} AND derived_key IS NOT NULL`,
+      project,
+    ),
   };
   return new ProjectCache(project, known, await loadIntentRules(q, project));
 }
@@ -179,7 +185,7 @@ export async function prefetch(
   cache: ProjectCache,
   events: readonly WireEvent[],
 ): Promise<void> {
-  const sessionIds = new Set<string>();
+  const sessionIds = new Set<string>(await derivedCandidates(q, cache, events));
   const conversationIds = new Set<string>();
   for (const e of events) {
     if (e.session_id !== undefined && cache.needsSession(e.session_id)) sessionIds.add(e.session_id);
@@ -215,16 +221,39 @@ export async function prefetch(
     }
   }
   await loadIdentity(q, cache.projectId, cache.identity, { ids, devices, users });
-  await loadHistory(q, cache, reopened(cache, events));
+  const replayed = replayedSessions(reopenPlan(cache, events, [], Date.now()));
+  await loadHistory(
+    q,
+    cache,
+    replayed.filter((id) => !cache.history.has(id)),
+  );
 }
 
-/** Sessions an import ended that a new event (other than such an end) names: they will reopen. */
-function reopened(cache: ProjectCache, events: readonly WireEvent[]): string[] {
-  const ids = new Set<string>();
+/**
+ * Stored derived sessions the batch's derived events may join (reopen-plan.ts): those of the same
+ * keys within the gap of the batch's times. Only keys the project is known to have are looked up.
+ */
+async function derivedCandidates(
+  q: Queryable,
+  cache: ProjectCache,
+  events: readonly WireEvent[],
+): Promise<string[]> {
+  const keys = new Set<string>();
+  let from = Number.POSITIVE_INFINITY;
+  let to = Number.NEGATIVE_INFINITY;
   for (const e of events) {
-    if (e.session_id === undefined || (e.kind === 'end_session' && e.provisional === true)) continue;
-    const s = cache.sessions.get(e.session_id);
-    if (s && s.endedAt !== null && s.provisionalEnd !== null && !cache.history.has(s.id)) ids.add(s.id);
+    if (!('session_key' in e) || e.session_key === undefined || e.session_gap_ms === undefined) continue;
+    if (e.timestamp === undefined || !cache.known.derivedKeys.has(e.session_key)) continue;
+    const ts = Date.parse(e.timestamp);
+    keys.add(e.session_key);
+    from = Math.min(from, ts - e.session_gap_ms);
+    to = Math.max(to, ts + e.session_gap_ms);
   }
-  return [...ids];
+  if (keys.size === 0) return [];
+  const found = await rowsByKeys<{ session_id: string }>(q, [...keys], (chunk) => ({
+    sql: `SELECT session_id FROM sessions WHERE project_id = $1 AND derived_key IN (SELECT unnest($2))
+            AND started_at <= make_timestamptz($4 * 1000) AND last_event_at >= make_timestamptz($3 * 1000)`,
+    params: [text(cache.projectId), texts(chunk), int(Math.floor(from)), int(Math.ceil(to))],
+  }));
+  return found.map((r) => r.session_id).filter((id) => !cache.sessions.has(id));
 }

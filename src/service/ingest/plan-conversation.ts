@@ -10,15 +10,15 @@ type ConversationEvent = WireEventOf<
   'turn' | 'usage' | 'function' | 'custom' | 'start_conversation' | 'end_conversation'
 >;
 
-/** `<session_id>/1`, `/2`, ...: the first number no conversation of this session (or any known one) has. */
+/**
+ * `<session_id>/1`, `/2`, ...: the first number no conversation of this session has. The session's
+ * list holds every conversation it has (stored ones are loaded with it), so the name depends only on
+ * the session's history, never on what a failed transaction or a reopened session left in memory.
+ */
 function defaultConversationId(p: Planner, s: SessionState): string {
   for (let n = 1; ; n++) {
     const id = `${s.id}/${n}`;
-    // A conversation of a reopened session was deleted with it: its id is free again (absent).
-    const stored = p.cache.known.conversations.has(id) && !p.cache.absent.conversations.has(id);
-    if (!s.conversations.includes(id) && !p.cache.conversations.has(id) && !stored) {
-      return id;
-    }
+    if (!s.conversations.includes(id) && !p.cache.conversations.has(id)) return id;
   }
 }
 

@@ -8,6 +8,8 @@ interface SessionRef {
   session_id: string;
   user_id?: string | undefined;
   device_id?: string | undefined;
+  /** Import extension: the key of a derived session (it may later join others of that key). */
+  session_key?: string | undefined;
 }
 
 /**
@@ -55,7 +57,12 @@ export function sessionFor(
     }
     userId = identify(p.maps, p.ch, { id: e.user_id, device_id: e.device_id }, x.ts);
   }
-  return openSession(p, e.session_id, userId, e.device_id ?? null, x, options.explicitStart === true);
+  const s = openSession(p, e.session_id, userId, e.device_id ?? null, x, options.explicitStart === true);
+  if (e.session_key !== undefined) {
+    s.derivedKey = e.session_key;
+    p.cache.known.derivedKeys.add(e.session_key);
+  }
+  return s;
 }
 
 /**

@@ -12,7 +12,14 @@ function freshCache(): ProjectCache {
   const known = () => new KnownIds();
   return new ProjectCache(
     'p',
-    { events: known(), sessions: known(), conversations: known(), ids: known(), devices: known() },
+    {
+      events: known(),
+      sessions: known(),
+      conversations: known(),
+      ids: known(),
+      devices: known(),
+      derivedKeys: known(),
+    },
     [],
   );
 }

@@ -5,9 +5,11 @@ import { seenAt } from '../identity/rules.js';
 import { planConversationEvent } from './plan-conversation.js';
 import { planSessionEvent } from './plan-session.js';
 import type { ProjectCache } from './project-cache.js';
+import { reopenPlan } from './reopen-plan.js';
 import { replanSession } from './replan.js';
 import { type EventRow, newEventId } from './rows.js';
 import { type ConversationState, type SessionState, touchTime } from './state.js';
+import type { Wiped } from './write-batch.js';
 
 export type ConflictCode = 'conflict' | 'session_ended' | 'conversation_closed';
 
@@ -43,7 +45,7 @@ export class Planner {
   readonly invalid: Issue[] = [];
   readonly conflicts: Array<Issue & { code: ConflictCode }> = [];
   /** Sessions whose stored rows this request deletes before writing (reopened: see replan.ts). */
-  readonly wiped: Array<{ id: string; from: number; to: number }> = [];
+  readonly wiped: Wiped[] = [];
   accepted = 0;
   duplicates = 0;
   private owner = 0;
@@ -63,7 +65,7 @@ export class Planner {
   }
 
   plan(events: readonly WireEvent[], duplicate: readonly boolean[]): void {
-    const reopening = this.reopening(events, duplicate);
+    const { replays, reroute } = reopenPlan(this.cache, events, duplicate, this.receivedAt);
     const planned = new Set<number>();
     events.forEach((e, index) => {
       if (duplicate[index]) {
@@ -71,23 +73,21 @@ export class Planner {
         return;
       }
       if (planned.has(index)) return;
-      const reopen = reopening.get(index);
-      if (reopen) {
-        if (this.earlier.has(reopen.session))
+      const replay = replays.get(index);
+      if (replay) {
+        const touched = replay.sessions.find((id) => this.earlier.has(id));
+        if (touched !== undefined)
           throw new Error(
-            `session "${reopen.session}" is reopened after an earlier request of this group touched it`,
+            `session "${touched}" is reopened after an earlier request of this group touched it`,
           );
-        for (const i of reopen.indices) planned.add(i);
-        replanSession(
-          this,
-          reopen.session,
-          reopen.indices.map((i) => events[i]!),
-          reopen.indices,
-        );
+        for (const i of replay.indices) planned.add(i);
+        replanSession(this, replay, events);
         return;
       }
       const ts = e.timestamp === undefined ? this.receivedAt : Date.parse(e.timestamp);
-      this.planOne(e, { index, ts, eventId: e.event_id ?? newEventId(this.receivedAt) });
+      const target = reroute.get(index);
+      const event = target === undefined ? e : ({ ...e, session_id: target } as WireEvent);
+      this.planOne(event, { index, ts, eventId: e.event_id ?? newEventId(this.receivedAt) });
     });
   }
 
@@ -107,37 +107,10 @@ export class Planner {
     this.duplicate = true;
   }
 
-  /**
-   * Sessions this request reopens: ended by an import (provisional), named by a new event other than
-   * such an end. Keyed by the first such event's index, with every event of that session in the request.
-   */
-  private reopening(
-    events: readonly WireEvent[],
-    duplicate: readonly boolean[],
-  ): Map<number, { session: string; indices: number[] }> {
-    const bySession = new Map<string, number[]>();
-    events.forEach((e, i) => {
-      if (duplicate[i] || e.session_id === undefined) return;
-      const list = bySession.get(e.session_id);
-      if (list) list.push(i);
-      else bySession.set(e.session_id, [i]);
-    });
-    const out = new Map<number, { session: string; indices: number[] }>();
-    for (const [session, indices] of bySession) {
-      const s = this.cache.sessions.get(session);
-      if (!s || s.endedAt === null || s.provisionalEnd === null) continue;
-      const news = indices.some((i) => {
-        const e = events[i]!;
-        return !(e.kind === 'end_session' && e.provisional === true);
-      });
-      if (news) out.set(indices[0]!, { session, indices });
-    }
-    return out;
-  }
-
   /** Deletes a reopened session's stored rows (identity rows aside) when this request is written. */
-  wipe(s: SessionState): void {
-    this.wiped.push({ id: s.id, from: s.startedAt, to: Math.max(s.lastEventAt, s.endedAt ?? s.lastEventAt) });
+  wipe(s: SessionState, into: string): void {
+    const to = Math.max(s.lastEventAt, s.endedAt ?? s.lastEventAt);
+    this.wiped.push({ id: s.id, into, from: s.startedAt, to });
     for (const id of s.conversations) {
       this.cache.conversations.delete(id);
       this.cache.absent.conversations.add(id);

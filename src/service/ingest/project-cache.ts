@@ -11,6 +11,8 @@ export interface KnownSets {
   conversations: KnownIds;
   ids: KnownIds;
   devices: KnownIds;
+  /** Keys of derived sessions (the import extension's session_key) the project has. */
+  derivedKeys: KnownIds;
 }
 
 /** A session or conversation looked up before prefetch loaded it: a bug upstream, never a "new" one. */

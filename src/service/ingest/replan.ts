@@ -6,6 +6,7 @@ import { planConversationEvent } from './plan-conversation.js';
 import { openSession, planSessionEvent } from './plan-session.js';
 import type { EventCtx, Planner } from './planner.js';
 import type { ProjectCache } from './project-cache.js';
+import type { Replay } from './reopen-plan.js';
 import { rowsByKeys, text, texts } from './sql.js';
 import { mergeProps } from './state.js';
 
@@ -39,8 +40,12 @@ export async function loadHistory(q: Queryable, cache: ProjectCache, ids: readon
   }
 }
 
-/** A stored row as the wire event that made it (validated again, as any event). */
-function wireOf(row: StoredRow, sessionId: string): WireEvent | string {
+/**
+ * A stored row as the wire event that made it (validated again, as any event), in session
+ * `sessionId`. A default conversation of its old session (`<old>/<n>`) loses its name: the merged
+ * session numbers its default conversations afresh, as one run would.
+ */
+function wireOf(row: StoredRow, sessionId: string, from: string): WireEvent | string {
   const properties = row.properties === null ? undefined : (JSON.parse(row.properties) as unknown);
   const raw: Record<string, unknown> = {
     type: row.type,
@@ -50,7 +55,9 @@ function wireOf(row: StoredRow, sessionId: string): WireEvent | string {
   };
   if (row.type === 'track') {
     raw.event = row.event;
-    if (row.conversation_id !== null) raw.conversation_id = row.conversation_id;
+    const defaulted =
+      row.conversation_id?.startsWith(`${from}/`) && /^\d+$/.test(row.conversation_id.slice(from.length + 1));
+    if (row.conversation_id !== null && !defaulted) raw.conversation_id = row.conversation_id;
     if (properties !== undefined) raw.properties = properties;
   } else if (properties !== undefined) raw.attributes = properties;
   if (row.type === 'start_session') {
@@ -82,38 +89,41 @@ const byTimeRankId = (a: Replayed, b: Replayed): number =>
   (a.event.event_id ?? '').localeCompare(b.event.event_id ?? '');
 
 /**
- * Reopens a session whose end an import added, with new history for it: every row of the session
- * (identity rows aside) is deleted and its stored caller events are planned again together with the
- * request's, in time order, exactly as one run over all of them would plan them. Summaries, starts
- * and ends are made again under the same ids. A stored event that conflicts with the new history
- * refuses the request (nothing is lost: the deletion is only written if the request is accepted).
+ * Reopens stored sessions with new history (reopen-plan.ts says when): every row of them (identity
+ * rows aside) is deleted and their stored caller events are planned again, as one session named
+ * `target`, together with the request's, in time order, exactly as one run over all of them would
+ * plan them. Starts, ends and summaries are made again under the same ids. A stored event that
+ * conflicts with the new history refuses the request (nothing is lost: the deletion is only written
+ * if the request is accepted).
  */
-export function replanSession(
-  p: Planner,
-  sessionId: string,
-  events: readonly WireEvent[],
-  indices: readonly number[],
-): void {
-  const s = p.cache.sessions.get(sessionId);
-  const history = p.cache.history.get(sessionId);
+export function replanSession(p: Planner, replay: Replay, events: readonly WireEvent[]): void {
+  const { target, indices } = replay;
   const at = indices[0]!;
-  if (!s || !history) throw new Error(`session "${sessionId}" was reopened before its history was loaded`);
+  const sessions = replay.sessions.map((id) => {
+    const s = p.cache.sessions.get(id);
+    const history = p.cache.history.get(id);
+    if (!s || !history) throw new Error(`session "${id}" was reopened before its history was loaded`);
+    return { s, history };
+  });
   const merged: Replayed[] = [];
-  for (const row of history) {
-    const event = wireOf(row, sessionId);
-    if (typeof event === 'string') {
-      p.conflict(at, 'session_id', `${event}; session "${sessionId}" cannot take new history`);
-      return;
+  for (const { s, history } of sessions) {
+    for (const row of history) {
+      const event = wireOf(row, target, s.id);
+      if (typeof event === 'string') {
+        p.conflict(at, 'session_id', `${event}; session "${s.id}" cannot take new history`);
+        return;
+      }
+      merged.push({ event, ts: row.ts, index: undefined });
     }
-    merged.push({ event, ts: row.ts, index: undefined });
   }
-  indices.forEach((index, i) => {
-    const event = events[i]!;
+  for (const index of indices) {
+    const event = { ...events[index]!, session_id: target } as WireEvent;
     const ts = event.timestamp === undefined ? p.receivedAt : Date.parse(event.timestamp);
     merged.push({ event, ts, index });
-  });
+  }
   merged.sort(byTimeRankId);
-  p.wipe(s);
+  for (const { s } of sessions) p.wipe(s, target);
+  const owner = sessions[0]!.s;
   const first = merged[0]!;
   const ctx = (r: Replayed): EventCtx => ({
     index: r.index ?? at,
@@ -121,8 +131,8 @@ export function replanSession(
     eventId: r.event.event_id ?? '',
   });
   const explicit = first.event.kind === 'start_session';
-  const reopened = openSession(p, sessionId, s.userId, s.deviceId, ctx(first), explicit);
-  reopened.derivedKey = s.derivedKey;
+  const reopened = openSession(p, target, owner.userId, owner.deviceId, ctx(first), explicit);
+  reopened.derivedKey = replay.key;
   for (const r of merged) {
     const x = ctx(r);
     if (r === first && r.event.kind === 'start_session') {
@@ -135,7 +145,7 @@ export function replanSession(
         type: 'start_session',
         ts: x.ts,
         userId: p.userOf(reopened),
-        sessionId,
+        sessionId: target,
         conversationId: null,
         properties: r.event.attributes ?? null,
         originEventId: null,

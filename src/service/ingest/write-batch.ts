@@ -187,6 +187,8 @@ async function writeConversations(
 /** A reopened session's stored rows (identity rows aside), deleted before its replay is written. */
 export interface Wiped {
   id: string;
+  /** The session its identity rows (kept) now belong to: itself, or the one it was merged into. */
+  into: string;
   /** The session's time span (epoch ms): bounds the scan of events, as zone maps allow. */
   from: number;
   to: number;
@@ -207,6 +209,14 @@ async function deleteSessions(q: Queryable, project: string, wiped: readonly Wip
       int(Math.max(...wiped.map((w) => w.to))),
     ],
   );
+  const moved = wiped.filter((w) => w.into !== w.id);
+  if (moved.length > 0)
+    await exec(
+      q,
+      `UPDATE events SET session_id = $3[list_position($2, session_id)]
+        WHERE project_id = $1 AND session_id IN (SELECT unnest($2))`,
+      [text(project), texts(moved.map((w) => w.id)), texts(moved.map((w) => w.into))],
+    );
   for (const table of ['conversations', 'sessions'])
     await exec(q, `DELETE FROM ${table} WHERE project_id = $1 AND session_id IN (SELECT unnest($2))`, [
       text(project),

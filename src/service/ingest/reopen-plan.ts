@@ -1,0 +1,149 @@
+import { derivedSessionId } from '../../shared/derived-session.js';
+import type { WireEvent } from '../../shared/event-bodies.js';
+import type { ProjectCache } from './project-cache.js';
+import type { SessionState } from './state.js';
+
+/** Sessions replayed as one (target) with some of the request's events (replan.ts). */
+export interface Replay {
+  target: string;
+  /** The derived-session key of the target, if it is a derived session. */
+  key: string | null;
+  /** Stored sessions whose rows are replayed (and deleted), in any order. */
+  sessions: string[];
+  /** The request's events that join them, by index. */
+  indices: number[];
+}
+
+export interface ReopenPlan {
+  /** Keyed by the first index of each replay's events. */
+  replays: Map<number, Replay>;
+  /** Events that belong to another stored session than the one they name (a derived session joined). */
+  reroute: Map<number, string>;
+}
+
+const isProvisionalEnd = (e: WireEvent): boolean => e.kind === 'end_session' && e.provisional === true;
+const timeOf = (e: WireEvent, receivedAt: number): number =>
+  e.timestamp === undefined ? receivedAt : Date.parse(e.timestamp);
+
+/**
+ * A session must be replayed with new history (decisions §4, our import extension) when its end was
+ * added by an import (provisional) and anything but such an end arrives, or when an event older
+ * than a final end arrives (late history: it belongs before the end, as one run would place it).
+ */
+function needsReplay(s: SessionState, e: WireEvent, ts: number): boolean {
+  if (s.endedAt === null || isProvisionalEnd(e)) return false;
+  if (s.provisionalEnd !== null) return true;
+  return ts < s.endedAt && e.kind !== 'end_session';
+}
+
+function find(parent: Map<string, string>, x: string): string {
+  let root = x;
+  while (parent.get(root) !== root) root = parent.get(root) ?? root;
+  parent.set(x, root);
+  return root;
+}
+
+/**
+ * Derived sessions of one key (decisions §4 extension): the request's events join every stored
+ * session of that key they fall within the gap of (a final end closes a session to later events);
+ * events the importer put in one session stay together. A group with stored sessions becomes one
+ * session named by `derivedSessionId(key, earliest start)`: the same name one run would give.
+ */
+function planKey(
+  cache: ProjectCache,
+  key: string,
+  points: Array<{ index: number; ts: number; gap: number; session: string; end: boolean }>,
+  plan: ReopenPlan,
+): void {
+  const stored = [...cache.sessions.values()].filter((s) => s.derivedKey === key);
+  const parent = new Map<string, string>();
+  const node = (id: string) => {
+    if (!parent.has(id)) parent.set(id, id);
+    return id;
+  };
+  const union = (a: string, b: string) => parent.set(find(parent, node(a)), find(parent, node(b)));
+  for (const s of stored) node(s.id);
+  for (const p of points) {
+    node(p.session);
+    for (const s of stored) {
+      const closedBefore = s.endedAt !== null && s.provisionalEnd === null && p.ts > s.endedAt;
+      if (!closedBefore && p.ts >= s.startedAt - p.gap && p.ts <= s.lastEventAt + p.gap)
+        union(p.session, s.id);
+    }
+  }
+  const groups = new Map<string, { sessions: SessionState[]; points: typeof points }>();
+  const group = (id: string) => {
+    const root = find(parent, id);
+    const found = groups.get(root);
+    if (found) return found;
+    const g = { sessions: [] as SessionState[], points: [] as typeof points };
+    groups.set(root, g);
+    return g;
+  };
+  for (const s of stored) group(s.id).sessions.push(s);
+  for (const p of points) group(p.session).points.push(p);
+  for (const { sessions, points: pts } of groups.values()) {
+    if (sessions.length === 0 || pts.length === 0) continue;
+    const start = Math.min(...sessions.map((s) => s.startedAt), ...pts.map((p) => p.ts));
+    const target = derivedSessionId(key, start);
+    const only = sessions.length === 1 ? sessions[0]! : undefined;
+    const onlyEnds = pts.every((p) => p.end);
+    if (onlyEnds && (!only || only.endedAt !== null)) {
+      // An import's end for a session already ended (or merged away): the planner finds nothing to end.
+      if (only) for (const p of pts) plan.reroute.set(p.index, only.id);
+      continue;
+    }
+    const late = only !== undefined && only.endedAt !== null && pts.some((p) => !p.end);
+    if (only && only.id === target && !late) {
+      for (const p of pts) if (p.session !== target) plan.reroute.set(p.index, target);
+      continue;
+    }
+    const indices = pts.map((p) => p.index).sort((a, b) => a - b);
+    plan.replays.set(indices[0]!, { target, key, sessions: sessions.map((s) => s.id), indices });
+  }
+}
+
+/**
+ * Which of the request's events reopen (replay) stored sessions, and which join a stored session
+ * under another name. Pure over the cache as prefetch left it, so prefetch (to load the histories)
+ * and the planner agree.
+ */
+export function reopenPlan(
+  cache: ProjectCache,
+  events: readonly WireEvent[],
+  duplicate: readonly boolean[],
+  receivedAt: number,
+): ReopenPlan {
+  const plan: ReopenPlan = { replays: new Map(), reroute: new Map() };
+  const bySession = new Map<string, number[]>();
+  const byKey = new Map<
+    string,
+    Array<{ index: number; ts: number; gap: number; session: string; end: boolean }>
+  >();
+  events.forEach((e, index) => {
+    if (duplicate[index] || e.session_id === undefined) return;
+    const key = 'session_key' in e ? e.session_key : undefined;
+    const gap = 'session_gap_ms' in e ? e.session_gap_ms : undefined;
+    if (key !== undefined && gap !== undefined && e.timestamp !== undefined) {
+      const points = byKey.get(key) ?? [];
+      points.push({ index, ts: timeOf(e, receivedAt), gap, session: e.session_id, end: isProvisionalEnd(e) });
+      byKey.set(key, points);
+      return;
+    }
+    const list = bySession.get(e.session_id);
+    if (list) list.push(index);
+    else bySession.set(e.session_id, [index]);
+  });
+  for (const [session, indices] of bySession) {
+    const s = cache.sessions.get(session);
+    if (!s || !indices.some((i) => needsReplay(s, events[i]!, timeOf(events[i]!, receivedAt)))) continue;
+    plan.replays.set(indices[0]!, { target: session, key: s.derivedKey, sessions: [session], indices });
+  }
+  for (const [key, points] of byKey) planKey(cache, key, points, plan);
+  return plan;
+}
+
+/** Every stored session a plan replays (prefetch loads their histories). */
+export function replayedSessions(plan: ReopenPlan): string[] {
+  return [...new Set([...plan.replays.values()].flatMap((r) => r.sessions))];
+}
