@@ -1,7 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CAS_BIN, cleanEnv, runCli, startServe, stopChild } from './helpers/cli.js';
+import { spawnTracked } from './helpers/processes.js';
 import { tempDir } from './helpers/temp.js';
 
 /**
@@ -146,7 +147,7 @@ describe('limits set on cas serve (issue 15, item 10)', () => {
 /** Runs `cas serve` expecting it to exit on its own; killed (and failed) if it is still up after `ms`. */
 function serveExit(args: string[], ms = 20_000): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const proc = spawn(process.execPath, [CAS_BIN, 'serve', ...args], {
+    const proc = spawnTracked(process.execPath, [CAS_BIN, 'serve', ...args], {
       env: cleanEnv(),
       stdio: ['ignore', 'ignore', 'pipe'],
     });
