@@ -1,9 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CAS_BIN, cleanEnv } from './helpers/cli.js';
+import { spawnTracked } from './helpers/processes.js';
 import { tempDir } from './helpers/temp.js';
 
 /**
@@ -86,7 +87,7 @@ interface Outcome {
 
 /** Runs the real CLI without a terminal, sends `point.signal` at `point`, and waits for the end. */
 async function interrupt(args: string[], dataDir: string, point: Point): Promise<Outcome> {
-  const child = spawn(process.execPath, [CAS_BIN, ...args, '--data-dir', dataDir], {
+  const child = spawnTracked(process.execPath, [CAS_BIN, ...args, '--data-dir', dataDir], {
     env: cleanEnv(),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
