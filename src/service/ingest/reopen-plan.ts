@@ -21,17 +21,41 @@ export interface ReopenPlan {
   reroute: Map<number, string>;
 }
 
+const CONVERSATION_KINDS: ReadonlySet<string> = new Set([
+  'turn',
+  'usage',
+  'function',
+  'start_conversation',
+  'end_conversation',
+]);
+
 const isProvisionalEnd = (e: WireEvent): boolean => e.kind === 'end_session' && e.provisional === true;
 const timeOf = (e: WireEvent, receivedAt: number): number =>
   e.timestamp === undefined ? receivedAt : Date.parse(e.timestamp);
 
 /**
- * A session must be replayed with new history (decisions §4, our import extension) when its end was
- * added by an import (provisional) and anything but such an end arrives, or when an event older
- * than a final end arrives (late history: it belongs before the end, as one run would place it).
+ * An event older than what it joins: the session's start, or the start (or a final end) of the
+ * conversation it names or would join. Planned in place it would leave the starts where they were;
+ * one run over all the events would have started them with it.
  */
-function needsReplay(s: SessionState, e: WireEvent, ts: number): boolean {
-  if (s.endedAt === null || isProvisionalEnd(e)) return false;
+function beforeItsPlace(cache: ProjectCache, s: SessionState, e: WireEvent, ts: number): boolean {
+  if (ts < s.startedAt) return true;
+  if (!CONVERSATION_KINDS.has(e.kind) || !('session_id' in e)) return false;
+  const named = 'conversation_id' in e ? e.conversation_id : undefined;
+  const id = named ?? (s.open.length === 1 ? s.open[0] : undefined);
+  const c = id === undefined ? undefined : cache.conversations.get(id);
+  return c !== undefined && (ts < c.startedAt || (c.endedAt !== null && ts < c.endedAt));
+}
+
+/**
+ * A session must be replayed with new history (decisions §4, our import extension) when its end was
+ * added by an import (provisional) and anything but such an end arrives, when an event older than
+ * a final end arrives (late history: it belongs before the end, as one run would place it), or when
+ * an event older than the start of what it joins arrives.
+ */
+function needsReplay(cache: ProjectCache, s: SessionState, e: WireEvent, ts: number): boolean {
+  if (isProvisionalEnd(e)) return false;
+  if (s.endedAt === null) return beforeItsPlace(cache, s, e, ts);
   if (s.provisionalEnd !== null) return true;
   return ts < s.endedAt && e.kind !== 'end_session';
 }
@@ -51,6 +75,7 @@ function find(parent: Map<string, string>, x: string): string {
  */
 function planKey(
   cache: ProjectCache,
+  events: readonly WireEvent[],
   key: string,
   points: Array<{ index: number; ts: number; gap: number; session: string; end: boolean }>,
   plan: ReopenPlan,
@@ -93,7 +118,11 @@ function planKey(
       if (only) for (const p of pts) plan.reroute.set(p.index, only.id);
       continue;
     }
-    const late = only !== undefined && only.endedAt !== null && pts.some((p) => !p.end);
+    const late =
+      only !== undefined &&
+      pts.some(
+        (p) => !p.end && (only.endedAt !== null || beforeItsPlace(cache, only, events[p.index]!, p.ts)),
+      );
     if (only && only.id === target && !late) {
       for (const p of pts) if (p.session !== target) plan.reroute.set(p.index, target);
       continue;
@@ -136,10 +165,11 @@ export function reopenPlan(
   });
   for (const [session, indices] of bySession) {
     const s = cache.sessions.get(session);
-    if (!s || !indices.some((i) => needsReplay(s, events[i]!, timeOf(events[i]!, receivedAt)))) continue;
+    if (!s || !indices.some((i) => needsReplay(cache, s, events[i]!, timeOf(events[i]!, receivedAt))))
+      continue;
     plan.replays.set(indices[0]!, { target: session, key: s.derivedKey, sessions: [session], indices });
   }
-  for (const [key, points] of byKey) planKey(cache, key, points, plan);
+  for (const [key, points] of byKey) planKey(cache, events, key, points, plan);
   return plan;
 }
 

@@ -121,6 +121,10 @@ export function replanSession(p: Planner, replay: Replay, events: readonly WireE
     const ts = event.timestamp === undefined ? p.receivedAt : Date.parse(event.timestamp);
     merged.push({ event, ts, index });
   }
+  // An end the import added closes the session after its last event, wherever its own time falls.
+  const last = Math.max(...merged.map((r) => r.ts));
+  for (const r of merged)
+    if (r.event.kind === 'end_session' && r.event.provisional === true) r.ts = Math.max(r.ts, last);
   merged.sort(byTimeRankId);
   for (const { s } of sessions) p.wipe(s, target);
   const owner = sessions[0]!.s;
