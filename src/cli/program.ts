@@ -160,6 +160,7 @@ export function buildProgram(run: ActionRunner): Command {
     .option('--dry-run', 'validate and map everything, send nothing (--json: the wire events as JSONL)')
     .option('--reject-file <path>', 'write each rejected record as JSONL: the record, file, line and reason')
     .option('--max-errors <n>', 'stop after this many rejected records', '100')
+    .option('--keep-duplicates', 'keep exact duplicate records as separate events (default: import them once)')
     .addHelpText(
       'after',
       examples([
@@ -178,22 +179,34 @@ properties (traits for identify); prop.<name> / trait.<name> force the target. T
 epoch seconds or milliseconds; naive times are read in --tz. A record without a timestamp is sent
 without one (the service stamps it on arrival).
 
-Sessions: records without session_id are grouped per user (else device) into sessions that end after
---session-gap of inactivity; records without conversation_id share one conversation per session.
-end_conversation / end_session are added at each one's last record, unless the data ends it.
+Order does not matter: the whole input is read and sorted (spilling to <data dir>/imports/ when
+large) before anything is sent, so any order of rows and files gives the same events. Users and
+aliases (identify/alias records without a session) are sent first, then each session in time order.
 
-Unsorted input: it works, at a cost. A session is closed once the newest timestamp read passes its
-last record by --session-gap (that is what keeps memory bounded by open sessions, not file size).
-A record that arrives later than that for the same user starts a new session with its own timestamp,
-so one real session can become two; a record older than its user's open session by more than the
-gap gets a session of its own. With explicit session ids, a record for a session already ended is
-refused by the service (reported, exit 6). Sort by time first, raise --session-gap, or use --no-end.
-Records without timestamps end their session after 10,000 records without one of its own.
+Sessions: records naming a session_id belong to it. Records without one are grouped per user (else
+device) into sessions that end after --session-gap of inactivity (or at an end_session record), each
+named from its user and start time. Records without conversation_id share the session's conversation.
+The import ends each session at its last record unless the data ends it (--no-end: never).
+
+Runs that continue each other: the ends the import adds are provisional on our service. A later run
+with more history of a session (a daily export cut mid-session, an overlapping window, an earlier
+file imported last) reopens it, and its next end replaces the previous one and its summary, under the
+same ids. Derived sessions join the stored sessions of the same user within the gap, merging those a
+new record bridges, so the stored result is the one a single run over all records gives. Ends stated
+in the data are final: a record after such an end is refused (409); one before it is placed before
+it. A service without these extensions (the hosted one) gets final ends: import each session in one
+run there. A session end row naming only a session no run has created yet (no user or device in it)
+is refused: import its file again after the others.
+
+Duplicates: a record identical to another (same session or user, time and content) is imported once
+and counted under duplicates; --keep-duplicates keeps each copy.
 
 Exactly once: every event gets an id derived from its content, and the service stores an id once.
 A checkpoint in <data dir>/imports/ records how far the service has acknowledged; after Ctrl-C,
 kill -9 or a crash, the same command resumes there (anything re-sent is a harmless duplicate).
-Exit 6 when any record was rejected; bad records are reported as file:line: reason.
+Exit 6 when any record was rejected, or the run stopped at --max-errors (then nothing more is sent,
+and the summary says how many records were not read or not sent); bad records are reported as
+file:line: reason. Ctrl-C or SIGTERM: the checkpoint is saved, exit 130.
 `,
     )
     .action((files: string[], _options: Record<string, unknown>, command: Command) =>

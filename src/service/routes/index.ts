@@ -14,10 +14,10 @@ export interface RouteDeps {
   version: string;
   ingestor: Ingestor;
   limits: Limits;
-  /** `cas serve`'s server.json secret, proved on /healthz. */
-  serverSecret?: string | undefined;
   /** Reader pool, query time and response-size budgets; READ_LIMITS when absent. */
   reads?: ReadLimits | undefined;
+  /** `cas serve`'s server.json secret, proved on /healthz. */
+  serverSecret?: string | undefined;
 }
 
 /** Every route of the service; each concern contributes its own list. */

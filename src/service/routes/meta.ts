@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { healthSchema } from '../../shared/health.js';
+import { healthSchema, SERVICE_FEATURES } from '../../shared/health.js';
 import { buildOpenApi } from '../http/openapi.js';
 import { type RouteSpec, route } from '../http/route.js';
 import { isToken, serverProof } from '../server-identity.js';
@@ -38,6 +38,7 @@ export function metaRoutes(version: string, routes: () => ReadonlyArray<RouteSpe
       handler: async ({ query }) => ({
         status: 'ok' as const,
         version,
+        features: [...SERVICE_FEATURES],
         ...(serverSecret !== undefined && query.challenge !== undefined
           ? { proof: serverProof(serverSecret, query.challenge) }
           : {}),
