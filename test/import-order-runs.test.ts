@@ -1,0 +1,317 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CAS_BIN, cleanEnv } from './helpers/cli.js';
+import { describeDifference, fingerprint, queryDataDir } from './helpers/fingerprint.js';
+import {
+  byTime,
+  CRASH,
+  importRun,
+  type JsonRecord,
+  prng,
+  shuffle,
+  summaryOf,
+  writeCsv,
+} from './helpers/import-runs.js';
+import { spawnTracked } from './helpers/processes.js';
+import { tempDir } from './helpers/temp.js';
+
+/**
+ * Issue 14's cases about runs: exports that continue or overlap earlier ones, an edited row, an end
+ * row before its session's turns in the file, runs that stop (--max-errors, SIGINT). Each against the
+ * real CLI and its embedded service, compared with one run over all the records where that applies.
+ */
+const dir = tempDir('cas-import-runs-');
+afterAll(() => (process.env.CAS_TEST_KEEP ? undefined : dir.cleanup()));
+
+const DAY = 86_400_000;
+const T0 = Date.UTC(2025, 4, 5);
+const HEADER = [
+  'kind',
+  'timestamp',
+  'session_id',
+  'user_id',
+  'user',
+  'assistant',
+  'model',
+  'prompt_tokens',
+  'completion_tokens',
+];
+
+/**
+ * 48 sessions over four days, a turn every 20 minutes for 2-4 hours, starting across each evening so
+ * that most of them straddle a midnight (a daily export's cut). A user's sessions are a day apart.
+ */
+function days(withIds: boolean): JsonRecord[] {
+  const rand = prng(5);
+  const out: JsonRecord[] = [];
+  for (let s = 0; s < 48; s++) {
+    const day = s % 4;
+    let t = T0 + day * DAY + 20 * 3_600_000 + Math.floor(rand() * 5 * 3_600_000);
+    const n = 6 + Math.floor(rand() * 7);
+    for (let k = 0; k < n; k++) {
+      out.push({
+        kind: 'turn',
+        timestamp: new Date(t).toISOString(),
+        ...(withIds ? { session_id: `day-${s}` } : {}),
+        user_id: `user-${Math.floor(s / 4)}`,
+        user: `question ${s}.${k}`,
+        assistant: `answer ${s}.${k}`,
+        model: 'gpt-4o-mini',
+        prompt_tokens: 100 + k,
+        completion_tokens: 40 + s,
+      });
+      t += 20 * 60_000 + Math.floor(rand() * 1000);
+    }
+  }
+  return out;
+}
+
+const onDay = (rows: JsonRecord[], ...ds: number[]) =>
+  rows.filter((r) => ds.includes(Math.floor((Date.parse(String(r.timestamp)) - T0) / DAY)));
+
+async function expectSame(truthDir: string, dataDir: string, what: string): Promise<void> {
+  const [truth, state] = [await fingerprint(truthDir), await fingerprint(dataDir)];
+  if (JSON.stringify(truth) !== JSON.stringify(state))
+    expect.fail(`${what}: differs from one run over the same records\n${describeDifference(truth, state)}`);
+}
+
+/**
+ * Daily exports (day 0, 1, 2, each cut at midnight in the middle of sessions) imported day by day,
+ * then a re-export of days 1-4 (overlapping the earlier ones, with the rest): after each step the
+ * store equals one run over every record so far, and no run refuses anything.
+ */
+async function dailyExports(withIds: boolean, label: string): Promise<void> {
+  const rows = days(withIds);
+  const header = withIds ? HEADER : HEADER.filter((h) => h !== 'session_id');
+  const file = (name: string, records: JsonRecord[]) =>
+    writeCsv(join(dir.path, `${label}-${name}.csv`), shuffle(records, prng(records.length)), header);
+  const B = join(dir.path, `${label}-daily`);
+  for (const day of [0, 1, 2]) {
+    const run = await importRun([file(`day${day}`, onDay(rows, day))], B);
+    expect(run.code, `day ${day}: ${run.stderr.slice(0, 1500)}`).toBe(0);
+    expect(summaryOf(run), `day ${day}`).toMatchObject({ rejected: 0 });
+  }
+  const upTo2 = join(dir.path, `${label}-one-run-0-2`);
+  expect((await importRun([file('days0-2', onDay(rows, 0, 1, 2))], upTo2)).code).toBe(0);
+  await expectSame(upTo2, B, 'days 0, 1 and 2 imported one by one');
+
+  const reexport = await importRun([file('days1-4', onDay(rows, 1, 2, 3, 4))], B);
+  expect(reexport.code, reexport.stderr.slice(0, 1500)).toBe(0);
+  expect(summaryOf(reexport)).toMatchObject({ rejected: 0 });
+  const all = join(dir.path, `${label}-one-run-0-3`);
+  expect((await importRun([file('days0-3', rows)], all)).code).toBe(0);
+  await expectSame(all, B, 'then a re-export of days 1-4');
+  expect((await fingerprint(B)).counts['Conversation Turn']).toBe(rows.length);
+  // No end the import added was refused on the way.
+  expect(summaryOf(reexport)).toMatchObject({ ends_refused: 0 });
+}
+
+describe('runs that continue or overlap earlier runs (issue 14)', () => {
+  it('daily exports cut mid-session, then an overlapping re-export: explicit session ids', {
+    timeout: 120_000,
+  }, async () => {
+    await dailyExports(true, 'ids');
+  });
+
+  it('daily exports cut mid-session, then an overlapping re-export: derived sessions', {
+    timeout: 120_000,
+  }, async () => {
+    await dailyExports(false, 'derived');
+  });
+
+  it('editing the first row of a derived session stores only that row again', {
+    timeout: 60_000,
+  }, async () => {
+    const rows = byTime(onDay(days(false), 0, 1));
+    const header = HEADER.filter((h) => h !== 'session_id');
+    const data = join(dir.path, 'edit');
+    const first = await importRun([writeCsv(join(dir.path, 'edit-1.csv'), rows, header)], data);
+    expect(first.code, first.stderr).toBe(0);
+    const before = await fingerprint(data);
+    const target = rows.findIndex((r) => r.user_id === 'user-3');
+    const edited = rows.map((r, i) => (i === target ? { ...r, assistant: `${r.assistant} (edited)` } : r));
+    const second = await importRun([writeCsv(join(dir.path, 'edit-2.csv'), edited, header)], data);
+    expect(second.code, second.stderr).toBe(0);
+    const after = await fingerprint(data);
+    const added = after.events.filter((e) => !before.events.includes(e));
+    const lost = before.events.filter((e) => !after.events.includes(e));
+    const difference = describeDifference(before, after);
+    expect(lost, difference).toEqual([]);
+    expect(added, difference).toHaveLength(1);
+    expect(JSON.parse(added[0]!).properties.assistant).toBe(`${rows[target]!.assistant} (edited)`);
+    expect(after.counts['Conversation Turn']).toBe(rows.length + 1);
+    const ids = (f: typeof before) => f.sessions.map((s) => JSON.parse(s).session_id);
+    expect(ids(after)).toEqual(ids(before));
+  });
+});
+
+describe('an end_session row (issue 14)', () => {
+  it('earlier in the file than its session turns, but last in time, ends the session after them', {
+    timeout: 60_000,
+  }, async () => {
+    const at = (min: number) => new Date(T0 + min * 60_000).toISOString();
+    const turn = (session: string, min: number) => ({
+      kind: 'turn',
+      timestamp: at(min),
+      session_id: session,
+      user_id: 'ender',
+      user: `q ${session} ${min}`,
+      assistant: 'a',
+    });
+    const end = (session: string, min: number) => ({
+      kind: 'end_session',
+      timestamp: at(min),
+      session_id: session,
+      user_id: 'ender',
+    });
+    const records = [
+      end('e1', 30),
+      ...[0, 5, 10, 15, 20].map((m) => turn('e1', m)),
+      turn('e2', 100),
+      end('e2', 140),
+      ...[110, 120, 130].map((m) => turn('e2', m)),
+    ];
+    const data = join(dir.path, 'end-first');
+    const run = await importRun([writeCsv(join(dir.path, 'end-first.csv'), records)], data);
+    expect(run.code, run.stderr).toBe(0);
+    expect(summaryOf(run)).toMatchObject({ records: 11, rejected: 0 });
+    const sessions = await queryDataDir(
+      data,
+      `SELECT session_id, epoch_ms(ended_at) AS ended, provisional_end FROM sessions ORDER BY session_id`,
+    );
+    expect(sessions).toEqual([
+      { session_id: 'e1', ended: String(Date.parse(at(30))), provisional_end: null },
+      { session_id: 'e2', ended: String(Date.parse(at(140))), provisional_end: null },
+    ]);
+    const state = await fingerprint(data);
+    expect(state.counts['Conversation Turn']).toBe(9);
+    expect(state.counts['Session Ended']).toBe(2);
+  });
+});
+
+describe('a run that stops (issue 14)', () => {
+  it('at the 101st rejection, after the whole input was read: exit 6 at once, one line, stopped: true', {
+    timeout: 90_000,
+  }, async () => {
+    const data = join(dir.path, 'max-errors');
+    const at = (min: number) => new Date(T0 + min * 60_000).toISOString();
+    const closed = [
+      { kind: 'turn', timestamp: at(0), session_id: 'closed', user_id: 'late', user: 'q', assistant: 'a' },
+      { kind: 'end_session', timestamp: at(1), session_id: 'closed', user_id: 'late' },
+    ];
+    const first = await importRun([writeCsv(join(dir.path, 'closed.csv'), closed)], data);
+    expect(first.code, first.stderr).toBe(0);
+    // 150 turns the service refuses (409: the session ended, an end stated in the data is final).
+    const late = Array.from({ length: 150 }, (_, i) => ({
+      kind: 'turn',
+      timestamp: at(10 + i),
+      session_id: 'closed',
+      user_id: 'late',
+      user: `late question ${i}`,
+      assistant: 'a',
+    }));
+    const run = await importRun([writeCsv(join(dir.path, 'late.csv'), late)], data, [], 45_000);
+    expect(run.code, run.stderr).toBe(6);
+    expect(run.ms, 'a stop at --max-errors ends within seconds').toBeLessThan(30_000);
+    expect(run.stderr).not.toMatch(CRASH);
+    expect(run.stderr.split('\n').filter((l) => /stopped at --max-errors/.test(l))).toHaveLength(1);
+    const summary = summaryOf(run);
+    expect(summary).toMatchObject({ stopped: true, records: 150, unread: 0 });
+    expect(Number(summary.rejected)).toBeGreaterThan(100);
+    expect(summary).toHaveProperty('unsent');
+  });
+
+  it('at the 101st rejection while reading: exit 6, stopped: true, the records never read counted', {
+    timeout: 60_000,
+  }, async () => {
+    const rows: JsonRecord[] = [];
+    for (let i = 0; i < 30_000; i++) {
+      const bad = i >= 1000 && i < 1200;
+      rows.push({
+        kind: 'turn',
+        timestamp: new Date(T0 + i * 1000).toISOString(),
+        user_id: bad ? '' : `u${i % 50}`,
+        user: `q${i}`,
+        assistant: 'a',
+      });
+    }
+    const run = await importRun(
+      [writeCsv(join(dir.path, 'bad-rows.csv'), rows, ['kind', 'timestamp', 'user_id', 'user', 'assistant'])],
+      join(dir.path, 'bad-rows'),
+    );
+    expect(run.code, run.stderr.slice(-1500)).toBe(6);
+    expect(run.stderr).not.toMatch(CRASH);
+    expect(run.stderr.split('\n').filter((l) => /stopped at --max-errors/.test(l))).toHaveLength(1);
+    const summary = summaryOf(run);
+    expect(summary).toMatchObject({ stopped: true });
+    expect(Number(summary.rejected)).toBeGreaterThan(100);
+    expect(Number(summary.records) + Number(summary.unread)).toBe(30_000);
+    expect(Number(summary.unread)).toBeGreaterThan(0);
+  });
+
+  it('on SIGINT while storing: exit 130 without an internal error, and the re-run completes it exactly', {
+    timeout: 120_000,
+  }, async () => {
+    const rows: JsonRecord[] = [];
+    for (let i = 0; i < 20_000; i++) {
+      rows.push({
+        kind: 'turn',
+        timestamp: new Date(T0 + (i % 2000) * 37_000 + Math.floor(i / 2000) * 60_000).toISOString(),
+        session_id: `int-${i % 2000}`,
+        user_id: `u${(i % 2000) % 300}`,
+        user: `question ${i}`,
+        assistant: `answer ${i}`,
+        model: 'gpt-4o-mini',
+        prompt_tokens: 10,
+        completion_tokens: 20,
+      });
+    }
+    const file = writeCsv(join(dir.path, 'sigint.csv'), shuffle(rows, prng(9)), HEADER);
+    const data = join(dir.path, 'sigint');
+    const child = spawnTracked(process.execPath, [CAS_BIN, 'import', file, '--data-dir', data, '--json'], {
+      env: cleanEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    let stdout = '';
+    child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));
+    const ended = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+    let done = false;
+    void ended.then(() => (done = true));
+    // Events are being stored: the WAL holds far more than the migrations and credentials write.
+    const storing = () => {
+      try {
+        return statSync(join(data, 'cas.duckdb.wal')).size > 512 * 1024;
+      } catch {
+        return false;
+      }
+    };
+    const deadline = Date.now() + 60_000;
+    while (!done && !storing() && Date.now() < deadline) await sleep(5);
+    expect(done, `the import ended before it stored anything: ${stderr}`).toBe(false);
+    child.kill('SIGINT');
+    const signalled = Date.now();
+    const code = await ended;
+    expect(Date.now() - signalled, 'exits within seconds of SIGINT').toBeLessThan(15_000);
+    expect(code, stderr).toBe(130);
+    expect(stderr).not.toMatch(CRASH);
+    for (const line of stderr.split('\n').filter((l) => l.trim() !== ''))
+      expect(line, stderr).toMatch(/^cas: interrupted\b/);
+    const again = await importRun([file], data);
+    expect(again.code, again.stderr).toBe(0);
+    const [turns] = await queryDataDir(
+      data,
+      `SELECT count(*)::INTEGER AS n, count(DISTINCT event_id)::INTEGER AS ids,
+         count(DISTINCT properties->>'user')::INTEGER AS texts
+       FROM events WHERE event = 'Conversation Turn'`,
+    );
+    expect(turns).toEqual({ n: 20_000, ids: 20_000, texts: 20_000 });
+    const truth = join(dir.path, 'sigint-one-run');
+    expect((await importRun([file], truth)).code).toBe(0);
+    await expectSame(truth, data, 'interrupted by SIGINT, then run again');
+    expect(JSON.parse(stdout)).toMatchObject({ stopped: true });
+  });
+});
