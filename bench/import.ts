@@ -10,13 +10,17 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse';
 
 /**
- * `npm run bench -- import [--records=N] [--sink | --endpoint=URL] [--formats=csv,jsonl] [--keep]`: generates
+ * `npm run bench -- import [--records=N] [--sink | --endpoint=URL] [--formats=csv,jsonl] [--keep]
+ * [--order-records=N] [--only-orders]`: generates
  * N turns (default 1,000,000) as CSV and as JSONL, measures the raw parse rate (csv-parse with
  * `columns: false`; readline + JSON.parse) and `cas import` end to end into the embedded service (the
  * built CLI as a child process), then the same import of a 10x smaller file for peak RSS. Targets
  * (issue 4): import/raw >= 0.5 for CSV and >= 0.4 for JSONL; peak RSS < 250 MB and within 20% between
  * the two sizes. `--sink` sends to a minimal HTTP server in this process that only acknowledges,
  * which measures the importer alone (reading, mapping, sessionizing, hashing, HTTP) without the service.
+ * Then (issue 14) the same --order-records turns (default 200,000; 0 skips) with explicit session ids,
+ * as a file sorted by time, shuffled and grouped by session: time and peak RSS of each import, since
+ * an import reads and sorts the whole input (spilling past a budget) before it sends.
  */
 const CAS_BIN = fileURLToPath(new URL('../../bin/cas.js', import.meta.url));
 const MODELS = ['gpt-4o', 'gpt-4o-mini', 'claude-3-5-sonnet', 'llama-3.1-70b'];
@@ -183,6 +187,69 @@ async function startSink(): Promise<{ url: string; close: () => Promise<void> }>
   };
 }
 
+const ORDER_HEADER = 'kind,timestamp,session_id,user_id,user,assistant,model,prompt_tokens,completion_tokens';
+
+/** `n` turns in sessions of 8 with explicit ids (~13 open at once), in three orders of the same rows. */
+async function writeOrders(
+  base: string,
+  n: number,
+): Promise<Record<'sorted' | 'shuffled' | 'grouped', string>> {
+  const sessions = Math.max(1, Math.floor(n / 8));
+  const rows: Array<{ s: number; line: string }> = [];
+  for (let i = 0; i < n; i++) {
+    const s = i % sessions;
+    const at = new Date(Date.UTC(2025, 0, 1) + s * 37_000 + Math.floor(i / sessions) * 60_000).toISOString();
+    rows.push({
+      s,
+      line: `turn,${at},s${s},u${s % 3000},question ${i},answer ${i},gpt-4o-mini,${100 + (i % 50)},200`,
+    });
+  }
+  let seed = 14;
+  const rand = (): number => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x80000000;
+  };
+  const write = async (name: string, ordered: Array<{ line: string }>): Promise<string> => {
+    const path = `${base}-${name}.csv`;
+    const out = createWriteStream(path);
+    let chunk = `${ORDER_HEADER}\n`;
+    for (const r of ordered) {
+      chunk += `${r.line}\n`;
+      if (chunk.length > 1 << 20) {
+        if (!out.write(chunk)) await once(out, 'drain');
+        chunk = '';
+      }
+    }
+    out.end(chunk);
+    await once(out, 'close');
+    return path;
+  };
+  const sorted = await write('sorted', rows);
+  const shuffled = [...rows];
+  for (let i = shuffled.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
+  }
+  const grouped = [...rows].sort((a, b) => a.s - b.s);
+  return { sorted, shuffled: await write('shuffled', shuffled), grouped: await write('grouped', grouped) };
+}
+
+/** The three orders of the same records, each into a fresh data directory: time, peak RSS, all stored. */
+async function runOrders(dir: string, n: number, target: string[]): Promise<void> {
+  console.log(`\n${fmt(n)} turns with explicit session ids in three orders (issue 14)`);
+  const files = await writeOrders(join(dir, 'order'), n);
+  for (const [order, file] of Object.entries(files)) {
+    const run = await casImport(file, join(dir, `data-order-${order}`), target);
+    const s = run.summary;
+    const complete = Number(s.records) === n && Number(s.rejected) === 0 && s.stopped === false;
+    console.log(
+      `  ${order.padEnd(8)} ${run.seconds.toFixed(1)} s (${fmt(n / run.seconds)} records/s), ` +
+        `${fmt(Number(s.accepted))} events accepted, peak RSS ${run.peakRssMb.toFixed(0)} MB ` +
+        `${run.peakRssMb < 250 ? 'ok' : 'MISSED'} (< 250 MB)${complete ? '' : `; INCOMPLETE: ${JSON.stringify(s)}`}`,
+    );
+  }
+}
+
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 const flag = (args: string[], name: string): string | undefined =>
   args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -193,9 +260,14 @@ export async function run(args: string[]): Promise<void> {
   const endpoint = sink?.url ?? flag(args, 'endpoint');
   const target = endpoint ? ['--endpoint', endpoint, '--api-key', 'bench', '--project', 'bench'] : [];
   const formats = (flag(args, 'formats') ?? 'csv,jsonl').split(',') as Array<'csv' | 'jsonl'>;
+  const orderRecords = Number(flag(args, 'order-records') ?? 200_000);
   if (!existsSync(CAS_BIN)) throw new Error('build first: npm run build');
   const dir = mkdtempSync(join(tmpdir(), 'cas-bench-import-'));
   try {
+    if (args.includes('--only-orders')) {
+      await runOrders(dir, orderRecords, target);
+      return;
+    }
     const where = sink ? 'an acknowledging sink (the importer alone)' : (endpoint ?? 'the embedded service');
     console.log(`cas import into ${where}`);
     console.log(`generating ${fmt(n)} turns (and ${fmt(n / 10)}) as CSV and JSONL in ${dir}`);
@@ -234,6 +306,7 @@ export async function run(args: string[]): Promise<void> {
           `RSS difference ${(100 * within).toFixed(0)}% ${ok(within <= 0.2)}`,
       );
     }
+    if (orderRecords > 0) await runOrders(dir, orderRecords, target);
   } finally {
     if (!args.includes('--keep')) rmSync(dir, { recursive: true, force: true });
     await sink?.close();
