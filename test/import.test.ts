@@ -15,6 +15,8 @@ import {
 import { spawnTracked } from './helpers/processes.js';
 import { tempDir } from './helpers/temp.js';
 
+const BIG = 80_000;
+
 /**
  * `cas import` end to end: the built CLI as a child process, the real service over real DuckDB files.
  * Ingestion is built concurrently; until `POST /events/queue` and `event-counts` exist these skip.
@@ -123,10 +125,12 @@ describe('cas import into the embedded service', () => {
     expect(await countInDataDir(data)).toBe(await countInDataDir(cleanData));
   });
 
-  it('after SIGKILL part-way through 200,000 records, a re-run leaves every event stored exactly once', async (ctx) => {
+  // 80,000 records (there were 200,000): the kill still lands far from both ends, and on a loaded 2-core
+  // machine this test took most of the suite's 8 minutes.
+  it(`after SIGKILL part-way through ${BIG.toLocaleString('en')} records, a re-run leaves every event stored exactly once`, async (ctx) => {
     needIngest(ctx);
     const file = join(dir.path, 'big.csv');
-    await writeTurnsCsv(file, 200_000);
+    await writeTurnsCsv(file, BIG);
     // The uninterrupted import to compare with runs alongside (two processes, two data directories).
     const fresh = join(dir.path, 'fresh');
     const uninterrupted = runCli(['import', file, '--kind', 'turn', '--data-dir', fresh]);
@@ -151,12 +155,12 @@ describe('cas import into the embedded service', () => {
     expect(await exited).toBeNull();
     const at = checkpoints(killed)[0];
     expect(at?.complete).toBe(false);
-    expect(at?.position).toBeLessThan(200_000);
+    expect(at?.position).toBeLessThan(BIG);
 
     const resumed = await runCli(['import', file, '--kind', 'turn', '--data-dir', killed, '--json']);
     expect(resumed.code).toBe(0);
     expect(summaryOf(resumed.stdout).skipped).toBe(at?.position);
-    expect(summaryOf(resumed.stdout).records).toBe(200_000);
+    expect(summaryOf(resumed.stdout).records).toBe(BIG);
     expect((await uninterrupted).code).toBe(0);
     expect(await countInDataDir(killed)).toBe(await countInDataDir(fresh));
   }, 600_000);
