@@ -47,8 +47,12 @@ export function stage(m: MappedRecord, keepRaw: boolean): Staged {
   };
 }
 
+/** An explicit session start opens its session whatever its time (as the service replays one). */
+const opens = (s: Staged): boolean => s.event.type === 'start_session';
+
 export function compareStaged(a: Staged, b: Staged): number {
   if (a.g !== b.g) return a.g < b.g ? -1 : 1;
+  if (opens(a) !== opens(b)) return opens(a) ? -1 : 1;
   if (a.ms !== b.ms) {
     if (a.ms === null) return 1;
     if (b.ms === null) return -1;

@@ -221,12 +221,7 @@ export async function prefetch(
     }
   }
   await loadIdentity(q, cache.projectId, cache.identity, { ids, devices, users });
-  const replayed = replayedSessions(reopenPlan(cache, events, [], Date.now()));
-  await loadHistory(
-    q,
-    cache,
-    replayed.filter((id) => !cache.history.has(id)),
-  );
+  await loadHistory(q, cache, replayedSessions(reopenPlan(cache, events, [], Date.now())));
 }
 
 /**

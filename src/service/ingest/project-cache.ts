@@ -104,6 +104,7 @@ export class ProjectCache {
     for (const id of touched.conversations) this.conversations.delete(id);
     this.absent.sessions.clear();
     this.absent.conversations.clear();
+    this.history.clear();
     this.identity.ids.clear();
     this.identity.devices.clear();
     this.identity.users.clear();

@@ -76,11 +76,12 @@ function find(parent: Map<string, string>, x: string): string {
 function planKey(
   cache: ProjectCache,
   events: readonly WireEvent[],
-  key: string,
+  stored: readonly SessionState[],
   points: Array<{ index: number; ts: number; gap: number; session: string; end: boolean }>,
   plan: ReopenPlan,
 ): void {
-  const stored = [...cache.sessions.values()].filter((s) => s.derivedKey === key);
+  const key = stored[0]?.derivedKey;
+  if (key === undefined || key === null) return;
   const parent = new Map<string, string>();
   const node = (id: string) => {
     if (!parent.has(id)) parent.set(id, id);
@@ -169,7 +170,16 @@ export function reopenPlan(
       continue;
     plan.replays.set(indices[0]!, { target: session, key: s.derivedKey, sessions: [session], indices });
   }
-  for (const [key, points] of byKey) planKey(cache, events, key, points, plan);
+  if (byKey.size === 0) return plan;
+  // One pass over the cache: the stored derived sessions of the request's keys.
+  const storedByKey = new Map<string, SessionState[]>();
+  for (const s of cache.sessions.values()) {
+    if (s.derivedKey === null || !byKey.has(s.derivedKey)) continue;
+    const list = storedByKey.get(s.derivedKey);
+    if (list) list.push(s);
+    else storedByKey.set(s.derivedKey, [s]);
+  }
+  for (const [key, points] of byKey) planKey(cache, events, storedByKey.get(key) ?? [], points, plan);
   return plan;
 }
 

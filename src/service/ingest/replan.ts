@@ -7,6 +7,7 @@ import { openSession, planSessionEvent } from './plan-session.js';
 import type { EventCtx, Planner } from './planner.js';
 import type { ProjectCache } from './project-cache.js';
 import type { Replay } from './reopen-plan.js';
+import { newEventId } from './rows.js';
 import { rowsByKeys, text, texts } from './sql.js';
 import { mergeProps } from './state.js';
 
@@ -83,7 +84,12 @@ interface Replayed {
   index: number | undefined;
 }
 
+/** An explicit start opens its session whatever its time (the session still starts at its earliest event). */
+const sortTime = (r: Replayed): number =>
+  r.event.kind === 'start_session' ? Number.NEGATIVE_INFINITY : r.ts;
+
 const byTimeRankId = (a: Replayed, b: Replayed): number =>
+  sortTime(a) - sortTime(b) ||
   a.ts - b.ts ||
   eventRank(a.event) - eventRank(b.event) ||
   (a.event.event_id ?? '').localeCompare(b.event.event_id ?? '');
@@ -117,7 +123,9 @@ export function replanSession(p: Planner, replay: Replay, events: readonly WireE
     }
   }
   for (const index of indices) {
-    const event = { ...events[index]!, session_id: target } as WireEvent;
+    const sent = events[index]!;
+    // As the planner does for any event: one sent without an id gets a fresh one.
+    const event = { ...sent, session_id: target, event_id: sent.event_id ?? newEventId(p.receivedAt) } as WireEvent;
     const ts = event.timestamp === undefined ? p.receivedAt : Date.parse(event.timestamp);
     merged.push({ event, ts, index });
   }
@@ -136,6 +144,7 @@ export function replanSession(p: Planner, replay: Replay, events: readonly WireE
   });
   const explicit = first.event.kind === 'start_session';
   const reopened = openSession(p, target, owner.userId, owner.deviceId, ctx(first), explicit);
+  for (const r of merged) p.touchSession(reopened, r.ts);
   reopened.derivedKey = replay.key;
   for (const r of merged) {
     const x = ctx(r);

@@ -1,0 +1,152 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { derivedSessionId } from '../src/shared/derived-session.js';
+import { at, queue, turn } from './helpers/ingest.js';
+import { startTestService, type TestService } from './helpers/service.js';
+
+/**
+ * The service side of issue 14: sessions an import ended provisionally reopen, late history goes
+ * before a final end, and derived sessions join or merge by key and gap. Each case posts the same
+ * events once as one batch and once split (in another order) into two services, and compares every
+ * stored row: ids, times, sessions and summaries must be the same.
+ */
+const services: TestService[] = [];
+afterEach(async () => {
+  await Promise.all(services.splice(0).map((s) => s.stop()));
+});
+async function service(): Promise<TestService> {
+  const t = await startTestService();
+  services.push(t);
+  return t;
+}
+
+const GAP = 30 * 60_000;
+const end = (session: string, ts: string, extra: Record<string, unknown> = {}) => ({
+  type: 'end_session',
+  session_id: session,
+  timestamp: ts,
+  provisional: true,
+  ...extra,
+});
+/** A record of a derived session as the importer sends it: named by its run's session start, `first`. */
+const derived = (key: string, s: number, text: string, first = s) => ({
+  ...turn(derivedSessionId(key, Date.parse(at(first))), at(s), {
+    user: text,
+    model: 'gpt-4o',
+    prompt_tokens: 10,
+    completion_tokens: 5,
+  }),
+  // Content ids, as the importer gives them: the same record is the same event in every run.
+  event_id: `${key}-${text}`,
+  user_id: key,
+  session_key: key,
+  session_gap_ms: GAP,
+});
+/** The end an import adds to a derived session it names (by its own start, `first`). */
+const derivedEnd = (key: string, first: number, last: number) => ({
+  ...end(derivedSessionId(key, Date.parse(at(first))), at(last)),
+  session_key: key,
+  session_gap_ms: GAP,
+});
+
+async function stored(t: TestService) {
+  const events = await t.service.db.read.all<Record<string, unknown>>(
+    `SELECT event, event_id, session_id, conversation_id, epoch_ms(ts)::DOUBLE AS ts, properties::VARCHAR AS p
+       FROM events ORDER BY session_id, ts, event, event_id`,
+  );
+  const sessions = await t.service.db.read.all<Record<string, unknown>>(
+    `SELECT session_id, epoch_ms(started_at)::DOUBLE AS started, epoch_ms(ended_at)::DOUBLE AS ended,
+            provisional_end FROM sessions ORDER BY session_id`,
+  );
+  const conversations = await t.service.db.read.all<Record<string, unknown>>(
+    `SELECT conversation_id, session_id, epoch_ms(started_at)::DOUBLE AS started,
+            epoch_ms(ended_at)::DOUBLE AS ended FROM conversations ORDER BY conversation_id`,
+  );
+  return { events, sessions, conversations };
+}
+
+async function post(t: TestService, events: unknown[]) {
+  const res = await queue(t, events);
+  expect(res.status, JSON.stringify(res.json)).toBe(200);
+  return res.json as { accepted: number; duplicates: number };
+}
+
+describe('replaying sessions with new history', () => {
+  it('a session an import ended reopens for earlier and later history; ids and summaries match one run', async () => {
+    const s = 'replay-explicit';
+    const usage = { model: 'gpt-4o', completion_tokens: 5 };
+    const all = [
+      turn(s, at(0), { user: 'first', prompt_tokens: 10, ...usage }, { user_id: 'u1', event_id: 'r1' }),
+      turn(s, at(60), { user: 'second', prompt_tokens: 20, ...usage }, { event_id: 'r2' }),
+      turn(s, at(120), { user: 'third', prompt_tokens: 30, ...usage }, { event_id: 'r3' }),
+    ];
+    const one = await service();
+    await post(one, [...all, end(s, at(120))]);
+    const split = await service();
+    await post(split, [{ ...all[1]!, user_id: 'u1' }, end(s, at(60))]);
+    await post(split, [{ ...all[2]!, user_id: 'u1' }, end(s, at(120))]);
+    // Re-sending the first run changes nothing: its turn is a duplicate, its end ends nothing new.
+    expect(await post(split, [{ ...all[1]!, user_id: 'u1' }, end(s, at(60))])).toMatchObject({
+      accepted: 0,
+      duplicates: 2,
+    });
+    await post(split, [all[0]!, end(s, at(0))]);
+    expect(await stored(split)).toEqual(await stored(one));
+    const summary = (await stored(one)).events.filter((e) => e.event === 'Conversation Summary');
+    expect(summary).toHaveLength(1);
+    expect(JSON.parse(String(summary[0]!.p))).toMatchObject({ turns: 3, prompt_tokens: 60 });
+  });
+
+  it('places history older than a final end before it, and refuses an event after it', async () => {
+    const s = 'replay-final';
+    const t = await service();
+    await post(t, [
+      turn(s, at(60), { user: 'late' }, { user_id: 'u2', event_id: 'f2' }),
+      { type: 'end_session', session_id: s, timestamp: at(120), event_id: 'f3' },
+    ]);
+    await post(t, [turn(s, at(0), { user: 'early' }, { event_id: 'f1' })]);
+    const after = await queue(t, [turn(s, at(180), { user: 'after the end' }, { event_id: 'f4' })]);
+    expect(after.status).toBe(409);
+    const rows = (await stored(t)).events.filter((e) => e.session_id === s);
+    expect(rows.map((e) => e.event)).toEqual([
+      'Conversation Started',
+      'Conversation Turn',
+      'Session Started',
+      'Conversation Turn',
+      'Conversation Ended',
+      'Conversation Summary',
+      'Session Ended',
+    ]);
+    expect(rows[0]!.ts).toBe(Date.parse(at(0)));
+  });
+
+  it('derived sessions of a key join and merge across runs, named by key and earliest start', async () => {
+    const k = 'replay-user';
+    // One run: 0, 20 and 45 minutes are one session (each within the 30-minute gap of the next).
+    const one = await service();
+    await post(one, [
+      derived(k, 0, 'a'),
+      derived(k, 1200, 'b', 0),
+      derived(k, 2700, 'c', 0),
+      derivedEnd(k, 0, 2700),
+    ]);
+    // Split: 0 and 45 minutes first (two sessions: 45 minutes apart), then 20 minutes bridges them.
+    const split = await service();
+    await post(split, [derived(k, 0, 'a'), derivedEnd(k, 0, 0)]);
+    await post(split, [derived(k, 2700, 'c'), derivedEnd(k, 2700, 2700)]);
+    expect((await stored(split)).sessions).toHaveLength(2);
+    await post(split, [{ ...derived(k, 1200, 'b') }, derivedEnd(k, 1200, 1200)]);
+    const merged = await stored(split);
+    expect(merged.sessions.map((r) => r.session_id)).toEqual([derivedSessionId(k, Date.parse(at(0)))]);
+    expect(merged).toEqual(await stored(one));
+  });
+
+  it('a derived session extended backwards takes the name of its new start', async () => {
+    const k = 'replay-backwards';
+    const one = await service();
+    await post(one, [derived(k, 0, 'a'), derived(k, 600, 'b', 0), derivedEnd(k, 0, 600)]);
+    const split = await service();
+    await post(split, [derived(k, 600, 'b'), derivedEnd(k, 600, 600)]);
+    await post(split, [derived(k, 0, 'a'), derivedEnd(k, 0, 0)]);
+    expect(await stored(split)).toEqual(await stored(one));
+  });
+});
