@@ -8,7 +8,7 @@ import { KnownIds } from './known-ids.js';
 import { ProjectCache } from './project-cache.js';
 import { reopenPlan, replayedSessions } from './reopen-plan.js';
 import { loadHistory } from './replan.js';
-import { int, rowsByKeys, text, texts } from './sql.js';
+import { rowsByKeys, text, texts } from './sql.js';
 import { type ConversationState, emptyTotals, type SessionState } from './state.js';
 import { accumulate, type CountedKind } from './totals.js';
 
@@ -226,29 +226,52 @@ export async function prefetch(
 
 /**
  * Stored derived sessions the batch's derived events may join (reopen-plan.ts): those of the same
- * keys within the gap of the batch's times. Only keys the project is known to have are looked up.
+ * keys within the gap of the batch's times, found in the cache's index. A key the index lacks is
+ * loaded whole, once, if the project's filter says it may have sessions (a new key has none).
  */
 async function derivedCandidates(
   q: Queryable,
   cache: ProjectCache,
   events: readonly WireEvent[],
 ): Promise<string[]> {
-  const keys = new Set<string>();
-  let from = Number.POSITIVE_INFINITY;
-  let to = Number.NEGATIVE_INFINITY;
+  const windows = new Map<string, { from: number; to: number }>();
   for (const e of events) {
     if (!('session_key' in e) || e.session_key === undefined || e.session_gap_ms === undefined) continue;
-    if (e.timestamp === undefined || !cache.known.derivedKeys.has(e.session_key)) continue;
+    if (e.timestamp === undefined) continue;
     const ts = Date.parse(e.timestamp);
-    keys.add(e.session_key);
-    from = Math.min(from, ts - e.session_gap_ms);
-    to = Math.max(to, ts + e.session_gap_ms);
+    const w = windows.get(e.session_key);
+    const from = ts - e.session_gap_ms;
+    const to = ts + e.session_gap_ms;
+    windows.set(e.session_key, w ? { from: Math.min(w.from, from), to: Math.max(w.to, to) } : { from, to });
   }
-  if (keys.size === 0) return [];
-  const found = await rowsByKeys<{ session_id: string }>(q, [...keys], (chunk) => ({
-    sql: `SELECT session_id FROM sessions WHERE project_id = $1 AND derived_key IN (SELECT unnest($2))
-            AND started_at <= make_timestamptz($4 * 1000) AND last_event_at >= make_timestamptz($3 * 1000)`,
-    params: [text(cache.projectId), texts(chunk), int(Math.floor(from)), int(Math.ceil(to))],
-  }));
-  return found.map((r) => r.session_id).filter((id) => !cache.sessions.has(id));
+  const unknown: string[] = [];
+  for (const key of windows.keys()) {
+    if (cache.derived.has(key)) continue;
+    if (cache.known.derivedKeys.has(key)) unknown.push(key);
+    else cache.derived.load(key, []);
+  }
+  if (unknown.length > 0) {
+    const found = await rowsByKeys<{ session_id: string; derived_key: string; start: number; last: number }>(
+      q,
+      unknown,
+      (chunk) => ({
+        sql: `SELECT session_id, derived_key, epoch_ms(started_at)::DOUBLE AS start,
+                epoch_ms(last_event_at)::DOUBLE AS last
+                FROM sessions WHERE project_id = $1 AND derived_key IN (SELECT unnest($2))`,
+        params: [text(cache.projectId), texts(chunk)],
+      }),
+    );
+    const byKey = new Map<string, Array<{ id: string; start: number; last: number }>>();
+    for (const r of found) {
+      const list = byKey.get(r.derived_key) ?? [];
+      list.push({ id: r.session_id, start: r.start, last: r.last });
+      byKey.set(r.derived_key, list);
+    }
+    for (const key of unknown) cache.derived.load(key, byKey.get(key) ?? []);
+  }
+  const ids: string[] = [];
+  for (const [key, w] of windows)
+    for (const span of cache.derived.near(key, w.from, w.to))
+      if (!cache.sessions.has(span.id)) ids.push(span.id);
+  return ids;
 }

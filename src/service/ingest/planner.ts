@@ -119,6 +119,7 @@ export class Planner {
     this.cache.sessions.delete(s.id);
     this.cache.absent.sessions.add(s.id);
     this.cache.history.delete(s.id);
+    this.cache.derived.remove(s.derivedKey, s.id);
   }
 
   row(row: Omit<EventRow, 'owner'>): void {

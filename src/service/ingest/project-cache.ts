@@ -1,6 +1,7 @@
 import type { IntentRule } from '../analysis/intent-rules.js';
 import type { IdentityTouch } from '../identity/identity.js';
 import { IdentityMaps } from '../identity/model.js';
+import { DerivedIndex } from './derived-index.js';
 import type { KnownIds } from './known-ids.js';
 import type { StoredRow } from './replan.js';
 import type { ConversationState, SessionState } from './state.js';
@@ -36,6 +37,8 @@ export interface Touched {
 export class ProjectCache {
   readonly sessions = new Map<string, SessionState>();
   readonly conversations = new Map<string, ConversationState>();
+  /** Stored derived sessions of recently used keys, by key (the ones not in memory above). */
+  readonly derived = new DerivedIndex();
   /** Stored caller rows of sessions the batch being planned reopens (replan.ts), until planned. */
   readonly history = new Map<string, StoredRow[]>();
   /** Ids a filter said "maybe" for and the database said no: new after all. */
@@ -82,6 +85,7 @@ export class ProjectCache {
       const s = this.sessions.get(id);
       if (!s) continue;
       if (s.writing) [s.stored, s.writing] = [s.writing, null];
+      this.derived.record(s);
       if (s.stored && s.stored.endedAt !== null && s.endedAt !== null) this.sessions.delete(id);
     }
     for (const id of touched.conversations) {
@@ -105,6 +109,7 @@ export class ProjectCache {
     this.absent.sessions.clear();
     this.absent.conversations.clear();
     this.history.clear();
+    this.derived.clear();
     this.identity.ids.clear();
     this.identity.devices.clear();
     this.identity.users.clear();

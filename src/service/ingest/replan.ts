@@ -125,7 +125,11 @@ export function replanSession(p: Planner, replay: Replay, events: readonly WireE
   for (const index of indices) {
     const sent = events[index]!;
     // As the planner does for any event: one sent without an id gets a fresh one.
-    const event = { ...sent, session_id: target, event_id: sent.event_id ?? newEventId(p.receivedAt) } as WireEvent;
+    const event = {
+      ...sent,
+      session_id: target,
+      event_id: sent.event_id ?? newEventId(p.receivedAt),
+    } as WireEvent;
     const ts = event.timestamp === undefined ? p.receivedAt : Date.parse(event.timestamp);
     merged.push({ event, ts, index });
   }
