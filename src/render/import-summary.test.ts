@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { endingLine, type ProgressStats, progressLine } from './import-summary.js';
+
+const stats = (over: Partial<ProgressStats> = {}): ProgressStats => ({
+  phase: 'sending',
+  records: 1_234_567,
+  skipped: 0,
+  placed: 612_345,
+  staged: 1_230_000,
+  events: 1_500_000,
+  sent: 1_456_789,
+  accepted: 1_400_000,
+  duplicates: 12_345,
+  rejected: 4_567,
+  bytes: 734_003_200,
+  ...over,
+});
+const info = { totalBytes: 1_468_006_400, elapsedMs: 61_000, dryRun: false };
+
+describe('progressLine', () => {
+  it('fits 80 columns by dropping fields by priority, keeping the percentage and ETA last', () => {
+    for (const phase of ['reading', 'sending'] as const) {
+      const full = progressLine(stats({ phase }), info);
+      expect(full.length).toBeGreaterThan(80);
+      const fitted = progressLine(stats({ phase }), { ...info, columns: 77 });
+      expect(fitted.length).toBeLessThanOrEqual(77);
+      expect(fitted).toMatch(/\d+%/);
+      expect(fitted).toMatch(/ETA \S+/);
+      const tiny = progressLine(stats({ phase }), { ...info, columns: 30 });
+      expect(tiny).toMatch(/^\d+%$|ETA|%/);
+    }
+  });
+
+  it('says the phase, what is done of what, and the rejected count when there is room', () => {
+    expect(progressLine(stats({ phase: 'reading' }), info)).toMatch(
+      /^reading 1,234,567 records · 50% · ETA 1m0\ds · 700\.0 MiB\/1\.37 GiB · [\d,]+ rec\/s · 4,567 rejected$/,
+    );
+    expect(progressLine(stats(), info)).toMatch(
+      /^sending 612,345\/1,230,000 records · 49% · ETA \S+ · 1,456,789 sent, 1,412,345 acked · [\d,]+ rec\/s · 4,567 rejected$/,
+    );
+  });
+});
+
+describe('endingLine', () => {
+  const summary = {
+    records: 500,
+    events: 0,
+    accepted: 0,
+    duplicates: 0,
+    duplicate_records: 0,
+    rejected: 101,
+    ends_refused: 0,
+    batches: 0,
+    retries: 0,
+    seconds: 1,
+    skipped: 0,
+    stopped: true,
+  };
+  it('tells a stop at --max-errors from a finished run, with what was not read or sent', () => {
+    const stopped = endingLine({
+      summary: { ...summary, unread: 1200, unsent: 0 },
+      end: 'max-errors',
+      dryRun: false,
+    });
+    expect(stopped).toMatch(
+      /^stopped at --max-errors after 101 rejected records: 1,200 records were not read;/,
+    );
+    const unknown = endingLine({
+      summary: { ...summary, unread: null, unsent: 30 },
+      end: 'max-errors',
+      dryRun: false,
+    });
+    expect(unknown).toMatch(/the rest of the input was not read, 30 read but not sent/);
+    expect(endingLine({ summary: { ...summary, stopped: false }, end: 'complete', dryRun: false })).toBe(
+      'import complete',
+    );
+  });
+});
