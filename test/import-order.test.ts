@@ -29,7 +29,11 @@ afterAll(() => (process.env.CAS_TEST_KEEP ? undefined : dir.cleanup()));
 
 const T0 = Date.UTC(2025, 2, 3, 8, 0, 0);
 const USERS = ['u0', 'u1', 'u2'];
-/** A device always belongs to the same user (d0 to u0, d1 to u1): identity rules are not on trial here. */
+/**
+ * A device always belongs to the same user (d0 to u0, d1 to u1). Only the last property links them
+ * (sessions of the device with its user beside device-only ones): which of those comes first decides
+ * whether an anonymous user is made and then merged, so it is kept apart from the others.
+ */
 const DEVICES = ['d0', 'd1'];
 const MODELS = ['gpt-4o', 'gpt-4o-mini', 'claude-3-5-sonnet'];
 const UTTERANCES = [
@@ -72,10 +76,17 @@ const stepArb: fc.Arbitrary<StepSpec> = fc.record({
   n: fc.nat(100_000),
 });
 
-const sessionArb = (explicit: fc.Arbitrary<boolean>, end: fc.Arbitrary<boolean>): fc.Arbitrary<SessionSpec> =>
+interface Shape {
+  explicit: fc.Arbitrary<boolean>;
+  end: fc.Arbitrary<boolean>;
+  /** 'both' (a user on a device that also has device-only sessions) links devices to users. */
+  who: fc.Arbitrary<Who>;
+}
+
+const sessionArb = ({ explicit, end, who }: Shape): fc.Arbitrary<SessionSpec> =>
   fc.record({
     explicit,
-    who: fc.constantFrom<Who>('user', 'device', 'both'),
+    who,
     person: fc.nat(2),
     startMin: fc.nat(6 * 60),
     steps: fc.array(stepArb, { minLength: 1, maxLength: 7 }),
@@ -83,9 +94,9 @@ const sessionArb = (explicit: fc.Arbitrary<boolean>, end: fc.Arbitrary<boolean>)
     conversations: fc.boolean(),
   });
 
-const caseArb = (explicit: fc.Arbitrary<boolean>, end: fc.Arbitrary<boolean>): fc.Arbitrary<CaseSpec> =>
+const caseArb = (shape: Shape): fc.Arbitrary<CaseSpec> =>
   fc.record({
-    sessions: fc.array(sessionArb(explicit, end), { minLength: 2, maxLength: 6 }),
+    sessions: fc.array(sessionArb(shape), { minLength: 2, maxLength: 6 }),
     traits: fc.array(fc.boolean(), { minLength: USERS.length, maxLength: USERS.length }),
     seed: fc.nat(),
     runs: fc.integer({ min: 2, max: 4 }),
@@ -229,19 +240,39 @@ async function property(arb: fc.Arbitrary<CaseSpec>, label: string): Promise<voi
   );
 }
 
+const separate = fc.constantFrom<Who>('user', 'device');
+
 describe('import order, splits and kills do not change the stored state (issue 14)', () => {
   it('explicit session ids, ends added by the import', { timeout: 120_000 }, async () => {
-    await property(caseArb(fc.constant(true), fc.constant(false)), 'explicit');
+    await property(
+      caseArb({ explicit: fc.constant(true), end: fc.constant(false), who: separate }),
+      'explicit',
+    );
   });
 
   it('explicit session ids with end_session rows last in time', { timeout: 120_000 }, async () => {
-    await property(caseArb(fc.constant(true), fc.boolean()), 'explicit-ends');
+    await property(
+      caseArb({ explicit: fc.constant(true), end: fc.boolean(), who: separate }),
+      'explicit-ends',
+    );
   });
 
-  it('derived sessions (user-only, device-only, both) mixed with explicit ones, end rows included', {
+  it('derived sessions (user-only, device-only) mixed with explicit ones, end rows included', {
     timeout: 120_000,
   }, async () => {
     // Two sessions in three are derived.
-    await property(caseArb(fc.constantFrom(false, false, true), fc.boolean()), 'derived');
+    const shape = { explicit: fc.constantFrom(false, false, true), end: fc.boolean(), who: separate };
+    await property(caseArb(shape), 'derived');
+  });
+
+  it('devices that log in: device-only sessions and sessions of the same device with its user', {
+    timeout: 120_000,
+  }, async () => {
+    const shape = {
+      explicit: fc.boolean(),
+      end: fc.boolean(),
+      who: fc.constantFrom<Who>('user', 'device', 'both'),
+    };
+    await property(caseArb(shape), 'devices');
   });
 });
