@@ -135,7 +135,8 @@ describe('interrupted off a terminal (issue 14)', () => {
     expect(stderr).not.toMatch(CRASH);
     const lines = stderr.split('\n').filter((l) => l.trim() !== '');
     expect(lines.length, stderr).toBeGreaterThan(0);
-    for (const line of lines) expect(line, stderr).toMatch(/^cas: interrupted\b/);
+    // Soft: the re-run below is checked whatever stderr held.
+    for (const line of lines) expect.soft(line, stderr).toMatch(/^cas: interrupted\b/);
 
     const again = await importRun([big], data, [], 170_000);
     expect(again.code, again.stderr.slice(0, 2000)).toBe(0);
