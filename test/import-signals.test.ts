@@ -118,11 +118,12 @@ async function interrupt(args: string[], dataDir: string, point: Point): Promise
 }
 
 /** Exit 130, and stderr holds interruption lines and progress only: no error, no abort. */
-function expectCleanInterruption(outcome: Outcome, label: string): void {
+function expectCleanInterruption(outcome: Outcome, label: string, mayFinishFirst = false): void {
   const context = `${label}\n${outcome.stderr}`;
   expect(outcome.killedBy, context).toBeNull();
   expect(outcome.stderr, context).not.toMatch(FORBIDDEN);
-  if (!outcome.interrupted) {
+  // A short command (a chart) may have finished its work as the signal arrived: it exits 0.
+  if (!outcome.interrupted || (mayFinishFirst && outcome.code === 0)) {
     expect(outcome.code, context).toBe(0);
     return;
   }
@@ -185,8 +186,8 @@ describe('a signal off a terminal, with the embedded service', () => {
     // Over the events the last import run stored, so the chart has rows to read.
     for (const point of points) {
       const outcome = await interrupt(chart, importDir, point);
-      expectCleanInterruption(outcome, point.label);
-      if (outcome.interrupted) interrupted++;
+      expectCleanInterruption(outcome, point.label, true);
+      if (outcome.interrupted && outcome.code === 130) interrupted++;
     }
     expect(interrupted).toBeGreaterThan(0);
   }, 60_000);

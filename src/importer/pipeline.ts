@@ -156,7 +156,11 @@ async function readAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
       stats.unread = await countRest(o, batches);
       return 'max-errors';
     }
-    if (o.signal?.aborted) return 'interrupted';
+    if (o.signal?.aborted) {
+      // Counting the rest would keep an interrupted run from stopping at once.
+      stats.unread = null;
+      return 'interrupted';
+    }
   }
   return 'complete';
 }
