@@ -189,6 +189,34 @@ describe('an end_session row (issue 14)', () => {
     expect(state.counts['Conversation Turn']).toBe(9);
     expect(state.counts['Session Ended']).toBe(2);
   });
+  it('of a derived session, in a later run, splits the stored session where it falls', {
+    timeout: 60_000,
+  }, async () => {
+    // Found by the property test: one run gives [10:00, 10:10] ended at 10:15, then [10:20, 10:30].
+    const turn = (min: number) => ({
+      kind: 'turn',
+      timestamp: new Date(T0 + min * 60_000).toISOString(),
+      device_id: 'tablet',
+      user: `q ${min}`,
+      assistant: 'a',
+    });
+    const end = {
+      kind: 'end_session',
+      timestamp: new Date(T0 + 15 * 60_000).toISOString(),
+      device_id: 'tablet',
+    };
+    const turns = [0, 10, 20, 30].map(turn);
+    const one = join(dir.path, 'late-end-one-run');
+    expect((await importRun([writeCsv(join(dir.path, 'late-end-all.csv'), [...turns, end])], one)).code).toBe(
+      0,
+    );
+    const data = join(dir.path, 'late-end');
+    expect((await importRun([writeCsv(join(dir.path, 'late-end-turns.csv'), turns)], data)).code).toBe(0);
+    const late = await importRun([writeCsv(join(dir.path, 'late-end-row.csv'), [end])], data);
+    expect(late.code, late.stderr).toBe(0);
+    await expectSame(one, data, 'the end row imported after the turns');
+    expect((await fingerprint(data)).sessions).toHaveLength(2);
+  });
 });
 
 describe('a run that stops (issue 14)', () => {
