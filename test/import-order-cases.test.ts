@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
@@ -129,6 +130,26 @@ describe('rows in any order store what the time-sorted file stores (issue 14)', 
     timeout: 150_000,
   }, async () => {
     await sameStateInEveryOrder(false, 'derived');
+  });
+});
+
+describe('stdin (issue 14)', () => {
+  it('shuffled rows through stdin store what the sorted file stores', { timeout: 60_000 }, async () => {
+    const rows = turns().slice(0, 600);
+    const sorted = join(dir.path, 'stdin-sorted');
+    const run = await importRun([writeCsv(join(dir.path, 'stdin-sorted.csv'), byTime(rows), HEADER)], sorted);
+    expect(run.code, run.stderr).toBe(0);
+    const piped = join(dir.path, 'stdin-piped');
+    const shuffled = writeCsv(join(dir.path, 'stdin-shuffled.csv'), shuffle(rows, prng(600)), HEADER);
+    const viaStdin = await runCli(['import', '-', '--format', 'csv', '--data-dir', piped, '--json'], {
+      input: readFileSync(shuffled, 'utf8'),
+      timeoutMs: 60_000,
+    });
+    expect(viaStdin.code, viaStdin.stderr).toBe(0);
+    const [a, b] = [await fingerprint(sorted), await fingerprint(piped)];
+    expect(b.counts['Conversation Turn']).toBe(600);
+    if (JSON.stringify(a) !== JSON.stringify(b))
+      expect.fail(`stdin vs the sorted file:\n${describeDifference(a, b)}`);
   });
 });
 
