@@ -19,9 +19,9 @@ import { tempDir } from './helpers/temp.js';
 
 /**
  * Issue 14 at size, against the real CLI and its embedded service: 200,000 turns with explicit
- * session ids, shuffled and grouped by session, store every turn once (measured: ~20 s an import on
- * a loaded 2-core machine, so these two run only with CAS_LONG_TESTS=1; `npm run bench -- import`
- * reports their peak RSS); `timeout -s INT 5 cas import` off a terminal exits 130 with only the
+ * session ids, shuffled and grouped by session, store every turn once (measured on the 2-core
+ * machine: 11 s an import when idle, 30 s under load, so these two run only with CAS_LONG_TESTS=1;
+ * `npm run bench -- import` reports their peak RSS); `timeout -s INT 5 cas import` off a terminal exits 130 with only the
  * interruption lines, and the re-run stores exactly what one uninterrupted run stores.
  */
 const dir = tempDir('cas-import-large-');
