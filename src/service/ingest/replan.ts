@@ -1,3 +1,4 @@
+import { derivedSessionId } from '../../shared/derived-session.js';
 import type { WireEvent, WireEventOf } from '../../shared/event-bodies.js';
 import { eventRank } from '../../shared/event-order.js';
 import { EVENT_ROUTES, parseWireEventRaw } from '../../shared/events.js';
@@ -134,45 +135,84 @@ export function replanSession(p: Planner, replay: Replay, events: readonly WireE
     merged.push({ event, ts, index });
   }
   // An end the import added closes the session after its last event, wherever its own time falls.
-  const last = Math.max(...merged.map((r) => r.ts));
+  const latest = Math.max(...merged.map((r) => r.ts));
   for (const r of merged)
-    if (r.event.kind === 'end_session' && r.event.provisional === true) r.ts = Math.max(r.ts, last);
+    if (r.event.kind === 'end_session' && r.event.provisional === true) r.ts = Math.max(r.ts, latest);
   merged.sort(byTimeRankId);
   for (const { s } of sessions) p.wipe(s, target);
   const owner = sessions[0]!.s;
-  const first = merged[0]!;
+  const segments = segmentsOf(merged, replay.key);
+  const last = segments[segments.length - 1]!;
+  const ended = last.some((r) => r.event.kind === 'end_session');
+  if (!ended && segments.length > 1 && sessions.some(({ s }) => s.provisionalEnd !== null)) {
+    // The import had ended what is now the last part: it ends again, as the importer ends a session.
+    const ts = Math.max(...last.map((r) => r.ts));
+    const end = { kind: 'end_session', type: 'end_session', session_id: target, provisional: true } as const;
+    last.push({ event: { ...end, timestamp: new Date(ts).toISOString() }, ts, index: undefined });
+  }
+  for (const [n, segment] of segments.entries()) {
+    const id = n === 0 ? target : derivedSessionId(replay.key!, segment[0]!.ts);
+    replaySegment(p, segment, id, owner, replay.key, at);
+  }
+}
+
+/**
+ * A derived session ends at an end_session the data states: what comes after it is a session of
+ * its own (as the importer splits one run), so a replay splits there too.
+ */
+function segmentsOf(merged: readonly Replayed[], key: string | null): Replayed[][] {
+  const segments: Replayed[][] = [[]];
+  merged.forEach((r, i) => {
+    segments[segments.length - 1]!.push(r);
+    const finalEnd = r.event.kind === 'end_session' && r.event.provisional !== true;
+    if (key !== null && finalEnd && i < merged.length - 1) segments.push([]);
+  });
+  return segments;
+}
+
+/** One session of a replay: opened as `id` (the stored user and device), its events planned in order. */
+function replaySegment(
+  p: Planner,
+  segment: readonly Replayed[],
+  id: string,
+  owner: { userId: string; deviceId: string | null },
+  key: string | null,
+  at: number,
+): void {
   const ctx = (r: Replayed): EventCtx => ({
     index: r.index ?? at,
     ts: r.ts,
     eventId: r.event.event_id ?? '',
   });
+  const first = segment[0]!;
   const explicit = first.event.kind === 'start_session';
-  const reopened = openSession(p, target, owner.userId, owner.deviceId, ctx(first), explicit);
-  for (const r of merged) p.touchSession(reopened, r.ts);
-  reopened.derivedKey = replay.key;
-  for (const r of merged) {
+  const reopened = openSession(p, id, owner.userId, owner.deviceId, ctx(first), explicit);
+  for (const r of segment) p.touchSession(reopened, r.ts);
+  reopened.derivedKey = key;
+  for (const r of segment) {
     const x = ctx(r);
-    if (r === first && r.event.kind === 'start_session') {
+    const event = r.event.session_id === id ? r.event : ({ ...r.event, session_id: id } as WireEvent);
+    if (r === first && event.kind === 'start_session') {
       // The explicit start: its row, as planStart writes it (the session is open already).
       if (r.index !== undefined) p.accepted++;
-      reopened.attributes = mergeProps(reopened.attributes, r.event.attributes);
+      reopened.attributes = mergeProps(reopened.attributes, event.attributes);
       p.row({
         eventId: x.eventId,
         event: 'Session Started',
         type: 'start_session',
         ts: x.ts,
         userId: p.userOf(reopened),
-        sessionId: target,
+        sessionId: id,
         conversationId: null,
-        properties: r.event.attributes ?? null,
+        properties: event.attributes ?? null,
         originEventId: null,
       });
       continue;
     }
     if (r.index === undefined) {
-      if (!planSessionEvent(p, r.event, x)) planConversationEvent(p, r.event, x);
+      if (!planSessionEvent(p, event, x)) planConversationEvent(p, event, x);
       continue;
     }
-    p.planOne(r.event, x);
+    p.planOne(event, x);
   }
 }
