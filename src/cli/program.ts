@@ -160,7 +160,10 @@ export function buildProgram(run: ActionRunner): Command {
     .option('--dry-run', 'validate and map everything, send nothing (--json: the wire events as JSONL)')
     .option('--reject-file <path>', 'write each rejected record as JSONL: the record, file, line and reason')
     .option('--max-errors <n>', 'stop after this many rejected records', '100')
-    .option('--keep-duplicates', 'keep exact duplicate records as separate events (default: import them once)')
+    .option(
+      '--keep-duplicates',
+      'keep exact duplicate records as separate events (default: import them once)',
+    )
     .addHelpText(
       'after',
       examples([

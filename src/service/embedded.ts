@@ -114,8 +114,7 @@ async function start(options: EmbeddedOptions): Promise<EmbeddedService> {
       else if (message.failed.locked) reject(new DataDirLockedError(options.dataDir));
       else if (message.failed.problem) {
         reject(new DataDirError(message.failed.problem, options.dataDir, message.failed.detail ?? ''));
-      }
-      else reject(Object.assign(new Error(message.failed.message), { name: message.failed.name }));
+      } else reject(Object.assign(new Error(message.failed.message), { name: message.failed.name }));
     });
     worker.on('error', (error) => {
       // After start-up nobody awaits this promise: say it, or requests would just stop being answered.
