@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
 import { describeDifference, type Fingerprint, fingerprint } from './helpers/fingerprint.js';
-import { FIXTURES } from './helpers/import.js';
 import {
   byTime,
   CRASH,
@@ -25,6 +25,8 @@ import { tempDir } from './helpers/temp.js';
  * and `npm run demo` import the fixtures in other orders and must print the same charts; exact
  * duplicate rows are one record, counted.
  */
+// Not from helpers/import.ts, which loads the service's sources: these tests need only the built CLI.
+const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
 const dir = tempDir('cas-import-cases-');
 // CAS_TEST_KEEP=1 keeps the files and data directories a failure message names.
 afterAll(() => (process.env.CAS_TEST_KEEP ? undefined : dir.cleanup()));
