@@ -217,6 +217,32 @@ describe('an end_session row (issue 14)', () => {
     await expectSame(one, data, 'the end row imported after the turns');
     expect((await fingerprint(data)).sessions).toHaveLength(2);
   });
+  it('of a derived session, in a run before the session turns, ends the session they make', {
+    timeout: 60_000,
+  }, async () => {
+    // Found by the property test (seed 2017089108): the end row alone made a session of its own,
+    // which outlived the replay for about half the keys (it depends on the derived ids): so several.
+    const keys = ['u0', 'u1', 'early-end', 'early-end-2', 'early-end-3', 'early-end-4'];
+    const at = (min: number) => new Date(Date.UTC(2025, 2, 3, 10, min)).toISOString();
+    const rows = keys.map((k) => ({
+      kind: 'turn',
+      timestamp: at(10),
+      user_id: k,
+      user: 'q',
+      assistant: 'a',
+    }));
+    const ends = keys.map((k) => ({ kind: 'end_session', timestamp: at(11), user_id: k }));
+    const one = join(dir.path, 'early-end-one-run');
+    expect(
+      (await importRun([writeCsv(join(dir.path, 'early-end-all.csv'), [...rows, ...ends])], one)).code,
+    ).toBe(0);
+    const data = join(dir.path, 'early-end');
+    expect((await importRun([writeCsv(join(dir.path, 'early-end-rows.csv'), ends)], data)).code).toBe(0);
+    const later = await importRun([writeCsv(join(dir.path, 'early-end-turns.csv'), rows)], data);
+    expect(later.code, later.stderr).toBe(0);
+    await expectSame(one, data, 'the end rows imported before the turns');
+    expect((await fingerprint(data)).sessions).toHaveLength(keys.length);
+  });
 });
 
 describe('a run that stops (issue 14)', () => {
