@@ -141,8 +141,14 @@ export function replanSession(p: Planner, replay: Replay, events: readonly WireE
   merged.sort(byTimeRankId);
   for (const { s } of sessions) p.wipe(s, target);
   const owner = sessions[0]!.s;
-  const segments = segmentsOf(merged, replay.key);
-  const last = segments[segments.length - 1]!;
+  const segments = segmentsOf(merged, replay.key).filter((segment) => {
+    // An import's end after the data's own end ends nothing: it is no session of its own.
+    const onlyEnds = segment.every((r) => r.event.kind === 'end_session' && r.event.provisional === true);
+    if (onlyEnds) for (const r of segment) if (r.index !== undefined) p.duplicates++;
+    return !onlyEnds;
+  });
+  const last = segments[segments.length - 1];
+  if (!last) return;
   const ended = last.some((r) => r.event.kind === 'end_session');
   if (!ended && segments.length > 1 && sessions.some(({ s }) => s.provisionalEnd !== null)) {
     // The import had ended what is now the last part: it ends again, as the importer ends a session.
