@@ -170,6 +170,8 @@ function recordsOf(c: CaseSpec): JsonRecord[] {
   return out.map((r) => Object.fromEntries(Object.entries(r).filter(([, v]) => v !== undefined)));
 }
 
+let cases = 0;
+
 /**
  * (a) all records sorted by time in one run into A; (b) the records shuffled, split into `runs`
  * overlapping files run in random order into B, one of them SIGKILLed once its service is up and then
@@ -178,7 +180,8 @@ function recordsOf(c: CaseSpec): JsonRecord[] {
 async function checkCase(c: CaseSpec, label: string): Promise<void> {
   const records = recordsOf(c);
   const rand = prng(c.seed);
-  const base = join(dir.path, `${label}-${c.seed}`);
+  // Numbered: fast-check often draws the same small seed twice, and each case needs fresh directories.
+  const base = join(dir.path, `${label}-${++cases}-${c.seed}`);
   const all = writeJsonl(`${base}-all.jsonl`, byTime(records));
   const parts: JsonRecord[][] = Array.from({ length: c.runs }, () => []);
   shuffle(records, rand).forEach((r, i) => {
