@@ -245,6 +245,59 @@ describe('an end_session row (issue 14)', () => {
   });
 });
 
+describe('a device that logs in (issue 14)', () => {
+  it('its anonymous records and its user login store the same persons in either run order', {
+    timeout: 90_000,
+  }, async () => {
+    // Found by the property test: whichever comes first makes (or not) an anonymous user that the
+    // login merges, whose id then shows among the user's ids.
+    const at = (h: number) => new Date(Date.UTC(2025, 2, 3, h)).toISOString();
+    const login = (h: number) => ({
+      kind: 'turn',
+      timestamp: at(h),
+      user_id: 'owner',
+      device_id: 'tab',
+      user: 'hi',
+      assistant: 'a',
+    });
+    const anonymous = (h: number) => ({
+      kind: 'turn',
+      timestamp: at(h),
+      device_id: 'tab',
+      user: 'anon',
+      assistant: 'a',
+    });
+    const differences: string[] = [];
+    for (const [name, records] of [
+      ['login first in time', [login(9), anonymous(12)]],
+      ['anonymous first in time', [anonymous(9), login(12)]],
+    ] as const) {
+      const slug = name.replaceAll(' ', '-');
+      const one = join(dir.path, `device-${slug}-one-run`);
+      expect(
+        (await importRun([writeCsv(join(dir.path, `device-${slug}.csv`), [...records])], one)).code,
+      ).toBe(0);
+      for (const order of [
+        [0, 1],
+        [1, 0],
+      ]) {
+        const data = join(dir.path, `device-${slug}-${order.join('')}`);
+        for (const i of order) {
+          const run = await importRun(
+            [writeCsv(join(dir.path, `device-${slug}-${i}.csv`), [records[i]!])],
+            data,
+          );
+          expect(run.code, run.stderr).toBe(0);
+        }
+        const [a, b] = [await fingerprint(one), await fingerprint(data)];
+        if (JSON.stringify(a) !== JSON.stringify(b))
+          differences.push(`${name}, runs in the order ${order.join(', ')}:\n${describeDifference(a, b)}`);
+      }
+    }
+    expect(differences.join('\n')).toBe('');
+  });
+});
+
 describe('a run that stops (issue 14)', () => {
   it('at the 101st rejection, after the whole input was read: exit 6 at once, one line, stopped: true', {
     timeout: 90_000,
