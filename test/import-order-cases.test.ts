@@ -8,6 +8,7 @@ import { describeDifference, type Fingerprint, fingerprint } from './helpers/fin
 import {
   byTime,
   CRASH,
+  TURN_HEADER as HEADER,
   importRun,
   type JsonRecord,
   prng,
@@ -67,17 +68,6 @@ function turns(): JsonRecord[] {
 /** How many sessions turns() makes (its last one may be cut short). */
 const SESSIONS = new Set(turns().map((r) => r.session_id)).size;
 
-const HEADER = [
-  'kind',
-  'timestamp',
-  'session_id',
-  'user_id',
-  'user',
-  'assistant',
-  'model',
-  'prompt_tokens',
-  'completion_tokens',
-];
 const bySession = (rows: JsonRecord[]) =>
   [...rows].sort((a, b) => String(a.session_id).localeCompare(String(b.session_id)));
 const byUser = (rows: JsonRecord[]) =>

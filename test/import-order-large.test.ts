@@ -6,6 +6,7 @@ import { CAS_BIN, cleanEnv } from './helpers/cli.js';
 import { describeDifference, fingerprint, queryDataDir } from './helpers/fingerprint.js';
 import {
   CRASH,
+  TURN_HEADER as HEADER,
   holdsDatabase,
   importRun,
   type JsonRecord,
@@ -27,17 +28,6 @@ import { tempDir } from './helpers/temp.js';
 const dir = tempDir('cas-import-large-');
 afterAll(() => dir.cleanup());
 
-const HEADER = [
-  'kind',
-  'timestamp',
-  'session_id',
-  'user_id',
-  'user',
-  'assistant',
-  'model',
-  'prompt_tokens',
-  'completion_tokens',
-];
 const T0 = Date.UTC(2025, 0, 1);
 
 /** `n` turns in sessions of 8 (one user each), ~13 sessions open at any time, a turn a minute. */

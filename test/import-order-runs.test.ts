@@ -7,6 +7,7 @@ import { describeDifference, fingerprint, queryDataDir } from './helpers/fingerp
 import {
   byTime,
   CRASH,
+  TURN_HEADER as HEADER,
   importRun,
   type JsonRecord,
   prng,
@@ -27,17 +28,6 @@ afterAll(() => (process.env.CAS_TEST_KEEP ? undefined : dir.cleanup()));
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2025, 4, 5);
-const HEADER = [
-  'kind',
-  'timestamp',
-  'session_id',
-  'user_id',
-  'user',
-  'assistant',
-  'model',
-  'prompt_tokens',
-  'completion_tokens',
-];
 
 /**
  * 48 sessions over four days, a turn every 20 minutes for 2-4 hours, starting across each evening so

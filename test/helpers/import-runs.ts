@@ -127,3 +127,16 @@ export function shuffle<T>(items: readonly T[], rand: () => number): T[] {
 export function byTime(records: readonly JsonRecord[]): JsonRecord[] {
   return [...records].sort((a, b) => Date.parse(String(a.timestamp)) - Date.parse(String(b.timestamp)));
 }
+
+/** The columns of the turn CSVs the import-order tests write. */
+export const TURN_HEADER = [
+  'kind',
+  'timestamp',
+  'session_id',
+  'user_id',
+  'user',
+  'assistant',
+  'model',
+  'prompt_tokens',
+  'completion_tokens',
+];
