@@ -118,6 +118,57 @@ const jsonTextSchema = z.string({
   error: (iss) => (iss.input === undefined ? undefined : 'must be a string (JSON-encode structured values)'),
 });
 
+/**
+ * Our wire extension (issue 19, `usage-token-details` in /healthz): the detail an exact price needs.
+ * `prompt_tokens` stays the TOTAL input, cached and cache-written tokens included (OpenAI's
+ * convention; Anthropic's `input_tokens` excludes them, so an importer adds them back), and
+ * `reasoning_tokens` are part of `completion_tokens`. The hosted service ignores these fields.
+ */
+const tokenDetailFields = {
+  cached_prompt_tokens: tokenCountSchema
+    .optional()
+    .describe('extension: prompt tokens read from the provider cache (a subset of prompt_tokens)'),
+  cache_creation_tokens: tokenCountSchema
+    .optional()
+    .describe('extension: prompt tokens written to the provider cache (a subset of prompt_tokens)'),
+  reasoning_tokens: tokenCountSchema
+    .optional()
+    .describe('extension: reasoning tokens (a subset of completion_tokens)'),
+  batch: z
+    .boolean()
+    .optional()
+    .describe('extension: the call went through the provider batch API (priced at its batch rates)'),
+};
+
+interface TokenDetails {
+  prompt_tokens?: number | undefined;
+  completion_tokens?: number | undefined;
+  cached_prompt_tokens?: number | undefined;
+  cache_creation_tokens?: number | undefined;
+  reasoning_tokens?: number | undefined;
+}
+
+/** Subsets may not exceed their totals: a mapping that forgot to add cached tokens back says so here. */
+function checkTokenDetails(p: TokenDetails, ctx: z.RefinementCtx): void {
+  const { prompt_tokens: prompt, completion_tokens: completion, reasoning_tokens: reasoning } = p;
+  const { cached_prompt_tokens: read, cache_creation_tokens: written } = p;
+  const cached = (read ?? 0) + (written ?? 0);
+  if ((read !== undefined || written !== undefined) && prompt !== undefined && cached > prompt) {
+    report(
+      ctx,
+      [read === undefined ? 'cache_creation_tokens' : 'cached_prompt_tokens'],
+      `cached_prompt_tokens + cache_creation_tokens (${cached}) exceed prompt_tokens (${prompt}): prompt_tokens counts all input, cached included`,
+    );
+  }
+  if (reasoning !== undefined && completion !== undefined && reasoning > completion) {
+    report(
+      ctx,
+      ['reasoning_tokens'],
+      `exceeds completion_tokens (${completion}): completion_tokens counts reasoning tokens too`,
+    );
+  }
+}
+
 export const turnPropertiesSchema = keyLimited(
   z
     .object({
@@ -127,10 +178,11 @@ export const turnPropertiesSchema = keyLimited(
       model: modelSchema.optional(),
       prompt_tokens: tokenCountSchema.optional(),
       completion_tokens: tokenCountSchema.optional(),
+      ...tokenDetailFields,
       cost: costSchema.optional(),
     })
     .catchall(propertyValueSchema),
-);
+).superRefine(checkTokenDetails);
 
 const USAGE_TOKEN_FIELDS = ['model', 'prompt_tokens', 'completion_tokens'] as const;
 
@@ -145,10 +197,12 @@ export const usagePropertiesSchema = keyLimited(
       model: modelSchema.optional(),
       prompt_tokens: tokenCountSchema.optional(),
       completion_tokens: tokenCountSchema.optional(),
+      ...tokenDetailFields,
       cost: costSchema.optional(),
     })
     .catchall(propertyValueSchema),
 ).superRefine((p, ctx) => {
+  checkTokenDetails(p, ctx);
   if (p.cost !== undefined) return;
   const missing = USAGE_TOKEN_FIELDS.filter((k) => p[k] === undefined);
   if (missing.length === USAGE_TOKEN_FIELDS.length) {

@@ -3,9 +3,14 @@ import { z } from 'zod';
 /**
  * Our extensions of the wire, named in /healthz so a client can tell our service from one that lacks
  * them (the hosted service): `import-provisional-ends`, ends an import adds are reopened by later
- * history; `import-derived-sessions`, sessions derived from activity join stored ones of the same key.
+ * history; `import-derived-sessions`, sessions derived from activity join stored ones of the same key;
+ * `usage-token-details`, turns and usage carry cached/cache-written/reasoning tokens and `batch`.
  */
-export const SERVICE_FEATURES = ['import-provisional-ends', 'import-derived-sessions'] as const;
+export const SERVICE_FEATURES = [
+  'import-provisional-ends',
+  'import-derived-sessions',
+  'usage-token-details',
+] as const;
 
 /** `GET /healthz` as our service answers it (decisions §1). */
 export const healthSchema = z.object({
