@@ -3,6 +3,8 @@ import { type Health, lenientHealthSchema } from '../shared/health.js';
 import { type AliasBody, type IdentifyBody, type UserRecord, userRecordSchema } from '../shared/users.js';
 import type { Client } from './http-client.js';
 
+export * from './api-routes.js';
+
 /**
  * One thin function per route: path, method and response schema live here and nowhere else, so a
  * command never spells a URL. Each takes the client first so commands receive it through `deps`.

@@ -1,0 +1,80 @@
+import { z } from 'zod';
+
+/**
+ * Query-string parameters of the discovery, user, cohort and summary routes. Query strings carry
+ * text only: object-valued parameters travel as compact JSON (decisions §1), numbers as digits, and
+ * an empty value counts as absent (browsers send `?regex=`).
+ */
+
+const emptyToUndefined = (v: unknown) => (v === '' ? undefined : v);
+
+/** An RE2 pattern, run by DuckDB (`regexp_matches`, anywhere in the text), never by JavaScript. */
+export const regexParam = z
+  .preprocess(emptyToUndefined, z.string().max(1000, 'must be at most 1000 characters').optional())
+  .describe('RE2 regular expression, matched anywhere (anchor with ^ and $)');
+
+/** A non-negative whole number from the query string, `fallback` when absent, at most `max`. */
+export function countParam(fallback: number, max: number) {
+  return z.preprocess(
+    (v) => (v === '' || v === undefined ? undefined : typeof v === 'string' ? Number(v) : v),
+    z
+      .number({ message: 'must be a number' })
+      .int('must be a whole number')
+      .nonnegative('must not be negative')
+      .max(max, `must be at most ${max}`)
+      .default(fallback),
+  );
+}
+
+/** JSON text that must decode to `schema`; bracket form (`name[key]=v`) is rebuilt by `bracketObject`. */
+export function jsonParam<T extends z.ZodType>(schema: T) {
+  return z.preprocess((v) => {
+    if (typeof v !== 'string') return v;
+    if (v === '') return undefined;
+    try {
+      return JSON.parse(v) as unknown;
+    } catch {
+      return v;
+    }
+  }, schema);
+}
+
+const BRACKET = /^([A-Za-z_]+)((?:\[[^[\]]*\])+)$/;
+const SEGMENT = /\[([^[\]]*)\]/g;
+const UNSAFE = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * Rebuilds bracket-form parameters (`range[start]=…`, `picks[0][name]=…`) into `name: object`, so
+ * browser-style clients work as decisions §1 asks. Leaves stay strings; a JSON `name` wins. Keys
+ * that would touch prototypes are dropped (the schema then reports the field missing).
+ */
+export function bracketObjects(query: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...query };
+  for (const [key, value] of Object.entries(query)) {
+    const match = BRACKET.exec(key);
+    if (!match) continue;
+    delete out[key];
+    const name = match[1]!;
+    if (typeof query[name] === 'string') continue;
+    const path = [...match[2]!.matchAll(SEGMENT)].map((m) => m[1]!);
+    if (path.length > 4 || path.some((p) => UNSAFE.has(p)) || UNSAFE.has(name)) continue;
+    out[name] ??= /^\d+$/.test(path[0] ?? '') ? [] : {};
+    let node = out[name] as Record<string, unknown>;
+    path.forEach((segment, i) => {
+      if (i === path.length - 1) node[segment] = Array.isArray(value) ? value[value.length - 1] : value;
+      else {
+        node[segment] ??= /^\d+$/.test(path[i + 1] ?? '') ? [] : {};
+        node = node[segment] as Record<string, unknown>;
+      }
+    });
+  }
+  return out;
+}
+
+/** Optional scope of most read routes: one session or one conversation. */
+export const scopeParams = {
+  session_id: z.preprocess(emptyToUndefined, z.string().min(1).max(100).optional()),
+  conversation_id: z.preprocess(emptyToUndefined, z.string().min(1).max(100).optional()),
+  organization_id: z.string().optional().describe('accepted and ignored: the key names the organization'),
+  app_id: z.string().optional().describe('accepted and ignored: X-App-ID names the project'),
+};

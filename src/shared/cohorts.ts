@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import { countParam } from './api-params.js';
+import { COUNT_OPERATORS, propertyFilterSchema, timeWithinSchema } from './chart-filters.js';
+import { idSchema } from './primitives.js';
+import { userRecordSchema } from './users.js';
+
+/**
+ * Cohorts: named user definitions of a project, usable as `cohort` in every chart's UserFilter.
+ * A term is an event, intent, trait or (nested) cohort filter; terms combine left to right with their
+ * `operator` (the first term's is ignored). Event and intent terms count within `within`, else within
+ * the chart's range (as the same filter inline in `performed_events` does); `/cohorts/evaluate` has no
+ * chart, so there they count over all time, `within.period` measured back from now.
+ */
+
+const count = {
+  number_of: z.number().int('must be a whole number').nonnegative('must not be negative').default(1),
+  number_of_operator: z.enum(COUNT_OPERATORS).default('gte'),
+};
+
+export const cohortEventFilterSchema = z.strictObject({
+  type: z.literal('event'),
+  event_name: idSchema.describe('an event name, or "Any Event"'),
+  with: z.array(propertyFilterSchema).optional(),
+  within: timeWithinSchema.optional(),
+  ...count,
+});
+
+export const cohortIntentFilterSchema = z.strictObject({
+  type: z.literal('intent'),
+  intent: idSchema.describe('an intent name, or "Any Intent"'),
+  with: z.array(propertyFilterSchema).optional(),
+  within: timeWithinSchema.optional(),
+  ...count,
+});
+
+export const cohortTraitFilterSchema = z.strictObject({
+  type: z.literal('trait'),
+  with: z.array(propertyFilterSchema).min(1, 'give at least one trait filter'),
+  // Traits are current values without a history, so a time window cannot apply to them.
+  within: z.undefined({ message: 'traits have no time: within is not supported on a trait term' }).optional(),
+});
+
+export const cohortCohortFilterSchema = z.strictObject({
+  type: z.literal('cohort'),
+  name: idSchema.describe('another cohort of the project, or "All Users"'),
+});
+
+export const cohortTermFilterSchema = z.discriminatedUnion('type', [
+  cohortEventFilterSchema,
+  cohortIntentFilterSchema,
+  cohortTraitFilterSchema,
+  cohortCohortFilterSchema,
+]);
+export type CohortTermFilter = z.output<typeof cohortTermFilterSchema>;
+
+export const cohortTermSchema = z.strictObject({
+  operator: z.enum(['and', 'or']).default('and'),
+  termFilter: cohortTermFilterSchema,
+});
+export type CohortTerm = z.output<typeof cohortTermSchema>;
+
+/** Fields of a stored record that a client may send back on PUT; accepted and ignored. */
+const recordEcho = {
+  organization_id: z.string().optional(),
+  app_id: z.string().optional(),
+  cohort_id: z.string().optional(),
+  created_at: z.string().optional(),
+  updated_at: z.string().optional(),
+};
+
+export const cohortBodySchema = z.strictObject({
+  name: idSchema,
+  description: z.string().max(2000, 'must be at most 2000 characters').optional(),
+  terms: z.array(cohortTermSchema).min(1, 'give at least one term').max(100, 'at most 100 terms'),
+  ...recordEcho,
+});
+export type CohortBody = z.output<typeof cohortBodySchema>;
+export type CohortBodyInput = z.input<typeof cohortBodySchema>;
+
+export const cohortRecordSchema = z.object({
+  organization_id: z.string(),
+  app_id: z.string(),
+  cohort_id: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  name: z.string(),
+  description: z.string().optional(),
+  terms: z.array(cohortTermSchema),
+});
+export type CohortRecord = z.output<typeof cohortRecordSchema>;
+
+export const cohortIdQuerySchema = z.object({ cohort_id: z.string().min(1).max(100) });
+export const cohortNameQuerySchema = z.object({ name: z.string().min(1).max(100) });
+export const cohortEvaluateQuerySchema = z.object({
+  cohort_id: z.string().min(1).max(100),
+  skip: countParam(0, 10_000_000),
+  limit: countParam(1000, 100_000),
+});
+
+export const cohortMembersSchema = z.array(userRecordSchema);
+export const cohortDeletedSchema = z.object({ status: z.literal('ok'), cohort_id: z.string() });

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+
+/**
+ * The organization's API keys (`/orgkeys`). Keys are stored as SHA-256 only, so a secret is shown
+ * once, when created; lists show `apikey` as the key's id (`key_` + 16 hex digits of its hash), which
+ * revoke and rotate accept as well as the secret. A key manages only its own organization (there is
+ * no super-admin key locally).
+ */
+
+export const orgKeyRecordSchema = z.object({
+  organization_id: z.string(),
+  apikey: z.string().describe('the secret when just created; otherwise the key id'),
+  key_id: z.string(),
+  created_at: z.string(),
+  label: z.string().nullable(),
+  current: z.boolean().describe('true for the key that made this request'),
+});
+export type OrgKeyRecord = z.output<typeof orgKeyRecordSchema>;
+
+export const orgKeyCreateSchema = z.strictObject({
+  organization_id: z.string().min(1).max(100),
+  label: z.string().max(100).optional(),
+  rotate: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('our extension: a key (secret or id) that the new key replaces, revoked in the same step'),
+});
+export type OrgKeyCreate = z.output<typeof orgKeyCreateSchema>;
+
+export const orgKeyAssociateSchema = z.strictObject({
+  organization_id: z.string().min(1).max(100),
+  apikey: z.string().min(16, 'must be at least 16 characters').max(200, 'must be at most 200 characters'),
+  label: z.string().max(100).optional(),
+});
+
+export const orgKeyDeleteQuerySchema = z.object({
+  apikey: z
+    .string()
+    .max(200)
+    .optional()
+    .describe('secret or key id; absent: every key of the organization but the one making the request'),
+  organization_id: z.string().optional(),
+  app_id: z.string().optional(),
+});
+
+export const orgKeysDeletedSchema = z.object({ status: z.literal('ok'), revoked: z.array(z.string()) });

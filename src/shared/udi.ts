@@ -1,0 +1,46 @@
+import { z } from 'zod';
+
+/**
+ * User-defined intents (`/udi`): a project's named intents, found in closed conversations' user
+ * utterances. `patterns` (our extension) are RE2 regexes run by DuckDB, case-insensitive, anywhere in
+ * an utterance; an intent without patterns is found where its name appears as words. Archived
+ * intents are kept but no longer found. `cas serve --intents <file>` adds the file's intents that the
+ * project does not have yet (by name), replacing nothing.
+ */
+
+const text = (max: number) => z.string().max(max, `must be at most ${max} characters`);
+
+export const udiNameSchema = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(100, 'must be at most 100 characters');
+
+export const udiBodySchema = z.strictObject({
+  intent: z.strictObject({ name: udiNameSchema, description: text(2000).default('') }),
+  attributes: z
+    .array(z.strictObject({ name: udiNameSchema, description: text(2000).default('') }))
+    .max(100, 'at most 100 attributes')
+    .default([]),
+  archived: z.boolean().default(false),
+  patterns: z
+    .array(z.string().min(1, 'must not be empty').max(1000, 'must be at most 1000 characters'))
+    .max(100, 'at most 100 patterns')
+    .optional()
+    .describe('our extension: RE2 patterns matched case-insensitively in user utterances'),
+  user_defined_intent_id: z.string().optional().describe('accepted and ignored'),
+});
+export type UdiBody = z.output<typeof udiBodySchema>;
+export type UdiBodyInput = z.input<typeof udiBodySchema>;
+
+export const udiRecordSchema = z.object({
+  user_defined_intent_id: z.string(),
+  intent: z.object({ name: z.string(), description: z.string() }),
+  attributes: z.array(z.object({ name: z.string(), description: z.string() })),
+  archived: z.boolean(),
+  patterns: z.array(z.string()),
+});
+export type UdiRecord = z.output<typeof udiRecordSchema>;
+
+export const udiParamsSchema = z.object({ user_defined_intent_id: z.string().min(1).max(100) });
+export const udiDeletedSchema = z.object({ success: z.boolean() });
