@@ -1,0 +1,223 @@
+import { describe, expect, it } from 'vitest';
+import { parseQueueBody } from './events.js';
+import { mapGenAiSpan, nanosToIso, type OtelSpan } from './otel-genai.js';
+import { otlpSpans } from './otlp-spans.js';
+
+const T0 = 1_735_732_800_000; // 2025-01-01T12:00:00Z
+const ns = (ms: number) => `${BigInt(ms) * 1_000_000n}`;
+
+function span(attributes: OtelSpan['attributes'], extra: Partial<OtelSpan> = {}): OtelSpan {
+  return {
+    traceId: 'a'.repeat(32),
+    spanId: 'b'.repeat(16),
+    name: 'chat gpt-4o',
+    startTimeUnixNano: ns(T0),
+    endTimeUnixNano: ns(T0 + 1500),
+    attributes,
+    resource: { 'service.name': 'bot' },
+    events: [],
+    ...extra,
+  };
+}
+
+/** The mapped event must be one the queue route accepts. */
+function valid(event: Record<string, unknown>) {
+  const r = parseQueueBody([event]);
+  if (!r.ok) throw new Error(JSON.stringify(r.issues));
+  return event;
+}
+
+describe('mapGenAiSpan', () => {
+  it('maps a chat span of the current conventions to a turn with token details', () => {
+    const m = mapGenAiSpan(
+      span({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'openai',
+        'gen_ai.request.model': 'gpt-4o',
+        'gen_ai.response.model': 'gpt-4o-2024-08-06',
+        'gen_ai.usage.input_tokens': 1200,
+        'gen_ai.usage.output_tokens': 80,
+        'gen_ai.usage.cache_read.input_tokens': 1024,
+        'gen_ai.conversation.id': 'conv-1',
+        'session.id': 'sess-1',
+        'user.id': 'u1',
+        'gen_ai.input.messages': JSON.stringify([
+          { role: 'system', parts: [{ type: 'text', content: 'be brief' }] },
+          { role: 'user', parts: [{ type: 'text', content: 'hello?' }] },
+        ]),
+        'gen_ai.output.messages': JSON.stringify([
+          { role: 'assistant', parts: [{ type: 'text', content: 'hi!' }], finish_reason: 'stop' },
+        ]),
+      }),
+    );
+    expect(m.kind).toBe('turn');
+    if (m.kind === 'skip') return;
+    expect(valid(m.event)).toEqual({
+      type: 'track',
+      event: 'Conversation Turn',
+      event_id: `otel-${'a'.repeat(32)}-${'b'.repeat(16)}`,
+      session_id: 'sess-1',
+      conversation_id: 'conv-1',
+      user_id: 'u1',
+      timestamp: '2025-01-01T12:00:00.000Z',
+      properties: {
+        user: 'hello?',
+        assistant: 'hi!',
+        model: 'gpt-4o-2024-08-06',
+        prompt_tokens: 1200,
+        completion_tokens: 80,
+        cached_prompt_tokens: 1024,
+        provider: 'openai',
+        trace_id: 'a'.repeat(32),
+        span_id: 'b'.repeat(16),
+      },
+    });
+  });
+
+  it('reads the older gen_ai.prompt.N / completion.N attributes and adds back cache counts excluded from input', () => {
+    const m = mapGenAiSpan(
+      span({
+        'gen_ai.system': 'anthropic',
+        'gen_ai.request.model': 'claude-3-5-sonnet-20241022',
+        'llm.request.type': 'chat',
+        'gen_ai.usage.prompt_tokens': 10,
+        'gen_ai.usage.completion_tokens': 20,
+        'gen_ai.usage.cache_read_input_tokens': 300,
+        'gen_ai.usage.cache_creation_input_tokens': 50,
+        'gen_ai.prompt.0.role': 'user',
+        'gen_ai.prompt.0.content': 'first',
+        'gen_ai.prompt.1.role': 'assistant',
+        'gen_ai.prompt.1.content': 'answer',
+        'gen_ai.prompt.2.role': 'user',
+        'gen_ai.prompt.2.content': 'second',
+        'gen_ai.completion.0.role': 'assistant',
+        'gen_ai.completion.0.content': 'done',
+      }),
+    );
+    if (m.kind === 'skip') throw new Error(m.reason);
+    valid(m.event);
+    expect(m.event).toMatchObject({ session_id: `trace-${'a'.repeat(32)}`, device_id: 'otel:bot' });
+    expect(m.event.properties).toMatchObject({
+      user: 'second',
+      assistant: 'done',
+      prompt_tokens: 10 + 300 + 50,
+      completion_tokens: 20,
+      cached_prompt_tokens: 300,
+      cache_creation_tokens: 50,
+    });
+  });
+
+  it('reads OpenInference llm.* attributes', () => {
+    const m = mapGenAiSpan(
+      span({
+        'openinference.span.kind': 'LLM',
+        'llm.model_name': 'o3-mini',
+        'llm.token_count.prompt': 100,
+        'llm.token_count.completion': 900,
+        'llm.token_count.completion_details.reasoning': 700,
+        'llm.input_messages.0.message.role': 'user',
+        'llm.input_messages.0.message.content': 'think',
+        'llm.output_messages.0.message.role': 'assistant',
+        'llm.output_messages.0.message.content': 'thought',
+      }),
+    );
+    if (m.kind === 'skip') throw new Error(m.reason);
+    valid(m.event);
+    expect(m.event.properties).toMatchObject({
+      user: 'think',
+      assistant: 'thought',
+      model: 'o3-mini',
+      prompt_tokens: 100,
+      completion_tokens: 900,
+      reasoning_tokens: 700,
+    });
+  });
+
+  it('maps execute_tool spans to function calls, failures included, and skips agent and non-GenAI spans', () => {
+    const tool = mapGenAiSpan(
+      span(
+        {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': 'get_weather',
+          'gen_ai.tool.call.arguments': '{"city":"Paris"}',
+          'session.id': 's',
+        },
+        { statusCode: 2, statusMessage: 'timeout', name: 'execute_tool get_weather' },
+      ),
+    );
+    if (tool.kind === 'skip') throw new Error(tool.reason);
+    valid(tool.event);
+    expect(tool.event).toMatchObject({ event: 'Conversation Function', session_id: 's' });
+    expect(tool.event.properties).toMatchObject({
+      name: 'get_weather',
+      args: '{"city":"Paris"}',
+      runtime: 1500,
+      error: 'timeout',
+    });
+    expect(
+      mapGenAiSpan(span({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.request.model': 'x' })).kind,
+    ).toBe('skip');
+    expect(mapGenAiSpan(span({ 'http.request.method': 'GET' })).kind).toBe('skip');
+  });
+
+  it('maps embeddings to usage', () => {
+    const m = mapGenAiSpan(
+      span({
+        'gen_ai.operation.name': 'embeddings',
+        'gen_ai.request.model': 'text-embedding-3-small',
+        'gen_ai.usage.input_tokens': 42,
+      }),
+    );
+    if (m.kind === 'skip') throw new Error(m.reason);
+    valid(m.event);
+    expect(m.event.properties).toMatchObject({ prompt_tokens: 42, completion_tokens: 0 });
+  });
+});
+
+describe('otlpSpans', () => {
+  it('decodes OTLP/JSON attributes, ids and times, and names malformed spans by path', () => {
+    const body = {
+      resourceSpans: [
+        {
+          resource: { attributes: [{ key: 'service.name', value: { stringValue: 'bot' } }] },
+          scopeSpans: [
+            {
+              spans: [
+                {
+                  traceId: 'A'.repeat(32),
+                  spanId: 'B'.repeat(16),
+                  name: 'chat',
+                  startTimeUnixNano: ns(T0),
+                  endTimeUnixNano: T0 * 1e6 + 5e6,
+                  attributes: [
+                    { key: 'n', value: { intValue: '7' } },
+                    { key: 'f', value: { doubleValue: 0.5 } },
+                    { key: 'b', value: { boolValue: true } },
+                    { key: 'l', value: { arrayValue: { values: [{ stringValue: 'x' }] } } },
+                    { key: 'kv', value: { kvlistValue: { values: [{ key: 'k', value: { intValue: 1 } }] } } },
+                  ],
+                  status: { code: 'STATUS_CODE_ERROR' },
+                },
+                { traceId: 'zz', spanId: 'B'.repeat(16), startTimeUnixNano: '1' },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    const { spans, issues } = otlpSpans(body);
+    expect(spans).toHaveLength(1);
+    expect(spans[0]).toMatchObject({
+      traceId: 'a'.repeat(32),
+      spanId: 'b'.repeat(16),
+      statusCode: 2,
+      attributes: { n: 7, f: 0.5, b: true, l: ['x'], kv: { k: 1 } },
+      resource: { 'service.name': 'bot' },
+    });
+    expect(nanosToIso(spans[0]!.endTimeUnixNano)).toBe('2025-01-01T12:00:00.005Z');
+    expect(issues).toEqual([
+      { path: 'resourceSpans[0].scopeSpans[0].spans[1].traceId', message: 'must be 16 bytes as hex' },
+    ]);
+    expect(otlpSpans({ resourceSpans: 3 }).malformed).toContain('resourceSpans');
+  });
+});

@@ -1,0 +1,249 @@
+import { genAiText, lastUserText, outputText } from './otel-messages.js';
+
+/**
+ * OpenTelemetry GenAI spans → wire events (issue 19), a pure mapping shared by the OTLP receiver of
+ * `cas serve` (`POST /v1/traces`) and the `otlp` import preset. Spans arrive decoded (otlp-spans.ts):
+ * ids as lowercase hex, times as nanosecond strings, attributes as plain values.
+ */
+export type OtelValue = string | number | boolean | null | OtelValue[] | { [key: string]: OtelValue };
+export type OtelAttributes = Readonly<Record<string, OtelValue>>;
+
+export interface OtelSpanEvent {
+  name: string;
+  timeUnixNano: string;
+  attributes: OtelAttributes;
+}
+
+export interface OtelSpan {
+  traceId: string;
+  spanId: string;
+  name: string;
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
+  attributes: OtelAttributes;
+  /** The resource's attributes (`service.name`, and sometimes `session.id` / `user.id`). */
+  resource: OtelAttributes;
+  /** 2 is ERROR (OTLP's StatusCode). */
+  statusCode?: number | undefined;
+  statusMessage?: string | undefined;
+  events: readonly OtelSpanEvent[];
+}
+
+/** What one span becomes: a turn, a usage or a function call; `skip` says why nothing was made. */
+export type SpanMapping =
+  | { kind: 'turn' | 'usage' | 'function'; event: Record<string, unknown> }
+  | { kind: 'skip'; reason: string };
+
+const first = (a: OtelAttributes, keys: readonly string[]): OtelValue | undefined => {
+  for (const key of keys) {
+    const v = a[key];
+    if (v !== undefined && v !== null && v !== '') return v;
+  }
+  return undefined;
+};
+
+export function attrString(a: OtelAttributes, ...keys: string[]): string | undefined {
+  const v = first(a, keys);
+  if (v === undefined) return undefined;
+  return typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+}
+
+export function attrCount(a: OtelAttributes, ...keys: string[]): number | undefined {
+  const v = first(a, keys);
+  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : undefined;
+}
+
+/** Attribute names in order of preference: current GenAI conventions, then the older ones, then OpenInference and the Vercel AI SDK. */
+const KEYS = {
+  operation: ['gen_ai.operation.name'],
+  model: ['gen_ai.response.model', 'gen_ai.request.model', 'llm.model_name', 'ai.model.id'],
+  provider: ['gen_ai.provider.name', 'gen_ai.system', 'llm.provider', 'llm.system', 'ai.model.provider'],
+  input: [
+    'gen_ai.usage.input_tokens',
+    'gen_ai.usage.prompt_tokens',
+    'llm.token_count.prompt',
+    'ai.usage.promptTokens',
+    'ai.usage.inputTokens',
+  ],
+  output: [
+    'gen_ai.usage.output_tokens',
+    'gen_ai.usage.completion_tokens',
+    'llm.token_count.completion',
+    'ai.usage.completionTokens',
+    'ai.usage.outputTokens',
+  ],
+  cacheRead: [
+    'gen_ai.usage.cache_read.input_tokens',
+    'gen_ai.usage.cache_read_input_tokens',
+    'gen_ai.usage.input_tokens.cached',
+    'llm.token_count.prompt_details.cache_read',
+  ],
+  cacheWrite: [
+    'gen_ai.usage.cache_creation.input_tokens',
+    'gen_ai.usage.cache_creation_input_tokens',
+    'gen_ai.usage.input_tokens.cache_write',
+    'llm.token_count.prompt_details.cache_write',
+  ],
+  reasoning: [
+    'gen_ai.usage.reasoning.output_tokens',
+    'gen_ai.usage.reasoning_tokens',
+    'gen_ai.usage.output_tokens.reasoning',
+    'llm.token_count.completion_details.reasoning',
+  ],
+  conversation: ['gen_ai.conversation.id'],
+  session: ['session.id', 'gen_ai.session.id', 'ai.telemetry.metadata.sessionId'],
+  user: ['user.id', 'enduser.id', 'ai.telemetry.metadata.userId'],
+  toolName: ['gen_ai.tool.name', 'tool.name', 'ai.toolCall.name', 'traceloop.entity.name'],
+  toolArgs: [
+    'gen_ai.tool.call.arguments',
+    'tool.parameters',
+    'ai.toolCall.args',
+    'traceloop.entity.input',
+    'input.value',
+  ],
+  toolResult: ['gen_ai.tool.call.result', 'ai.toolCall.result', 'traceloop.entity.output', 'output.value'],
+} as const;
+
+type SpanKind = 'turn' | 'usage' | 'function' | 'skip';
+
+/** Agent and workflow spans wrap the calls they make (and often repeat their token counts): skipped. */
+function spanKind(span: OtelSpan): SpanKind {
+  const a = span.attributes;
+  const op = attrString(a, ...KEYS.operation)?.toLowerCase();
+  const openInference = attrString(a, 'openinference.span.kind')?.toUpperCase();
+  const traceloop = attrString(a, 'traceloop.span.kind')?.toLowerCase();
+  const requestType = attrString(a, 'llm.request.type')?.toLowerCase();
+  if (op === 'execute_tool' || openInference === 'TOOL' || traceloop === 'tool') return 'function';
+  if (a['ai.toolCall.name'] !== undefined) return 'function';
+  if (op === 'embeddings' || openInference === 'EMBEDDING' || requestType === 'embedding') return 'usage';
+  if (op !== undefined && op !== 'chat' && op !== 'text_completion' && op !== 'generate_content')
+    return 'skip';
+  if (openInference !== undefined && openInference !== 'LLM') return 'skip';
+  if (traceloop !== undefined) return 'skip';
+  return attrString(a, ...KEYS.model) === undefined ? 'skip' : 'turn';
+}
+
+/** Nanoseconds since the epoch (decimal text) as an ISO time with milliseconds. */
+export function nanosToIso(nanos: string): string | undefined {
+  if (!/^\d{1,25}$/.test(nanos)) return undefined;
+  const ms = Number(BigInt(nanos) / 1_000_000n);
+  return ms > 0 && ms < 8.64e15 ? new Date(ms).toISOString() : undefined;
+}
+
+function durationMs(span: OtelSpan): number | undefined {
+  if (!/^\d{1,25}$/.test(span.startTimeUnixNano) || !/^\d{1,25}$/.test(span.endTimeUnixNano))
+    return undefined;
+  const ns = BigInt(span.endTimeUnixNano) - BigInt(span.startTimeUnixNano);
+  return ns >= 0n ? Math.round(Number(ns) / 1e6) : undefined;
+}
+
+/** The id of the event a span becomes: the same span sent twice is stored once. */
+export function spanEventId(span: Pick<OtelSpan, 'traceId' | 'spanId'>): string {
+  return `otel-${span.traceId}-${span.spanId}`;
+}
+
+/**
+ * Who and where: `session.id` (span, else resource), else `gen_ai.conversation.id`, else the trace
+ * is the session; `user.id`, else the resource's `service.name` as a device, since a new session
+ * needs one of them.
+ */
+function envelope(span: OtelSpan): Record<string, unknown> {
+  const a = span.attributes;
+  const conversation = attrString(a, ...KEYS.conversation) ?? attrString(span.resource, ...KEYS.conversation);
+  const session =
+    attrString(a, ...KEYS.session) ??
+    attrString(span.resource, ...KEYS.session) ??
+    conversation ??
+    `trace-${span.traceId}`;
+  const user = attrString(a, ...KEYS.user) ?? attrString(span.resource, ...KEYS.user);
+  const service = attrString(span.resource, 'service.name') ?? 'unknown';
+  const timestamp = nanosToIso(span.startTimeUnixNano);
+  return {
+    type: 'track',
+    event_id: spanEventId(span),
+    session_id: session,
+    ...(conversation === undefined ? {} : { conversation_id: conversation }),
+    ...(user === undefined ? { device_id: `otel:${service}` } : { user_id: user }),
+    ...(timestamp === undefined ? {} : { timestamp }),
+  };
+}
+
+/**
+ * Token counts in the wire's convention: prompt_tokens counts all input. The GenAI conventions say
+ * cache reads and writes SHOULD be included in input_tokens; where a span's cache counts exceed its
+ * input (an instrumentation passing Anthropic's input_tokens through as is), they are added back.
+ */
+function tokens(a: OtelAttributes, completionDefault: number | undefined): Record<string, number> {
+  let prompt = attrCount(a, ...KEYS.input);
+  let completion = attrCount(a, ...KEYS.output);
+  const read = attrCount(a, ...KEYS.cacheRead);
+  const written = attrCount(a, ...KEYS.cacheWrite);
+  const reasoning = attrCount(a, ...KEYS.reasoning);
+  if (prompt === undefined && completion === undefined) return {};
+  prompt ??= 0;
+  completion ??= completionDefault ?? 0;
+  const cached = (read ?? 0) + (written ?? 0);
+  if (cached > prompt) prompt += cached;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    ...(read === undefined ? {} : { cached_prompt_tokens: read }),
+    ...(written === undefined ? {} : { cache_creation_tokens: written }),
+    ...(reasoning === undefined || reasoning > completion ? {} : { reasoning_tokens: reasoning }),
+  };
+}
+
+function traceProps(span: OtelSpan): Record<string, string> {
+  const provider = attrString(span.attributes, ...KEYS.provider);
+  return { ...(provider === undefined ? {} : { provider }), trace_id: span.traceId, span_id: span.spanId };
+}
+
+function functionEvent(span: OtelSpan): Record<string, unknown> {
+  const a = span.attributes;
+  const args = attrString(a, ...KEYS.toolArgs);
+  const result = attrString(a, ...KEYS.toolResult);
+  const runtime = durationMs(span);
+  const callId = attrString(a, 'gen_ai.tool.call.id', 'ai.toolCall.id');
+  const failed = span.statusCode === 2 || a['error.type'] !== undefined;
+  const error = span.statusMessage || attrString(a, 'error.type') || 'error';
+  return {
+    ...envelope(span),
+    event: 'Conversation Function',
+    properties: {
+      name: attrString(a, ...KEYS.toolName) ?? span.name.replace(/^execute_tool\s+/, ''),
+      ...(args === undefined ? {} : { args }),
+      ...(result === undefined ? {} : { result }),
+      ...(runtime === undefined ? {} : { runtime }),
+      ...(callId === undefined ? {} : { call_id: callId }),
+      ...(failed ? { error } : {}),
+      ...traceProps(span),
+    },
+  };
+}
+
+/** Maps one span; spans that are not GenAI calls (HTTP, database, agent wrappers) are skipped. */
+export function mapGenAiSpan(span: OtelSpan): SpanMapping {
+  const kind = spanKind(span);
+  if (kind === 'skip') return { kind, reason: 'not a GenAI model call or tool execution' };
+  if (kind === 'function') return { kind, event: functionEvent(span) };
+  const a = span.attributes;
+  const model = attrString(a, ...KEYS.model);
+  if (kind === 'usage') {
+    const counted = tokens(a, 0);
+    if (model === undefined || counted.prompt_tokens === undefined) {
+      return { kind: 'skip', reason: 'an embeddings call without model or token counts' };
+    }
+    const properties = { model, ...counted, ...traceProps(span) };
+    return { kind, event: { ...envelope(span), event: 'Conversation Usage', properties } };
+  }
+  const texts = genAiText(span);
+  const properties = {
+    user: lastUserText(texts.input) ?? '',
+    assistant: outputText(texts.output) ?? '',
+    ...(model === undefined ? {} : { model }),
+    ...tokens(a, undefined),
+    ...traceProps(span),
+  };
+  return { kind, event: { ...envelope(span), event: 'Conversation Turn', properties } };
+}

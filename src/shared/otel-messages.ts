@@ -1,0 +1,135 @@
+import type { OtelAttributes, OtelSpan, OtelValue } from './otel-genai.js';
+
+/** A chat message reduced to what a turn stores: its role and its text. */
+export interface ChatText {
+  role: string;
+  text: string;
+}
+
+function parseMaybeJson(value: OtelValue | undefined): OtelValue | undefined {
+  if (typeof value !== 'string') return value;
+  const t = value.trim();
+  if (!t.startsWith('[') && !t.startsWith('{')) return value;
+  try {
+    return JSON.parse(t) as OtelValue;
+  } catch {
+    return value;
+  }
+}
+
+const isRecord = (v: OtelValue | undefined): v is { [key: string]: OtelValue } =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The text of a message's content in the shapes instrumentations write: a string, GenAI `parts`
+ * (`{type: 'text', content}`), OpenAI-style content arrays (`{type: 'text', text}`), Anthropic blocks.
+ */
+function contentText(content: OtelValue | undefined): string | undefined {
+  const value = parseMaybeJson(content);
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) {
+    const texts = value.flatMap((part) => {
+      if (typeof part === 'string') return [part];
+      if (!isRecord(part) || (part.type !== undefined && part.type !== 'text')) return [];
+      const text = part.content ?? part.text;
+      return typeof text === 'string' ? [text] : [];
+    });
+    return texts.length > 0 ? texts.join('\n') : undefined;
+  }
+  if (isRecord(value)) return contentText(value.content ?? value.text ?? value.parts);
+  return undefined;
+}
+
+function messageOf(raw: OtelValue, fallbackRole: string): ChatText | undefined {
+  if (typeof raw === 'string') return { role: fallbackRole, text: raw };
+  if (!isRecord(raw)) return undefined;
+  const inner = isRecord(raw.message) ? raw.message : raw;
+  const text = contentText(inner.parts ?? inner.content ?? inner.text);
+  if (text === undefined) return undefined;
+  return { role: typeof inner.role === 'string' ? inner.role : fallbackRole, text };
+}
+
+function messageList(value: OtelValue | undefined, fallbackRole: string): ChatText[] | undefined {
+  const parsed = parseMaybeJson(value);
+  if (parsed === undefined) return undefined;
+  const list = Array.isArray(parsed) ? parsed : [parsed];
+  const out = list.flatMap((m) => messageOf(m, fallbackRole) ?? []);
+  return out.length > 0 ? out : undefined;
+}
+
+/** `prefix.N.role` / `prefix.N.content` flattened attributes (OpenLLMetry, OpenInference), in N order. */
+function indexed(a: OtelAttributes, prefix: string, role: string, content: string, fallbackRole: string) {
+  const found = new Map<number, ChatText>();
+  const pattern = new RegExp(
+    `^${prefix.replaceAll('.', '\\.')}\\.(\\d+)\\.${content.replaceAll('.', '\\.')}$`,
+  );
+  for (const [key, value] of Object.entries(a)) {
+    const m = pattern.exec(key);
+    if (!m) continue;
+    const n = Number(m[1]);
+    const text = contentText(value);
+    if (text === undefined) continue;
+    const r = a[`${prefix}.${n}.${role}`];
+    found.set(n, { role: typeof r === 'string' ? r : fallbackRole, text });
+  }
+  const out = [...found.entries()].sort(([x], [y]) => x - y).map(([, m]) => m);
+  return out.length > 0 ? out : undefined;
+}
+
+/** Older conventions put messages on span events (`gen_ai.user.message`, `gen_ai.choice`, ...). */
+function fromEvents(span: OtelSpan): { input?: ChatText[]; output?: ChatText[] } {
+  const input: ChatText[] = [];
+  const output: ChatText[] = [];
+  for (const e of span.events) {
+    const a = e.attributes;
+    if (e.name === 'gen_ai.choice') {
+      const m = messageOf(parseMaybeJson(a.message) ?? null, 'assistant') ?? messageOf(a, 'assistant');
+      if (m) output.push(m);
+    } else if (e.name === 'gen_ai.content.prompt') {
+      input.push(...(messageList(a['gen_ai.prompt'], 'user') ?? []));
+    } else if (e.name === 'gen_ai.content.completion') {
+      output.push(...(messageList(a['gen_ai.completion'], 'assistant') ?? []));
+    } else if (/^gen_ai\.(user|system|assistant|tool)\.message$/.test(e.name)) {
+      const role = e.name.split('.')[1] ?? 'user';
+      const m = messageOf(a, role);
+      if (m) input.push({ ...m, role: typeof a.role === 'string' ? a.role : role });
+    }
+  }
+  return {
+    ...(input.length > 0 ? { input } : {}),
+    ...(output.length > 0 ? { output } : {}),
+  };
+}
+
+/** The span's input and output messages, from whichever convention the instrumentation wrote. */
+export function genAiText(span: OtelSpan): { input: ChatText[]; output: ChatText[] } {
+  const a = span.attributes;
+  const events = fromEvents(span);
+  const input =
+    messageList(a['gen_ai.input.messages'], 'user') ??
+    indexed(a, 'gen_ai.prompt', 'role', 'content', 'user') ??
+    indexed(a, 'llm.input_messages', 'message.role', 'message.content', 'user') ??
+    messageList(a['ai.prompt.messages'], 'user') ??
+    events.input ??
+    messageList(a['input.value'] ?? a['gen_ai.prompt'] ?? a['ai.prompt'], 'user') ??
+    [];
+  const output =
+    messageList(a['gen_ai.output.messages'], 'assistant') ??
+    indexed(a, 'gen_ai.completion', 'role', 'content', 'assistant') ??
+    indexed(a, 'llm.output_messages', 'message.role', 'message.content', 'assistant') ??
+    events.output ??
+    messageList(a['ai.response.text'] ?? a['output.value'] ?? a['gen_ai.completion'], 'assistant') ??
+    [];
+  return { input, output };
+}
+
+/** The user's side of a turn: the last user message of the input (earlier ones are history). */
+export function lastUserText(input: readonly ChatText[]): string | undefined {
+  for (let i = input.length - 1; i >= 0; i--) if (input[i]?.role === 'user') return input[i]?.text;
+  return undefined;
+}
+
+/** The assistant's side: the first output message (a choice of several is the first choice). */
+export function outputText(output: readonly ChatText[]): string | undefined {
+  return output[0]?.text;
+}
