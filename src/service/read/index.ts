@@ -5,6 +5,7 @@ import { route } from '../http/route.js';
 import { type Param, rows, text } from '../ingest/sql.js';
 import type { Database } from '../store/database.js';
 import { eventCountsRoute } from './event-counts.js';
+import { eventStatsRoute, propertyStatsRoute } from './event-stats.js';
 import { leaseRead } from './lease.js';
 import { LIVE_EVENTS_BYTES, liveEventsRoute } from './live-events.js';
 import { optionalId } from './query.js';
@@ -60,5 +61,11 @@ export function eventNamesRoute(db: Database) {
 
 /** Read routes for people and tests: what was stored, counted, and named. */
 export function readRoutes(db: Database, limits: Limits, liveEventsBytes = LIVE_EVENTS_BYTES) {
-  return [liveEventsRoute(db, limits, liveEventsBytes), eventCountsRoute(db), eventNamesRoute(db)];
+  return [
+    liveEventsRoute(db, limits, liveEventsBytes),
+    eventCountsRoute(db),
+    eventNamesRoute(db),
+    eventStatsRoute(db),
+    propertyStatsRoute(db),
+  ];
 }
