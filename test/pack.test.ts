@@ -28,10 +28,17 @@ describe('npm package', () => {
     }>;
     const files = pack?.files.map((f) => f.path) ?? [];
     expect(files).toEqual(
-      expect.arrayContaining(['package.json', 'README.md', 'bin/cas.js', 'dist/cli/main.js']),
+      expect.arrayContaining([
+        'package.json',
+        'README.md',
+        'bin/cas.js',
+        'dist/cli/main.js',
+        'dist/lib/index.js',
+        'dist/lib/index.d.ts',
+      ]),
     );
     for (const file of files) {
-      expect(file).toMatch(/^(package\.json|README\.md|LICENSE|bin\/cas\.js|dist\/.+\.js)$/);
+      expect(file).toMatch(/^(package\.json|README\.md|LICENSE|bin\/cas\.js|dist\/.+\.(js|d\.ts))$/);
       expect(file).not.toMatch(/\.test\.js$|^dist\/sea\/|^dist\/cas-/);
     }
   });
@@ -50,5 +57,15 @@ describe('npm package', () => {
       });
     expect(run(['--version']).trim()).toBe(VERSION);
     expect(JSON.parse(run(['identify', '--id', 'packed', '--json']))).toMatchObject({ id: 'packed' });
+    // The library, as an app imports it by the package's name (both entries of `exports`).
+    const script = `import { Client } from 'cas'; import { Client as C2 } from 'cas/client';
+      console.log(typeof Client, Client === C2);`;
+    const imported = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: app,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: cleanEnv(),
+    });
+    expect(imported.trim()).toBe('function true');
   }, 180_000);
 });

@@ -1,0 +1,149 @@
+import { z } from 'zod';
+import { issuesFromZod } from '../shared/errors.js';
+import { wireErrorMap } from '../shared/event-bodies.js';
+import {
+  idSchema,
+  propertiesSchema,
+  scalarSchema,
+  timestampSchema,
+  traitsSchema,
+} from '../shared/primitives.js';
+
+/**
+ * The library's arguments, in JavaScript naming (library.md). Checked when the call is made, so a
+ * wrong shape is a TypeError at the caller's line instead of an error record seconds later. Objects
+ * are strict: `conversation_id` where `conversationId` is meant must not be silently dropped.
+ */
+
+/** `Date`, ISO 8601 with `Z` or an offset, or epoch milliseconds (library.md). */
+export type TimestampInput = Date | string | number;
+
+const timestampArg = z
+  .union([z.date(), timestampSchema, z.number()], {
+    error: 'must be a Date, an ISO 8601 time with Z or an offset, or epoch milliseconds',
+  })
+  .refine((t) => typeof t === 'string' || Number.isFinite(new Date(t).getTime()), {
+    message: 'is not a valid time',
+  })
+  .transform((t) => (typeof t === 'string' ? t : new Date(t).toISOString()));
+
+const count = z.number().int('must be a whole number').min(0, 'must be 0 or more');
+const tokenUsage = z.strictObject({
+  model: z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
+  promptTokens: count,
+  completionTokens: count,
+});
+const directCost = z.strictObject({ cost: z.number().min(0, 'must be 0 or more') });
+/** Token-based or direct (spec part 2); which one is told by the keys, so errors name the right one. */
+const usageArg = z.custom<unknown>().transform((value, ctx) => {
+  const schema = typeof value === 'object' && value !== null && 'cost' in value ? directCost : tokenUsage;
+  const parsed = schema.safeParse(value, { error: wireErrorMap });
+  if (parsed.success) return parsed.data;
+  for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: 'custom' });
+  return z.NEVER;
+});
+export type Usage = { model: string; promptTokens: number; completionTokens: number } | { cost: number };
+
+/** Function-call args and results are JSON text on the wire; other values are JSON-encoded for the caller. */
+const jsonText = z.unknown().transform((value, ctx) => {
+  if (typeof value === 'string') return value;
+  const text = JSON.stringify(value);
+  if (text === undefined) {
+    ctx.addIssue({ code: 'custom', message: 'must be a string or a JSON value' });
+    return z.NEVER;
+  }
+  return text;
+});
+
+const attributes = z.record(z.string(), scalarSchema).pipe(traitsSchema);
+
+export const sessionOptionsSchema = z
+  .strictObject({
+    sessionId: idSchema,
+    conversationId: idSchema.optional(),
+    id: idSchema.optional(),
+    deviceId: idSchema.optional(),
+    attributes: attributes.optional(),
+    onError: z
+      .custom<(error: never) => void>((f) => typeof f === 'function', 'must be a function')
+      .optional(),
+    onEvent: z
+      .custom<(event: never) => void>((f) => typeof f === 'function', 'must be a function')
+      .optional(),
+  })
+  .refine((o) => o.id !== undefined || o.deviceId !== undefined, {
+    message: 'id or deviceId is required',
+    path: ['id'],
+  });
+
+export type SessionOptionsInput = z.output<typeof sessionOptionsSchema>;
+
+export const identifyArgs = z
+  .strictObject({ id: idSchema.optional(), deviceId: idSchema.optional(), traits: traitsSchema.optional() })
+  .refine((o) => o.id !== undefined || o.deviceId !== undefined, {
+    message: 'id or deviceId is required',
+    path: ['id'],
+  });
+export const aliasArgs = z.strictObject({ id: idSchema, previousId: idSchema });
+
+export const sessionIdentifyArgs = z.strictObject({
+  timestamp: timestampArg.optional(),
+  id: idSchema,
+  deviceId: idSchema.optional(),
+  traits: traitsSchema.optional(),
+});
+export const sessionAliasArgs = z.strictObject({
+  timestamp: timestampArg.optional(),
+  id: idSchema,
+  previousId: idSchema,
+});
+export const trackEventArgs = z.strictObject({
+  event: idSchema,
+  timestamp: timestampArg.optional(),
+  conversationId: idSchema.optional(),
+  properties: propertiesSchema.optional(),
+});
+export const turnArgs = z.strictObject({
+  timestamp: timestampArg.optional(),
+  conversationId: idSchema.optional(),
+  user: z.string(),
+  assistant: z.string(),
+  assistantId: idSchema.optional(),
+  properties: propertiesSchema.optional(),
+  usage: usageArg.optional(),
+});
+export const usageArgs = z.strictObject({
+  timestamp: timestampArg.optional(),
+  conversationId: idSchema.optional(),
+  cost: usageArg,
+});
+export const functionCallArgs = z.strictObject({
+  name: idSchema,
+  args: jsonText.optional(),
+  result: jsonText.optional(),
+  runtime: count.optional(),
+  properties: propertiesSchema.optional(),
+  conversationId: idSchema.optional(),
+  timestamp: timestampArg.optional(),
+});
+export const endConversationArgs = z.strictObject({
+  timestamp: timestampArg.optional(),
+  conversationId: idSchema.optional(),
+  properties: propertiesSchema.optional(),
+});
+export const endSessionArgs = z.strictObject({
+  timestamp: timestampArg.optional(),
+  attributes: attributes.optional(),
+});
+
+/**
+ * Parses a call's argument, or throws a TypeError naming the call and the offending path
+ * (`session.trackConversationTurn: usage.promptTokens: must be a number`).
+ */
+export function parseArgs<S extends z.ZodType>(call: string, schema: S, value: unknown): z.output<S> {
+  const parsed = schema.safeParse(value ?? {}, { error: wireErrorMap });
+  if (parsed.success) return parsed.data;
+  const issues = issuesFromZod(parsed.error);
+  const text = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
+  throw new TypeError(`${call}: ${text}`);
+}

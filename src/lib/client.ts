@@ -1,0 +1,108 @@
+import { alias, identify, postQueue } from '../client/routes.js';
+import type { UserRecord } from '../shared/users.js';
+import { aliasArgs, identifyArgs, parseArgs, sessionOptionsSchema } from './arguments.js';
+import { type ClientOptions, type ClientSettings, resolveSettings } from './config.js';
+import { connectLocal, connectRemote, type LibConnection } from './connection.js';
+import { DEFAULT_BATCH, QueueBudget } from './delivery-queue.js';
+import { SessionClosedError } from './errors.js';
+import { openLiveEvents } from './live-events.js';
+import { Session, type SessionOptions, type Traits } from './session.js';
+
+/**
+ * The library's entry (library.md): user identify and alias, awaited; sessions, whose calls are
+ * queued and sent in the background. One HTTP client per Client, shared by its sessions.
+ */
+export class Client {
+  private readonly settings: ClientSettings;
+  private readonly log: ((line: string) => void) | undefined;
+  private readonly budget: QueueBudget;
+  private readonly sessions = new Set<Session>();
+  private connection: LibConnection | undefined;
+  private connecting: Promise<LibConnection> | undefined;
+  private closing: Promise<void> | undefined;
+  private listening = false;
+  /** Pending events go out before the process exits on its own (library.md); signals are the app's. */
+  private readonly beforeExit = (): void => {
+    for (const session of this.sessions) if (session.pending > 0) void session.flushAndContinue();
+  };
+
+  constructor(options: ClientOptions = {}) {
+    this.settings = resolveSettings(options, process.env);
+    this.log = this.settings.debug ? (line) => console.error(`cas: ${line}`) : undefined;
+    if (this.settings.endpoint !== undefined) this.connection = connectRemote(this.settings, this.log);
+    this.budget = new QueueBudget(this.settings.maxQueueSize);
+  }
+
+  /** Creates a user or device, or merges traits into it; resolves to the user record (spec part 2). */
+  async userIdentify(args: { id?: string; deviceId?: string; traits?: Traits }): Promise<UserRecord> {
+    const a = parseArgs('client.userIdentify', identifyArgs, args);
+    const { http } = await this.connect('client.userIdentify');
+    return identify(http, {
+      ...(a.id === undefined ? {} : { id: a.id }),
+      ...(a.deviceId === undefined ? {} : { device_id: a.deviceId }),
+      ...(a.traits === undefined ? {} : { traits: a.traits }),
+    });
+  }
+
+  /** Gives the user found by `previousId` the new primary id `id`. */
+  async userAlias(args: { id: string; previousId: string }): Promise<UserRecord> {
+    const a = parseArgs('client.userAlias', aliasArgs, args);
+    const { http } = await this.connect('client.userAlias');
+    return alias(http, { id: a.id, previous_id: a.previousId });
+  }
+
+  createSession(options: SessionOptions): Session {
+    if (this.closing) throw new SessionClosedError('client.createSession: the client is closed');
+    const o = parseArgs('client.createSession', sessionOptionsSchema, options);
+    const session = new Session(o, {
+      queue: {
+        send: async (events) => {
+          const { http } = await this.connect('send');
+          await postQueue(http, events);
+        },
+        budget: this.budget,
+        batch: DEFAULT_BATCH,
+        log: this.log,
+      },
+      listen: (sessionId, handlers) =>
+        openLiveEvents(() => this.connect('onEvent'), sessionId, handlers, this.log),
+      log: this.log,
+      onClosed: (s) => this.sessions.delete(s),
+    });
+    this.sessions.add(session);
+    if (!this.listening) {
+      this.listening = true;
+      process.on('beforeExit', this.beforeExit);
+    }
+    return session;
+  }
+
+  /** Flushes every session, closes their sockets, the HTTP client and the embedded service, if any. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await Promise.all([...this.sessions].map((s) => s.flush()));
+      if (this.listening) process.off('beforeExit', this.beforeExit);
+      const connection = this.connection ?? (await this.connecting?.catch(() => undefined));
+      await connection?.close();
+    })();
+    return this.closing;
+  }
+
+  /** The remote connection, or the local one started on first use (and tried again after a failure). */
+  private async connect(call: string): Promise<LibConnection> {
+    // Sessions' last batches still go out while the client closes; nothing new starts.
+    if (this.closing && call !== 'send') throw new SessionClosedError(`${call}: the client is closed`);
+    if (this.connection) return this.connection;
+    this.connecting ??= connectLocal(this.settings, this.log).then(
+      (connection) => {
+        this.connection = connection;
+        return connection;
+      },
+      (error: unknown) => {
+        this.connecting = undefined;
+        throw error;
+      },
+    );
+    return this.connecting;
+  }
+}

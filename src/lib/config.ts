@@ -1,0 +1,104 @@
+import { configFilePath, defaultDataDir, firstSet, readConfigFile } from '../shared/config-file.js';
+
+export interface ClientOptions {
+  /** Base URL of the service; else CAS_ENDPOINT > MLSDK_SERVER_BASE > config profile > embedded local service. */
+  endpoint?: string;
+  /** Else CAS_API_KEY > MLSDK_API_KEY > profile (the data directory's own key for the embedded service). */
+  apiKey?: string;
+  /** Else CAS_PROJECT_ID > MLSDK_PROJECT_ID > profile. */
+  projectId?: string;
+  /** The embedded default's data directory; else CAS_DATA_DIR > profile > `$XDG_DATA_HOME/cas`. */
+  dataDir?: string;
+  /** Requests, retries and refusals to stderr. */
+  debug?: boolean;
+  /** Per attempt, whole response included. Default 30 000. */
+  timeoutMs?: number;
+  /** Attempts per request in all, the first included. Default 5. */
+  retries?: number;
+  /** Events waiting to be sent, all sessions together, before calls drop events. Default 10 000. */
+  maxQueueSize?: number;
+}
+
+export interface ClientSettings {
+  endpoint: string | undefined;
+  apiKey: string | undefined;
+  projectId: string | undefined;
+  dataDir: string;
+  profile: string;
+  debug: boolean;
+  timeoutMs: number;
+  retries: number;
+  maxQueueSize: number;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function nonNegative(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new TypeError(`new Client: ${name} must be a number >= 0`);
+  }
+  return value;
+}
+
+function optionalString(name: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new TypeError(`new Client: ${name} must be a string`);
+  return value;
+}
+
+/**
+ * library.md's precedence, the CLI's without flags: option > CAS_* > MLSDK_* > config file profile
+ * (`CAS_PROFILE`, else the file's default) > embedded default. A remote endpoint needs a key and a
+ * project from somewhere; the embedded service has its own.
+ */
+export function resolveSettings(options: ClientOptions, env: Env): ClientSettings {
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError('new Client: options must be an object');
+  const file = readConfigFile(configFilePath(env));
+  const profileName = firstSet(env.CAS_PROFILE, file.default_profile) ?? 'default';
+  const profile = file.profiles[profileName];
+  const endpoint = firstSet(
+    optionalString('endpoint', options.endpoint),
+    env.CAS_ENDPOINT,
+    env.MLSDK_SERVER_BASE,
+    profile?.endpoint,
+  );
+  if (endpoint !== undefined && !/^https?:\/\/[^/]/i.test(endpoint)) {
+    throw new TypeError(`new Client: endpoint must be an http(s) URL, got "${endpoint}"`);
+  }
+  const settings: ClientSettings = {
+    endpoint: endpoint?.replace(/\/+$/, ''),
+    apiKey: firstSet(
+      optionalString('apiKey', options.apiKey),
+      env.CAS_API_KEY,
+      env.MLSDK_API_KEY,
+      profile?.api_key,
+    ),
+    projectId: firstSet(
+      optionalString('projectId', options.projectId),
+      env.CAS_PROJECT_ID,
+      env.MLSDK_PROJECT_ID,
+      profile?.project_id,
+    ),
+    dataDir:
+      firstSet(optionalString('dataDir', options.dataDir), env.CAS_DATA_DIR, profile?.data_dir) ??
+      defaultDataDir(env),
+    profile: profileName,
+    debug: options.debug === true,
+    timeoutMs: nonNegative('timeoutMs', options.timeoutMs, 30_000),
+    retries: Math.max(1, Math.floor(nonNegative('retries', options.retries, 5))),
+    maxQueueSize: Math.floor(nonNegative('maxQueueSize', options.maxQueueSize, 10_000)),
+  };
+  if (settings.endpoint !== undefined) {
+    if (settings.apiKey === undefined) {
+      throw new TypeError('new Client: apiKey (or CAS_API_KEY / MLSDK_API_KEY) is required with an endpoint');
+    }
+    if (settings.projectId === undefined) {
+      throw new TypeError(
+        'new Client: projectId (or CAS_PROJECT_ID / MLSDK_PROJECT_ID) is required with an endpoint',
+      );
+    }
+  }
+  return settings;
+}

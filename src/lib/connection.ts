@@ -1,0 +1,55 @@
+import { createClient, type Client as HttpClient } from '../client/http-client.js';
+import type { RetryInfo } from '../client/retry.js';
+import type { ClientSettings } from './config.js';
+
+/** Where a Client's requests go: always the one HTTP client of `src/client/`. */
+export interface LibConnection {
+  http: HttpClient;
+  close(): Promise<void>;
+}
+
+type Log = ((line: string) => void) | undefined;
+
+function onRetry(log: (line: string) => void): (info: RetryInfo) => void {
+  return (info) =>
+    log(`retry ${info.method} ${info.path} in ${info.delayMs} ms (attempt ${info.attempt}): ${info.reason}`);
+}
+
+/** A configured endpoint: made at once, so a bad URL or key is a TypeError from the constructor. */
+export function connectRemote(settings: ClientSettings, log: Log): LibConnection {
+  const http = createClient({
+    endpoint: settings.endpoint ?? '',
+    apiKey: settings.apiKey ?? '',
+    projectId: settings.projectId ?? '',
+    timeoutMs: settings.timeoutMs,
+    retries: settings.retries,
+    userAgent: 'cas-client',
+    ...(log ? { onRetry: onRetry(log) } : {}),
+  });
+  return { http, close: () => http.close() };
+}
+
+/**
+ * No endpoint: what the CLI does (a `cas serve` already holding the data directory, else the service
+ * embedded on a worker thread). Imported only here, so an app with an endpoint never loads the
+ * service, fastify or DuckDB.
+ */
+export async function connectLocal(settings: ClientSettings, log: Log): Promise<LibConnection> {
+  const { connect } = await import('../commands/connect.js');
+  const connection = await connect(
+    {
+      endpoint: undefined,
+      apiKey: settings.apiKey,
+      projectId: settings.projectId,
+      dataDir: settings.dataDir,
+      profile: settings.profile,
+      timeoutMs: settings.timeoutMs,
+      retries: settings.retries,
+      retryTimeMs: 60_000,
+      verbose: settings.debug,
+      quiet: !settings.debug,
+    },
+    { log: (line) => log?.(line) },
+  );
+  return { http: connection.client, close: () => connection.close() };
+}

@@ -1,0 +1,253 @@
+import type { z } from 'zod';
+import {
+  endConversationArgs,
+  endSessionArgs,
+  functionCallArgs,
+  parseArgs,
+  type SessionOptionsInput,
+  sessionAliasArgs,
+  sessionIdentifyArgs,
+  type TimestampInput,
+  trackEventArgs,
+  turnArgs,
+  type Usage,
+  usageArgs,
+} from './arguments.js';
+import { DeliveryQueue, type DeliveryQueueOptions } from './delivery-queue.js';
+import { type ServiceError, SessionClosedError } from './errors.js';
+import type { LiveEvent, LiveListener } from './live-events.js';
+import { checkWire, type SessionContext, type WireObject, wire } from './wire.js';
+
+export type Attributes = Record<string, string | number | boolean>;
+export type Properties = Record<string, string | number | boolean | string[] | number[]>;
+export type Traits = Record<string, string | number | boolean>;
+
+export interface SessionOptions {
+  sessionId: string;
+  /** The conversation of every conversation call that names none. */
+  conversationId?: string;
+  /** The user's id; `id` or `deviceId` is required. */
+  id?: string;
+  deviceId?: string;
+  /** Sent with the session's start. */
+  attributes?: Attributes;
+  /** Every error the library detects for this session, HTTP or websocket. */
+  onError?: (error: ServiceError) => void;
+  /** Opens the live-events socket for this session: its events, those the service generates included. */
+  onEvent?: (event: LiveEvent) => void;
+}
+
+export type TokenUsage = { model: string; promptTokens: number; completionTokens: number };
+export type { Usage };
+
+/** What a Session needs from its Client: where batches go and the shared bounds. */
+export interface SessionDeps {
+  queue: Omit<DeliveryQueueOptions, 'onError'>;
+  /** Opens the live socket; resolves once it listens (or failed, reported through onError). */
+  listen?: (sessionId: string, handlers: LiveHandlers) => LiveListener;
+  log?: ((line: string) => void) | undefined;
+  now?: () => Date;
+  /** Called once when the session is flushed for good, so the client stops tracking it. */
+  onClosed?: (session: Session) => void;
+}
+
+export interface LiveHandlers {
+  onEvent: (event: LiveEvent) => void;
+  onError: (error: ServiceError, eventId?: string) => void;
+}
+
+/** Refused event ids remembered so an MLError frame for one reported over HTTP is not reported twice. */
+const REMEMBERED_REFUSALS = 1_000;
+/** Errors kept for getErrors(); past it the oldest go (hasErrors() stays true). */
+const MAX_ERRORS = 10_000;
+
+/**
+ * One session of one user or device (spec part 1): each call validates, enqueues and returns; the
+ * queue's worker sends. Obtained from `Client.createSession`.
+ */
+export class Session {
+  readonly sessionId: string;
+  private readonly ctx: SessionContext;
+  private readonly queue: DeliveryQueue;
+  private readonly errors: ServiceError[] = [];
+  private readonly refused = new Set<string>();
+  private readonly now: () => Date;
+  private readonly live: LiveListener | undefined;
+  private closed: Promise<void> | undefined;
+  private startAttributes: Attributes | undefined;
+
+  constructor(
+    options: SessionOptionsInput,
+    private readonly deps: SessionDeps,
+  ) {
+    this.sessionId = options.sessionId;
+    this.ctx = {
+      sessionId: options.sessionId,
+      conversationId: options.conversationId,
+      id: options.id,
+      deviceId: options.deviceId,
+    };
+    this.now = deps.now ?? (() => new Date());
+    const onError = options.onError as ((error: ServiceError) => void) | undefined;
+    this.queue = new DeliveryQueue({
+      ...deps.queue,
+      onError: (error, event) => this.record(error, event.event_id, onError),
+    });
+    const onEvent = options.onEvent as ((event: LiveEvent) => void) | undefined;
+    if (onEvent && deps.listen) {
+      this.live = deps.listen(options.sessionId, {
+        onEvent: (event) => guard(() => onEvent(event), deps.log),
+        onError: (error, eventId) => {
+          // The service reports a refusal on the socket too; the HTTP answer already did.
+          if (eventId !== undefined && this.refused.has(eventId)) return;
+          this.record(error, eventId, onError);
+        },
+      });
+    }
+    this.startAttributes = options.attributes;
+  }
+
+  userIdentify(args: { timestamp?: TimestampInput; id: string; deviceId?: string; traits?: Traits }): void {
+    const a = this.args('session.userIdentify', sessionIdentifyArgs, args);
+    this.send('session.userIdentify', wire.identify(this.ctx, a, this.now));
+  }
+
+  userAlias(args: { timestamp?: TimestampInput; id: string; previousId: string }): void {
+    const a = this.args('session.userAlias', sessionAliasArgs, args);
+    this.send('session.userAlias', wire.alias(this.ctx, a, this.now));
+  }
+
+  trackEvent(args: {
+    event: string;
+    timestamp?: TimestampInput;
+    conversationId?: string;
+    properties?: Properties;
+  }): void {
+    const a = this.args('session.trackEvent', trackEventArgs, args);
+    this.send('session.trackEvent', wire.event(this.ctx, a, this.now));
+  }
+
+  trackConversationTurn(args: {
+    timestamp?: TimestampInput;
+    conversationId?: string;
+    user: string;
+    assistant: string;
+    assistantId?: string;
+    properties?: Properties;
+    usage?: Usage;
+  }): void {
+    const a = this.args('session.trackConversationTurn', turnArgs, args);
+    this.send('session.trackConversationTurn', wire.turn(this.ctx, a, this.now));
+  }
+
+  trackConversationUsage(args: { timestamp?: TimestampInput; conversationId?: string; cost: Usage }): void {
+    const a = this.args('session.trackConversationUsage', usageArgs, args);
+    this.send('session.trackConversationUsage', wire.usage(this.ctx, a, this.now));
+  }
+
+  trackFunctionCall(args: {
+    name: string;
+    /** JSON text; any other value is JSON-encoded. */
+    args?: unknown;
+    result?: unknown;
+    /** Milliseconds. */
+    runtime?: number;
+    properties?: Properties;
+    conversationId?: string;
+    timestamp?: TimestampInput;
+  }): void {
+    const a = this.args('session.trackFunctionCall', functionCallArgs, args);
+    this.send('session.trackFunctionCall', wire.functionCall(this.ctx, a, this.now));
+  }
+
+  endConversation(
+    args: { timestamp?: TimestampInput; conversationId?: string; properties?: Properties } = {},
+  ): void {
+    const a = this.args('session.endConversation', endConversationArgs, args);
+    this.send('session.endConversation', wire.endConversation(this.ctx, a, this.now));
+  }
+
+  endSession(args: { timestamp?: TimestampInput; attributes?: Attributes } = {}): void {
+    const a = this.args('session.endSession', endSessionArgs, args);
+    this.send('session.endSession', wire.endSession(this.ctx, a, this.now));
+  }
+
+  /** Resolves when everything enqueued so far is stored or reported; the session goes on. */
+  flushAndContinue(): Promise<void> {
+    return this.queue.drained();
+  }
+
+  /**
+   * Like flushAndContinue, then the session refuses further calls (SessionClosedError). Its live
+   * socket, if any, is given a moment to deliver the session's last events, then closed.
+   */
+  flush(): Promise<void> {
+    this.closed ??= (async () => {
+      await this.queue.drained();
+      await this.live?.close();
+      this.deps.onClosed?.(this);
+    })();
+    return this.closed;
+  }
+
+  hasErrors(): boolean {
+    return this.errorCount > 0;
+  }
+
+  getErrors(): ServiceError[] {
+    return this.errors.map((e) => ({ ...e }));
+  }
+
+  /** Events enqueued and not yet stored or reported. */
+  get pending(): number {
+    return this.queue.pending;
+  }
+
+  private errorCount = 0;
+
+  private args<S extends z.ZodType>(call: string, schema: S, value: unknown): z.output<S> {
+    if (this.closed) throw new SessionClosedError(`${call}: session ${this.sessionId} was flushed`);
+    return parseArgs(call, schema, value);
+  }
+
+  private send(call: string, event: WireObject): void {
+    checkWire(call, event);
+    const attributes = this.startAttributes;
+    if (attributes !== undefined) {
+      // An explicit start only to carry the attributes, at the first event's time (a session of past
+      // data starts in the past). Without attributes the first event opens the session, and a
+      // session continued by another Session object gets no second `Session Started`.
+      this.startAttributes = undefined;
+      const start = wire.startSession(this.ctx, attributes, this.now);
+      this.queue.enqueue({ ...start, timestamp: event.timestamp });
+    }
+    this.queue.enqueue(event);
+  }
+
+  private record(
+    error: ServiceError,
+    eventId: string | undefined,
+    onError?: (error: ServiceError) => void,
+  ): void {
+    if (eventId !== undefined && error.status >= 400) {
+      this.refused.add(eventId);
+      if (this.refused.size > REMEMBERED_REFUSALS) {
+        const oldest = this.refused.values().next().value;
+        if (oldest !== undefined) this.refused.delete(oldest);
+      }
+    }
+    this.errorCount++;
+    this.errors.push(error);
+    if (this.errors.length > MAX_ERRORS) this.errors.shift();
+    if (onError) guard(() => onError({ ...error }), this.deps.log);
+  }
+}
+
+/** An app's callback that throws must not stop the worker that called it. */
+function guard(run: () => void, log: ((line: string) => void) | undefined): void {
+  try {
+    run();
+  } catch (error) {
+    log?.(`a callback threw: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

@@ -1,0 +1,68 @@
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+
+/**
+ * The config file of cli.md (`$XDG_CONFIG_HOME/cas/config.json`), read by the CLI and the client
+ * library alike. No flags and no `process` here: the caller passes its environment and turns a
+ * `ConfigFileError` into its own kind of failure (a usage error, a TypeError).
+ */
+const profileSchema = z.object({
+  endpoint: z.string().url().optional(),
+  api_key: z.string().min(1).optional(),
+  project_id: z.string().min(1).optional(),
+  data_dir: z.string().min(1).optional(),
+});
+const configFileSchema = z.object({
+  default_profile: z.string().optional(),
+  profiles: z.record(z.string(), profileSchema).default({}),
+});
+export type ConfigFile = z.infer<typeof configFileSchema>;
+export type ConfigProfile = z.infer<typeof profileSchema>;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export class ConfigFileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigFileError';
+  }
+}
+
+export function configFilePath(env: Env): string {
+  return join(env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'cas', 'config.json');
+}
+
+/** The default data directory, `$XDG_DATA_HOME/cas`. */
+export function defaultDataDir(env: Env): string {
+  return join(env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'cas');
+}
+
+/** A missing file is an empty one; a broken one is an error naming the file and the field. */
+export function readConfigFile(path: string): ConfigFile {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return { profiles: {} };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new ConfigFileError(`config file ${path} is not valid JSON`);
+  }
+  const parsed = configFileSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigFileError(
+      `config file ${path}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
+  return parsed.data;
+}
+
+/** The first value that is set and not empty, as every precedence chain of cli.md reads. */
+export const firstSet = (...values: Array<string | undefined>): string | undefined =>
+  values.find((v) => v !== undefined && v !== '');

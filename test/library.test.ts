@@ -1,0 +1,205 @@
+import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanEnv } from './helpers/cli.js';
+import { spawnTracked } from './helpers/processes.js';
+import { startTestService, type TestService } from './helpers/service.js';
+import { tempDir } from './helpers/temp.js';
+
+/**
+ * Issue 17: the client library used as an app uses it. The app (test/support/library-app.mjs) runs
+ * as its own process from a directory whose `node_modules/cas` is this package, imports `cas` by
+ * name (so `exports` and the built `dist/` are what is tested), takes its configuration from the
+ * environment, and talks to the real service; what the service stored is then read back through its
+ * read routes.
+ */
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const TRACE_HOOK = fileURLToPath(new URL('./support/trace-loads.mjs', import.meta.url));
+/** The live-events socket (the other half of issue 17) is exercised once its client exists. */
+const LIVE = existsSync(join(ROOT, 'dist/client/live-socket.js'));
+const HEAVY = /@duckdb|\/fastify\/|\/dist\/service\//;
+
+const dir = tempDir('cas-library-');
+let svc: TestService;
+
+interface AppOutput {
+  user: Record<string, unknown>;
+  typeError: string;
+  pendingBefore: number;
+  pendingAfter: number;
+  errorsAfterFirstFlush: boolean;
+  hasErrors: boolean;
+  errors: Array<Record<string, unknown>>;
+  callbackErrors: Array<Record<string, unknown>>;
+  liveEvents: Array<Record<string, unknown>>;
+  closedError: string;
+}
+
+function runApp(
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawnTracked(process.execPath, ['--import', TRACE_HOOK, 'app.mjs'], {
+      cwd: join(dir.path, 'app'),
+      env: cleanEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+let out: AppOutput;
+let loaded: string[];
+
+beforeAll(async () => {
+  svc = await startTestService();
+  const app = join(dir.path, 'app');
+  mkdirSync(join(app, 'node_modules'), { recursive: true });
+  symlinkSync(ROOT, join(app, 'node_modules', 'cas'), 'dir');
+  copyFileSync(join(ROOT, 'test/support/library-app.mjs'), join(app, 'app.mjs'));
+  const trace = join(dir.path, 'loads.txt');
+  const result = await runApp({
+    CAS_ENDPOINT: svc.url,
+    CAS_API_KEY: svc.apiKey,
+    CAS_PROJECT_ID: svc.projectId,
+    CAS_TRACE_FILE: trace,
+    XDG_DATA_HOME: join(dir.path, 'data-home'),
+    LIBRARY_APP_LIVE: LIVE ? '1' : '0',
+  });
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+  out = JSON.parse(result.stdout) as AppOutput;
+  loaded = readFileSync(trace, 'utf8').trim().split('\n');
+}, 60_000);
+
+afterAll(async () => {
+  await svc?.stop();
+  dir.cleanup();
+});
+
+async function stored(): Promise<Array<Record<string, unknown>>> {
+  const query = new URLSearchParams({
+    start: '2026-01-05T00:00:00Z',
+    end: '2026-01-06T00:00:00Z',
+    session_id: 'lib-s1',
+    limit: '1000',
+  });
+  const res = await svc.get(`/bc/v1/live-events/events?${query}`);
+  expect(res.status).toBe(200);
+  // Newest first, ties in reverse commit order: reversed, the order the rows were written in.
+  return (res.json as Array<Record<string, unknown>>).reverse();
+}
+
+const names = (rows: Array<Record<string, unknown>>) =>
+  rows.map((r) => `${r.event}${r.conversation_id ? ` ${r.conversation_id}` : ''}`);
+
+describe('the client library, used as an app uses it (issue 17)', () => {
+  it('is imported by the package name and, with an endpoint, loads neither the service nor DuckDB', () => {
+    expect(loaded.some((u) => u.includes('/dist/lib/index.js'))).toBe(true);
+    expect(loaded.filter((u) => HEAVY.test(u))).toEqual([]);
+  });
+
+  it('refuses a wrong shape at the call, returns at once, and flushAndContinue waits for the acknowledgements', () => {
+    expect(out.typeError).toMatch(/^TypeError: session\.trackConversationTurn: assistant: required/);
+    expect(out.pendingBefore).toBe(6); // the start carrying the attributes, and five calls
+    expect(out.pendingAfter).toBe(0);
+    expect(out.errorsAfterFirstFlush).toBe(false);
+    expect(out.closedError).toBe('SessionClosedError');
+    expect(out.user).toMatchObject({ id: 'u-lib', traits: { plan: 'pro' } });
+  });
+
+  it('reports the refused event through hasErrors, getErrors and onError, and only it', () => {
+    expect(out.hasErrors).toBe(true);
+    expect(out.errors).toEqual([{ errored: true, status: 409, message: expect.any(String) }]);
+    expect(out.errors[0]?.message).toMatch(/^Conversation Turn \(event_id [0-9a-f-]{36}\) not stored: .*c1/);
+    expect(out.callbackErrors).toEqual(out.errors);
+  });
+
+  it('stores the session as sent: every event once, in order, the conversations summarised', async () => {
+    const rows = await stored();
+    expect(names(rows)).toEqual([
+      'Session Started',
+      'App Opened',
+      'Conversation Started c1',
+      'Conversation Turn c1',
+      'User Identified',
+      'Conversation Function c1',
+      'Conversation Turn c1',
+      'Conversation Ended c1',
+      'Conversation Summary c1',
+      'Conversation Started c2',
+      'Conversation Turn c2',
+      'Conversation Usage c2',
+      'Conversation Ended c2',
+      'Conversation Summary c2',
+      'Session Ended',
+    ]);
+    // The device-only session is the identified user's, from its first event.
+    expect(new Set(rows.map((r) => r.user_id))).toEqual(new Set(['u-lib']));
+    const byName = (name: string, conversation?: string) =>
+      rows.find(
+        (r) => r.event === name && (conversation === undefined || r.conversation_id === conversation),
+      );
+    expect(byName('Session Started')?.properties).toEqual({ app: 'demo', build: 7 });
+    expect(byName('Session Ended')?.properties).toEqual({ outcome: 'done' });
+    expect(byName('App Opened')).toMatchObject({
+      timestamp: '2026-01-05T10:00:00.000Z',
+      properties: { source: 'test' },
+    });
+    expect(byName('Conversation Turn', 'c1')?.properties).toMatchObject({
+      user: 'what is the weather?',
+      assistant: 'let me look',
+      assistant_id: 'helper',
+      model: 'gpt-4o',
+      prompt_tokens: 100,
+      completion_tokens: 20,
+    });
+    expect(byName('Conversation Function', 'c1')?.properties).toEqual({
+      name: 'weather',
+      args: '{"city":"Paris"}',
+      result: 'sunny',
+      runtime: 15,
+    });
+    expect(byName('Conversation Usage', 'c2')?.properties).toMatchObject({
+      model: 'gpt-4o-mini',
+      prompt_tokens: 10,
+      completion_tokens: 5,
+    });
+    const c1 = byName('Conversation Summary', 'c1')?.properties as Record<string, number>;
+    expect(c1).toMatchObject({ turns: 2, function_calls: 1, prompt_tokens: 100, completion_tokens: 20 });
+    expect(c1.cost).toBeGreaterThan(0.01);
+    expect(byName('Conversation Summary', 'c2')?.properties).toMatchObject({
+      turns: 1,
+      prompt_tokens: 10,
+      completion_tokens: 5,
+    });
+    // Client-generated ids: one per call, unique.
+    const sent = rows.filter((r) => r.origin_event_id === undefined && r.event !== 'Conversation Started');
+    for (const row of sent)
+      expect(row.event_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(new Set(rows.map((r) => r.event_id)).size).toBe(rows.length);
+  });
+
+  it('merged the device into the user, with both sets of traits', async () => {
+    const res = await svc.post('/bc/v1/user/identify', { id: 'u-lib' });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ id: 'u-lib', traits: { plan: 'pro', name: 'Ada' } });
+  });
+
+  it.skipIf(!LIVE)(
+    'onEvent received every stored event of the session once, in order, the summaries included',
+    async () => {
+      const rows = await stored();
+      expect(out.liveEvents.map((e) => e.event_id)).toEqual(rows.map((r) => r.event_id));
+      expect(
+        out.liveEvents.find((e) => e.event === 'Conversation Summary' && e.conversation_id === 'c2'),
+      ).toBeDefined();
+    },
+  );
+});
