@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fetchChart, prepareChart } from '../../commands/chart.js';
 import { type ChartFlags, CLI_CHARTS, type CliChart, type OrderedFlag } from '../../commands/chart-flags.js';
+import { chartHints } from '../../commands/chart-hints.js';
 import { UsageError } from '../../commands/errors.js';
 import { renderChart } from '../../render/chart-output.js';
 import { json } from '../../render/output.js';
@@ -73,8 +74,12 @@ export const chart: Action = async (ctx, args) => {
     ctx.out(json(built.controls));
     return EXIT.ok;
   }
-  const result = await withConnection(ctx, (c) => fetchChart(built, c));
   const csv = { guard: f.csvGuard !== false, terminal: ctx.isTty };
-  ctx.out(renderChart(result, ctx.format, { color: ctx.color, verbose: ctx.config.verbose, csv }));
+  await withConnection(ctx, async (c) => {
+    const result = await fetchChart(built, c);
+    ctx.out(renderChart(result, ctx.format, { color: ctx.color, verbose: ctx.config.verbose, csv }));
+    // An empty chart says why on stderr (a range without data, a misspelled name); exit code unchanged.
+    for (const line of await chartHints(result, c)) ctx.log(line);
+  });
   return EXIT.ok;
 };
