@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { basename } from 'node:path';
 import { LIMITS, type Limits } from '../shared/limits.js';
+import type { LiveLimits } from '../shared/live-events.js';
 import { READ_LIMITS, type ReadLimits } from '../shared/read-limits.js';
 import { VERSION } from '../shared/version.js';
 import { installIntentRules } from './analysis/intent-rules.js';
@@ -17,6 +18,7 @@ import { RateLimiter } from './http/rate-limit.js';
 import { buildServer } from './http/server.js';
 import type { IngestStats } from './ingest/ingest-stats.js';
 import { Ingestor } from './ingest/ingestor.js';
+import { liveEvents } from './live/install.js';
 import { classifyDataDirError, DataDirError, DataDirLockedError } from './lock-error.js';
 import { allRoutes } from './routes/index.js';
 import { type Database, openDatabase } from './store/database.js';
@@ -42,6 +44,10 @@ export interface ServiceOptions {
   memoryLimit?: string;
   /** Reader pool, query time and response-size budgets (`cas serve` flags); READ_LIMITS when absent. */
   reads?: Partial<ReadLimits>;
+  /** `cas serve --ws-port`: a second listener for live-event sockets only (the SDKs' :300x -> :400x rule). */
+  wsPort?: number;
+  /** Live sockets' buffer and count bounds; LIVE_LIMITS when absent. */
+  live?: Partial<LiveLimits>;
 }
 
 export interface RunningService {
@@ -54,6 +60,10 @@ export interface RunningService {
   tenants: Tenants;
   /** Where ingest time goes (the ingest benchmark prints it). */
   ingestStats: IngestStats;
+  /** The `--ws-port` listener's address, when there is one. */
+  wsUrl?: string;
+  /** Open live-event sockets. */
+  liveSockets(): number;
   /** Stops accepting, lets in-flight requests finish, then closes the database cleanly. */
   close(): Promise<void>;
 }
@@ -92,6 +102,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await installIntentRules(db, options.provision?.projectId ?? local.project_id, options.intents);
     }
     const ingestor = new Ingestor(db, new LexicalAnalyser(), log);
+    const live = liveEvents({ reader: db.read, log, limits: options.live });
+    ingestor.onCommitted = live.committed;
 
     const rateLimiter = new RateLimiter({
       ingestPerSecond: limits.ingestRatePerSecond,
@@ -103,17 +115,33 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     const app = buildServer({
       tenants,
       routes: handlers.track(
-        allRoutes({ db, version: VERSION, ingestor, limits, reads, serverSecret: options.serverSecret }),
+        allRoutes({
+          db,
+          version: VERSION,
+          ingestor,
+          limits,
+          reads,
+          serverSecret: options.serverSecret,
+          live: live.route,
+        }),
       ),
       bodyLimit: limits.bodyBytes,
       log,
       rateLimiter,
       limits,
     });
+    live.install(app);
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
     const { port } = app.server.address() as AddressInfo;
     const host = options.host ?? '127.0.0.1';
     const urlHost = host.includes(':') ? `[${host}]` : host;
+    const wsUrl =
+      options.wsPort === undefined
+        ? undefined
+        : await live.listen(host, options.wsPort, limits).catch(async (error: unknown) => {
+            await app.close();
+            throw error;
+          });
     let closing: Promise<void> | undefined;
     return {
       url: `http://${urlHost}:${port}`,
@@ -123,6 +151,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       db,
       tenants,
       ingestStats: ingestor.stats,
+      ...(wsUrl === undefined ? {} : { wsUrl }),
+      liveSockets: live.sockets,
       close() {
         closing ??= app.close().then(async () => {
           await handlers.settled();

@@ -2,6 +2,7 @@ import type { ConversationAnalyser } from '../analysis/analyser.js';
 import { type IdentityTouch, onIdentityTouched, type Scope } from '../identity/identity.js';
 import type { Database, Queryable } from '../store/database.js';
 import { loadProjectCache } from './cache-load.js';
+import type { CommitListener } from './commit-listener.js';
 import {
   type EventSource,
   type InFlight,
@@ -41,6 +42,8 @@ export class Ingestor {
   private preparing = false;
   private readonly pendingTouches: Array<[project: string, touch: IdentityTouch]> = [];
   private readonly unlisten: () => void;
+  /** Live events (service/live/feed.ts): each committed group's rows, before its requests are answered. */
+  onCommitted: CommitListener | undefined;
 
   constructor(
     private readonly db: Database,
@@ -248,6 +251,7 @@ export class Ingestor {
     }
     timer.lap('commit');
     cache.settle(touchedBy(planners));
+    this.onCommitted?.(jobs[0]!.scope, f.prepared.laidOut, cache.identity);
     this.stats.done(
       jobs.length,
       planners.reduce((n, p) => n + p.accepted, 0),

@@ -7,6 +7,7 @@ import { int, type Param, rows, text } from '../ingest/sql.js';
 import type { Database } from '../store/database.js';
 import { leaseRead } from './lease.js';
 import { instantSchema, optionalId } from './query.js';
+import { toStoredEvent } from './stored-event.js';
 
 /**
  * Bytes of stored JSON one answer may carry. Events are up to 1 MiB each, so `limit=630` asked
@@ -99,21 +100,17 @@ export function liveEventsRoute(db: Database, limits: Limits, budgetBytes = LIVE
         ),
       );
       if (found[0]?.cut) reply.header('x-truncated', `byte budget of ${budgetBytes} bytes reached`);
-      return found.map(
-        (r): StoredEvent => ({
-          organization_id: tenant.orgId,
-          app_id: tenant.projectId,
-          session_id: r.session_id ?? '',
-          user_id: r.primary_id ?? '',
-          event_id: r.event_id,
-          ...(r.conversation_id === null ? {} : { conversation_id: r.conversation_id }),
-          ...(r.origin_event_id === null ? {} : { origin_event_id: r.origin_event_id }),
-          timestamp: new Date(r.ts).toISOString(),
+      return found.map((r) =>
+        toStoredEvent(tenant, {
+          eventId: r.event_id,
           event: r.event,
-          ...(r.properties === null
-            ? {}
-            : { properties: JSON.parse(r.properties) as StoredEvent['properties'] }),
-          ...(r.traits === null ? {} : { user_traits: JSON.parse(r.traits) as StoredEvent['user_traits'] }),
+          sessionId: r.session_id,
+          conversationId: r.conversation_id,
+          originEventId: r.origin_event_id,
+          ts: r.ts,
+          properties: r.properties === null ? null : (JSON.parse(r.properties) as StoredEvent['properties']),
+          primaryId: r.primary_id,
+          traits: r.traits === null ? null : (JSON.parse(r.traits) as StoredEvent['user_traits']),
         }),
       );
     },

@@ -18,6 +18,8 @@ export interface RouteDeps {
   reads?: ReadLimits | undefined;
   /** `cas serve`'s server.json secret, proved on /healthz. */
   serverSecret?: string | undefined;
+  /** `GET /bc/v1/live-events/realtime` (service/live/), made with the service's socket keys. */
+  live?: RouteSpec | undefined;
 }
 
 /** Every route of the service; each concern contributes its own list. */
@@ -31,5 +33,6 @@ export function allRoutes(deps: RouteDeps): RouteSpec[] {
     ...ingestRoutes(deps.ingestor, deps.limits),
     ...readRoutes(deps.db, deps.limits, reads.responseBytes),
   );
+  if (deps.live) routes.push(deps.live);
   return routes;
 }

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { type StoredEvent, storedEventSchema } from './events.js';
+
+/**
+ * Live events over a websocket (issue 17, replacing decisions §7's first draft): the wire of
+ * `GET /bc/v1/live-events/realtime` and of the socket's frames, shared by the service, `cas tail` and
+ * the client library's `onEvent`.
+ */
+
+/** Where the socket is accepted besides `/` (the hosted SDKs derive `/` from the base URL). */
+export const LIVE_SOCKET_PATH = '/bc/v1/live-events/ws';
+export const REALTIME_PATH = '/bc/v1/live-events/realtime';
+
+/** How long an `authorization_key` opens sockets; a socket once open outlives it. */
+export const LIVE_TOKEN_TTL_MS = 10 * 60 * 1000;
+
+/** The event name of a frame that reports a refused request, as both hosted SDKs check it. */
+export const ML_ERROR_EVENT = 'MLError';
+
+/** The generated event after which a session-scoped socket is closed normally (1000). */
+export const SESSION_ENDED_EVENT = 'Session Ended';
+
+/** Close codes the service uses: RFC 6455 §7.4.1. */
+export const LIVE_CLOSE = {
+  /** A session-scoped socket after its `Session Ended`. */
+  normal: 1000,
+  /** The service is stopping: reconnect once it is back. */
+  goingAway: 1001,
+  /** The reader fell behind its buffer: reconnect and catch up from `live-events/events`. */
+  tooSlow: 1013,
+} as const;
+
+export const realtimeResponseSchema = z.object({ authorization_key: z.string().min(1) });
+export type RealtimeResponse = z.infer<typeof realtimeResponseSchema>;
+
+/**
+ * One text frame: a stored or generated event in the envelope of `live-events/events`, or an
+ * `MLError` carrying `properties.error_message` (plus `status` and `code`).
+ */
+export const liveFrameSchema = storedEventSchema;
+export type LiveFrame = StoredEvent;
+
+export function isMlError(frame: LiveFrame): boolean {
+  return frame.event === ML_ERROR_EVENT;
+}
+
+/** The message of an `MLError` frame, as the SDKs read it. */
+export function mlErrorMessage(frame: LiveFrame): string {
+  const message = frame.properties?.error_message;
+  return typeof message === 'string' ? message : 'Unknown error';
+}
+
+/** What bounds the service's live sockets (ServiceOptions.live). */
+export interface LiveLimits {
+  /** Bytes one socket may leave unread before it is closed (1013); one larger frame still goes to an idle reader. */
+  bufferBytes: number;
+  /** Sockets one organization may hold open (429 beyond). */
+  socketsPerOrganization: number;
+}
+
+/** Worst case held for slow readers: 50 sockets x 2 MiB (plus one frame each) per organization. */
+export const LIVE_LIMITS: LiveLimits = { bufferBytes: 2 * 1024 * 1024, socketsPerOrganization: 50 };
