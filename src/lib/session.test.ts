@@ -1,0 +1,246 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFlakyProxy } from '../../test/helpers/flaky-proxy.js';
+import { type QueueServer, startQueueServer } from '../../test/helpers/queue-server.js';
+import { Client } from './client.js';
+import { type ServiceError, SessionClosedError } from './errors.js';
+
+/**
+ * Sessions against a small real server speaking the queue route (test/helpers/queue-server.ts): what
+ * each call puts on the wire, when it is refused at the call, and the flush semantics. The whole
+ * library against the real service is test/library.test.ts.
+ */
+let server: QueueServer;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+beforeAll(async () => {
+  server = await startQueueServer({
+    refuse: (e) => (e.event === 'Refused Here' ? 'conversation "c9" is closed' : undefined),
+  });
+});
+afterAll(() => server.close());
+
+const client = (extra: Record<string, unknown> = {}) =>
+  new Client({ endpoint: server.url, apiKey: 'k', projectId: 'p', ...extra });
+const storedOf = (sessionId: string) => [...server.stored.values()].filter((e) => e.session_id === sessionId);
+
+describe('Session calls', () => {
+  it('put each call on the wire in call order, with client-made ids and the time of the call', async () => {
+    const c = client();
+    const s = c.createSession({ sessionId: 'w1', id: 'u1', deviceId: 'd1', conversationId: 'conv' });
+    const before = Date.now();
+    s.trackEvent({ event: 'Opened', properties: { n: 1 } });
+    s.trackConversationTurn({
+      user: 'hi',
+      assistant: 'hello',
+      properties: { intent: 'greet' },
+      usage: { model: 'gpt-4o', promptTokens: 3, completionTokens: 4 },
+      timestamp: '2026-01-05T10:00:00+02:00',
+    });
+    s.trackConversationUsage({
+      conversationId: 'other',
+      cost: { cost: 0.5 },
+      timestamp: Date.UTC(2026, 0, 5),
+    });
+    s.trackFunctionCall({ name: 'f', args: { a: [1] }, result: 'ok', runtime: 7, timestamp: new Date(0) });
+    s.userIdentify({ id: 'u1', traits: { plan: 'pro' } });
+    s.userAlias({ id: 'u1-new', previousId: 'u1' });
+    s.endConversation();
+    s.endSession({ attributes: { done: true } });
+    const after = Date.now();
+    await s.flush();
+    const sent = storedOf('w1');
+    expect(sent.map((e) => e.event ?? e.type)).toEqual([
+      'Opened',
+      'Conversation Turn',
+      'Conversation Usage',
+      'Conversation Function',
+      'identify',
+      'alias',
+      'Conversation Ended',
+      'end_session',
+    ]);
+    for (const e of sent) expect(e.event_id).toMatch(UUID);
+    expect(new Set(sent.map((e) => e.event_id)).size).toBe(sent.length);
+    const [opened, turn, usage, fn, identify, alias, endConv, endSession] = sent;
+    expect(opened).toMatchObject({ type: 'track', user_id: 'u1', device_id: 'd1', conversation_id: 'conv' });
+    const openedAt = Date.parse(String(opened?.timestamp));
+    expect(openedAt).toBeGreaterThanOrEqual(before);
+    expect(openedAt).toBeLessThanOrEqual(after);
+    expect(turn).toMatchObject({
+      timestamp: '2026-01-05T10:00:00+02:00',
+      conversation_id: 'conv',
+      properties: {
+        intent: 'greet',
+        user: 'hi',
+        assistant: 'hello',
+        model: 'gpt-4o',
+        prompt_tokens: 3,
+        completion_tokens: 4,
+      },
+    });
+    expect(usage).toMatchObject({
+      conversation_id: 'other',
+      properties: { cost: 0.5 },
+      timestamp: '2026-01-05T00:00:00.000Z',
+    });
+    expect(fn).toMatchObject({
+      timestamp: '1970-01-01T00:00:00.000Z',
+      properties: { name: 'f', args: '{"a":[1]}', result: 'ok', runtime: 7 },
+    });
+    // Identify and alias name only their own user: the session's id beside them would contradict.
+    expect(identify).toMatchObject({
+      type: 'identify',
+      user_id: 'u1',
+      device_id: 'd1',
+      traits: { plan: 'pro' },
+    });
+    expect(alias).toEqual(expect.objectContaining({ type: 'alias', id: 'u1-new', previous_id: 'u1' }));
+    expect(alias).not.toHaveProperty('user_id');
+    expect(endConv).toMatchObject({ conversation_id: 'conv' });
+    expect(endSession).toMatchObject({ type: 'end_session', attributes: { done: true } });
+    await c.close();
+  });
+
+  it('send the start with its attributes first, at the first event time, only when attributes are given', async () => {
+    const c = client();
+    const a = c.createSession({ sessionId: 'w2', deviceId: 'd2', attributes: { plan: 'free' } });
+    a.trackEvent({ event: 'E', timestamp: '2026-02-01T00:00:00Z' });
+    const b = c.createSession({ sessionId: 'w3', deviceId: 'd3' });
+    b.trackEvent({ event: 'E' });
+    await c.close();
+    expect(storedOf('w2').map((e) => [e.type, e.timestamp])).toEqual([
+      ['start_session', '2026-02-01T00:00:00Z'],
+      ['track', '2026-02-01T00:00:00Z'],
+    ]);
+    expect(storedOf('w2')[0]).toMatchObject({ device_id: 'd2', attributes: { plan: 'free' } });
+    expect(storedOf('w3').map((e) => e.type)).toEqual(['track']);
+  });
+
+  it.each([
+    [
+      (s: Sess) => s.trackConversationTurn({ user: 'x' } as never),
+      /trackConversationTurn: assistant: required/,
+    ],
+    [
+      (s: Sess) => s.trackEvent({ event: 'E', conversation_id: 'c' } as never),
+      /trackEvent: .*conversation_id/,
+    ],
+    [
+      (s: Sess) => s.trackEvent({ event: 'E', timestamp: '2026-01-05 10:00' }),
+      /trackEvent: timestamp: must be an ISO 8601 time/,
+    ],
+    [(s: Sess) => s.trackEvent({ event: 'E', timestamp: Number.NaN }), /timestamp/],
+    [(s: Sess) => s.trackEvent({ event: 'Session Started' }), /event: "Session Started" is reserved/],
+    [
+      (s: Sess) => s.trackEvent({ event: 'E', properties: { o: { deep: 1 } } as never }),
+      /properties\.o: must be/,
+    ],
+    [
+      (s: Sess) => s.trackConversationUsage({ cost: { model: 'm', promptTokens: 1 } } as never),
+      /cost\.completionTokens: required/,
+    ],
+    [(s: Sess) => s.trackFunctionCall({ name: 'f', runtime: 1.5 }), /runtime: must be a whole number/],
+    [(s: Sess) => s.userAlias(undefined as never), /userAlias: id: required; previousId: required/],
+  ])(
+    'throw a TypeError naming the call and the path for a wrong shape (%#), and send nothing',
+    async (call, message) => {
+      const c = client();
+      const s = c.createSession({ sessionId: 'bad-shapes', deviceId: 'd' });
+      expect(() => call(s)).toThrow(TypeError);
+      expect(() => call(s)).toThrow(message);
+      expect(s.pending).toBe(0);
+      await c.close();
+    },
+  );
+
+  it('createSession requires a session id and a user or device', () => {
+    const c = client();
+    expect(() => c.createSession({ sessionId: 's' })).toThrow(
+      /createSession: id: id or deviceId is required/,
+    );
+    expect(() => c.createSession({ deviceId: 'd' } as never)).toThrow(/createSession: sessionId: required/);
+  });
+});
+
+type Sess = ReturnType<Client['createSession']>;
+
+describe('flush, errors and close', () => {
+  it('records a refused event once, with its reason, while the rest is stored; flush then refuses calls', async () => {
+    const c = client();
+    const seen: ServiceError[] = [];
+    const s = c.createSession({
+      sessionId: 'f1',
+      deviceId: 'd',
+      onError: (e) => {
+        seen.push(e);
+        throw new Error('an app callback that throws must not stop the worker');
+      },
+    });
+    s.trackEvent({ event: 'Before' });
+    s.trackEvent({ event: 'Refused Here' });
+    s.trackEvent({ event: 'After' });
+    expect(s.hasErrors()).toBe(false);
+    await s.flushAndContinue();
+    expect(storedOf('f1').map((e) => e.event)).toEqual(['Before', 'After']);
+    expect(s.hasErrors()).toBe(true);
+    expect(s.getErrors()).toEqual([{ errored: true, status: 409, message: expect.any(String) }]);
+    expect(s.getErrors()[0]?.message).toMatch(
+      /^Refused Here \(event_id .{36}\) not stored: session_id: conversation "c9" is closed$/,
+    );
+    expect(seen).toEqual(s.getErrors());
+    s.trackEvent({ event: 'Still Open' });
+    await s.flush();
+    expect(storedOf('f1').map((e) => e.event)).toEqual(['Before', 'After', 'Still Open']);
+    expect(() => s.trackEvent({ event: 'Too Late' })).toThrow(SessionClosedError);
+    await c.close();
+  });
+
+  it('reports an unreachable service as status -1 for each event, after the retry policy', async () => {
+    const c = new Client({ endpoint: 'http://127.0.0.1:9', apiKey: 'k', projectId: 'p', retries: 1 });
+    const s = c.createSession({ sessionId: 'n1', deviceId: 'd' });
+    s.trackEvent({ event: 'A' });
+    s.trackEvent({ event: 'B' });
+    await s.flush();
+    expect(s.getErrors().map((e) => e.status)).toEqual([-1, -1]);
+    expect(s.getErrors()[0]?.message).toMatch(
+      /^A \(event_id .{36}\) not stored: cannot reach http:\/\/127\.0\.0\.1:9/,
+    );
+    await c.close();
+  });
+
+  it('retries through a service that rate-limits and drops connections, storing each event once', async () => {
+    const proxy = await startFlakyProxy(server.url, {
+      rateLimitEvery: 2,
+      dropEvery: 3,
+      retryAfterSeconds: 0,
+    });
+    try {
+      const c = new Client({ endpoint: proxy.url, apiKey: 'k', projectId: 'p' });
+      const s = c.createSession({ sessionId: 'r1', deviceId: 'd' });
+      for (let i = 0; i < 4; i++) {
+        s.trackEvent({ event: `E${i}` });
+        await s.flushAndContinue();
+      }
+      await c.close();
+      expect(s.getErrors()).toEqual([]);
+      expect(storedOf('r1').map((e) => e.event)).toEqual(['E0', 'E1', 'E2', 'E3']);
+      expect(proxy.counts.limited + proxy.counts.droppedAfter).toBeGreaterThan(0);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('close() flushes every session, and the client then refuses new sessions', async () => {
+    const c = client();
+    const a = c.createSession({ sessionId: 'c1', deviceId: 'd' });
+    const b = c.createSession({ sessionId: 'c2', deviceId: 'd' });
+    a.trackEvent({ event: 'A' });
+    b.trackEvent({ event: 'B' });
+    await c.close();
+    expect(storedOf('c1').map((e) => e.event)).toEqual(['A']);
+    expect(storedOf('c2').map((e) => e.event)).toEqual(['B']);
+    expect(() => a.trackEvent({ event: 'x' })).toThrow(SessionClosedError);
+    expect(() => c.createSession({ sessionId: 'c3', deviceId: 'd' })).toThrow(SessionClosedError);
+    await expect(c.userIdentify({ id: 'u' })).rejects.toThrow(SessionClosedError);
+  });
+});
