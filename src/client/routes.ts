@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CHART_PATHS, type ChartKind } from '../shared/chart-controls.js';
 import { type Health, lenientHealthSchema } from '../shared/health.js';
 import { type AliasBody, type IdentifyBody, type UserRecord, userRecordSchema } from '../shared/users.js';
 import type { Client } from './http-client.js';
@@ -34,8 +35,7 @@ export const eventCountsSchema = z.array(z.number());
 export const liveEventsSchema = z.array(z.record(z.string(), z.unknown()));
 export type LiveEvent = Record<string, unknown>;
 
-export const CHART_KINDS = ['segmentation', 'retention', 'session', 'user-composition'] as const;
-export type ChartKind = (typeof CHART_KINDS)[number];
+export { CHART_KINDS, type ChartKind } from '../shared/chart-controls.js';
 
 export interface EventCountRange {
   start: string;
@@ -127,7 +127,7 @@ export function getChart(
 ): Promise<unknown> {
   const req = {
     method: 'GET' as const,
-    path: `/bc/v1/charts/${kind}-chart`,
+    path: `/bc/v1/charts/${CHART_PATHS[kind]}`,
     query: { chartControls: controls },
     ...signalOf(options),
   };

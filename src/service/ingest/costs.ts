@@ -1,11 +1,10 @@
-import { MODEL_ALIASES, MODEL_PRICES } from './prices.js';
-
-export interface ModelPrice {
-  /** The table entry the model name resolved to. */
-  model: string;
-  inputPerMillion: number;
-  outputPerMillion: number;
-}
+import {
+  type PriceEntry,
+  PriceTable,
+  type RateField,
+  type ResolvedPrice,
+  TIER_FIELD,
+} from './price-table.js';
 
 /** A cost as the service records it: `known: false` when token usage named a model without a price. */
 export interface PricedCost {
@@ -13,46 +12,84 @@ export interface PricedCost {
   known: boolean;
 }
 
-// Snapshot and version suffixes that do not change a family's price: dates, numbered revisions,
-// `-latest`, `-preview-05-20`, Bedrock's `-v1:0`, Vertex's `@20240620`.
-const SUFFIX =
-  /(?:-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{3,4}|-latest|-preview(?:-\d{2}-\d{2})?|-exp(?:-\d{4})?|-v\d+(?::\d+)?|@\d{8}|:[\w.-]+)$/;
-const VENDOR_PREFIX = /^(?:anthropic|openai|google|mistral|meta)\./;
-
-function lookup(name: string): ModelPrice | undefined {
-  const key = MODEL_ALIASES.get(name) ?? name;
-  const price = MODEL_PRICES.get(key);
-  return price && { model: key, inputPerMillion: price[0], outputPerMillion: price[1] };
+/**
+ * What one call used, in the wire's convention (event-bodies.ts): `prompt` is the whole input,
+ * `cachedRead` and `cacheWrite` parts of it; `reasoning` is part of `completion`.
+ */
+export interface TokenUsage {
+  prompt: number;
+  completion: number;
+  cachedRead?: number | undefined;
+  cacheWrite?: number | undefined;
+  reasoning?: number | undefined;
+  batch?: boolean | undefined;
 }
 
-const resolved = new Map<string, ModelPrice | null>();
+let active: PriceTable | undefined;
 
 /**
- * The price of a model as callers write it: case-insensitive, with or without a provider path
- * (`openai/gpt-4o`, `models/gemini-1.5-pro`), and with dated snapshot suffixes stripped one at a
- * time until a table entry matches, so an entry for a specific snapshot wins over its family.
+ * The table this service prices with: the built-in one unless `cas serve --prices` / `cas import
+ * --prices` merged a file over it at start-up. One per process (a worker thread has its own), as
+ * a service is one per process.
  */
-export function priceOf(model: string): ModelPrice | undefined {
-  const cached = resolved.get(model);
-  if (cached !== undefined) return cached ?? undefined;
-  let name = model.trim().toLowerCase();
-  name = name.slice(name.lastIndexOf('/') + 1).replace(VENDOR_PREFIX, '');
-  let found = lookup(name);
-  for (let next = name.replace(SUFFIX, ''); !found && next !== name; next = name.replace(SUFFIX, '')) {
-    name = next;
-    found = lookup(name);
-  }
-  // Model names come from callers; a bounded memo keeps a flood of distinct names from growing it.
-  if (resolved.size < 10_000) resolved.set(model, found ?? null);
-  return found;
+export function activePrices(): PriceTable {
+  active ??= PriceTable.builtIn();
+  return active;
 }
 
-/** decisions §5: prompt_tokens × input price + completion_tokens × output price; unknown model → 0, unknown. */
-export function tokenCost(model: string, promptTokens: number, completionTokens: number): PricedCost {
-  const price = priceOf(model);
-  if (!price) return { cost: 0, known: false };
-  const cost = (promptTokens * price.inputPerMillion + completionTokens * price.outputPerMillion) / 1_000_000;
-  return { cost: roundCost(cost), known: true };
+export function setActivePrices(table: PriceTable): void {
+  active = table;
+}
+
+/** The tier a call's input falls in: the largest `_above_<N>k_tokens` threshold of the input rate it exceeds. */
+function tierOf(entry: PriceEntry, promptTokens: number): string | undefined {
+  let best: number | undefined;
+  for (const key of Object.keys(entry)) {
+    const m = TIER_FIELD.exec(key);
+    if (m?.[1] !== 'input_cost_per_token') continue;
+    const n = Number(m[2]);
+    if (promptTokens > n * 1000 && (best === undefined || n > best)) best = n;
+  }
+  return best === undefined ? undefined : `_above_${best}k_tokens`;
+}
+
+function rateOf(entry: PriceEntry, field: RateField, tier: string | undefined): number | undefined {
+  const tiered = tier === undefined ? undefined : entry[`${field}${tier}`];
+  return typeof tiered === 'number' ? tiered : entry[field];
+}
+
+/**
+ * decisions §5 with issue 19's detail: uncached input at the input rate, cache reads and writes at
+ * their own rates (the input rate where the table has none), completion at the output rate and its
+ * reasoning part at the reasoning rate (else output). A call whose whole input exceeds a tier's
+ * threshold is priced at that tier's rates throughout, as Anthropic and Google bill it. A batch call
+ * uses the table's `*_batches` rates where it has them, else the standard ones.
+ */
+export function priceCall(resolved: ResolvedPrice, usage: TokenUsage): number {
+  const { entry } = resolved;
+  const tier = tierOf(entry, usage.prompt);
+  const input = rateOf(entry, 'input_cost_per_token', tier) ?? 0;
+  const output = rateOf(entry, 'output_cost_per_token', tier) ?? 0;
+  const batchIn = usage.batch ? entry.input_cost_per_token_batches : undefined;
+  const batchOut = usage.batch ? entry.output_cost_per_token_batches : undefined;
+  const read = usage.cachedRead ?? 0;
+  const written = usage.cacheWrite ?? 0;
+  const reasoning = Math.min(usage.reasoning ?? 0, usage.completion);
+  const uncached = Math.max(0, usage.prompt - read - written);
+  const cost =
+    uncached * (batchIn ?? input) +
+    read * (rateOf(entry, 'cache_read_input_token_cost', tier) ?? input) +
+    written * (rateOf(entry, 'cache_creation_input_token_cost', tier) ?? input) +
+    (usage.completion - reasoning) * (batchOut ?? output) +
+    reasoning * (rateOf(entry, 'output_cost_per_reasoning_token', tier) ?? batchOut ?? output);
+  return roundCost(cost);
+}
+
+/** The cost of a call priced from the active table; an unknown model costs 0, marked unknown (never $0 silently). */
+export function tokenCost(model: string, usage: TokenUsage, table: PriceTable = activePrices()): PricedCost {
+  const resolved = table.resolve(model);
+  if (!resolved) return { cost: 0, known: false };
+  return { cost: priceCall(resolved, usage), known: true };
 }
 
 /** Sums of many small float prices drift (0.1 + 0.2); 12 decimals keep every real price exact. */

@@ -19,12 +19,26 @@ function num(value: PropertyValue | undefined): number {
  * keeps an unknown model unknown.
  */
 export function costOf(props: Props): PricedCost | undefined {
-  const { cost, model, prompt_tokens: prompt, completion_tokens: completion } = props;
+  const { cost } = props;
   if (typeof cost === 'number') return { cost, known: props.cost_known !== false };
-  if (typeof model === 'string' && typeof prompt === 'number' && typeof completion === 'number') {
-    return tokenCost(model, prompt, completion);
-  }
-  return undefined;
+  return tableCost(props);
+}
+
+const count = (value: PropertyValue | undefined) => (typeof value === 'number' ? value : undefined);
+
+/** The cost the price table gives model + tokens (with cached, reasoning and batch detail), whatever `cost` says. */
+export function tableCost(props: Props): PricedCost | undefined {
+  const { model, prompt_tokens: prompt, completion_tokens: completion } = props;
+  if (typeof model !== 'string' || typeof prompt !== 'number' || typeof completion !== 'number')
+    return undefined;
+  return tokenCost(model, {
+    prompt,
+    completion,
+    cachedRead: count(props.cached_prompt_tokens),
+    cacheWrite: count(props.cache_creation_tokens),
+    reasoning: count(props.reasoning_tokens),
+    batch: props.batch === true,
+  });
 }
 
 /** A function call failed when its properties carry an `error` or `success: false` (decisions §5). */
