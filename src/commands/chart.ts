@@ -80,6 +80,30 @@ export async function fetchChart(built: BuiltControls, deps: { client: Client })
       );
       return { ...base, kind: 'user-composition', response: r.value, raw: r.raw };
     }
+    case 'funnel': {
+      const r = await fetchKind(client, 'funnel', controls, chartResponseSchemas.funnel);
+      return { ...base, kind: 'funnel', response: r.value, raw: r.raw };
+    }
+    case 'intent-distribution': {
+      const schema = chartResponseSchemas['intent-distribution'];
+      const r = await fetchKind(client, 'intent-distribution', controls, schema);
+      return { ...base, kind: 'intent-distribution', response: r.value, raw: r.raw };
+    }
+    case 'sentiment-analysis': {
+      const schema = chartResponseSchemas['sentiment-analysis'];
+      const r = await fetchKind(client, 'sentiment-analysis', controls, schema);
+      return { ...base, kind: 'sentiment-analysis', response: r.value, raw: r.raw };
+    }
+    case 'conversation-analysis': {
+      const schema = chartResponseSchemas['conversation-analysis'];
+      const r = await fetchKind(client, 'conversation-analysis', controls, schema);
+      return { ...base, kind: 'conversation-analysis', response: r.value, raw: r.raw };
+    }
+    case 'intent-analysis': {
+      const schema = chartResponseSchemas['intent-analysis'];
+      const r = await fetchKind(client, 'intent-analysis', controls, schema);
+      return { ...base, kind: 'intent-analysis', response: r.value, raw: r.raw };
+    }
   }
 }
 

@@ -1,9 +1,12 @@
 import type { ChartControlsByKind, ChartKind } from '../shared/chart-controls.js';
 import type { ChartResponseByKind } from '../shared/chart-responses.js';
+import { analysisColumns, analysisRows, analysisTables } from './chart-analysis.js';
 import { type ChartRow, type ChartTableOptions, rowsToCsv, rowsToJsonl } from './chart-format.js';
+import { FUNNEL_COLUMNS, funnelRows, funnelTables } from './chart-funnel.js';
 import { RETENTION_COLUMNS, retentionRows, retentionTables } from './chart-retention.js';
-import { SEGMENTATION_COLUMNS, segmentationRows, segmentationTables } from './chart-segmentation.js';
+import { segmentationColumns, segmentationRows, segmentationTables } from './chart-segmentation.js';
 import { SESSION_COLUMNS, sessionRows, sessionTables } from './chart-sessions.js';
+import { SLICE_COLUMNS, sliceRows, sliceTables } from './chart-slices.js';
 import { USER_COLUMNS, userRows, userTables } from './chart-users.js';
 import { type CsvOptions, DEFAULT_CSV, json, type OutputFormat } from './output.js';
 import { escapeDeep } from './terminal-text.js';
@@ -32,13 +35,21 @@ export interface ChartRenderOptions {
 function flat(data: ChartData): { columns: readonly string[]; rows: ChartRow[] } {
   switch (data.kind) {
     case 'segmentation':
-      return { columns: SEGMENTATION_COLUMNS, rows: segmentationRows(data.response) };
+      return { columns: segmentationColumns(data.response), rows: segmentationRows(data.response) };
     case 'retention':
       return { columns: RETENTION_COLUMNS, rows: retentionRows(data.response) };
     case 'session':
       return { columns: SESSION_COLUMNS, rows: sessionRows(data.response) };
     case 'user-composition':
       return { columns: USER_COLUMNS, rows: userRows(data.response) };
+    case 'funnel':
+      return { columns: FUNNEL_COLUMNS, rows: funnelRows(data.response) };
+    case 'intent-distribution':
+    case 'sentiment-analysis':
+      return { columns: SLICE_COLUMNS, rows: sliceRows(data.response) };
+    case 'conversation-analysis':
+    case 'intent-analysis':
+      return { columns: analysisColumns(data.response), rows: analysisRows(data.response) };
   }
 }
 
@@ -59,6 +70,15 @@ function tables(view: ChartView, options: ChartTableOptions): string {
       const trait = 'selectedTrait' in parsed ? parsed.selectedTrait.trait_name : undefined;
       return userTables(view.response, { trait, groupBy: traitGroup }, options.color);
     }
+    case 'funnel':
+      return funnelTables(view.response, traitGroup, options.color);
+    case 'intent-distribution':
+      return sliceTables(view.response, 'Intent', traitGroup, options.color);
+    case 'sentiment-analysis':
+      return sliceTables(view.response, 'Sentiment', traitGroup, options.color);
+    case 'conversation-analysis':
+    case 'intent-analysis':
+      return analysisTables(view.response, traitGroup, options);
   }
 }
 

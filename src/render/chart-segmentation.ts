@@ -16,9 +16,17 @@ import {
 
 export const SEGMENTATION_COLUMNS = ['event_name', 'group', 'start', 'end', 'total', 'unique', 'average'];
 
+/** With a series `measure` (our extension) the rows also carry it and its value. */
+export function segmentationColumns(response: SegmentationResponse): string[] {
+  return response.some((r) => r.measure !== undefined)
+    ? [...SEGMENTATION_COLUMNS, 'measure', 'value']
+    : SEGMENTATION_COLUMNS;
+}
+
 export function segmentationRows(response: SegmentationResponse): ChartRow[] {
   const rows: ChartRow[] = [];
-  const push = (event: string, group: string, p: SegPoint) =>
+  const measured = response.some((r) => r.measure !== undefined);
+  const push = (event: string, group: string, p: SegPoint, measure: string | undefined) =>
     rows.push({
       event_name: event,
       group,
@@ -27,11 +35,12 @@ export function segmentationRows(response: SegmentationResponse): ChartRow[] {
       total: p.total,
       unique: p.unique,
       average: p.average,
+      ...(measured ? { measure: measure ?? '', value: p.value ?? '' } : {}),
     });
   for (const result of response) {
-    for (const point of result.points ?? []) push(result.event_name, '', point);
+    for (const point of result.points ?? []) push(result.event_name, '', point, result.measure);
     for (const group of result.groups ?? []) {
-      for (const point of group.points) push(result.event_name, group.group, point);
+      for (const point of group.points) push(result.event_name, group.group, point, result.measure);
     }
   }
   return rows;
@@ -47,20 +56,25 @@ function seriesBlock(
   points: readonly SegPoint[],
   highlights: Highlights | undefined,
   options: ChartTableOptions,
+  measure?: string,
 ): string {
   const { period, tz, color } = options;
-  const table = chartTable([periodName(period), 'Total', 'Unique', 'Average', ''], 'lrrrl', color);
+  const head = [periodName(period), 'Total', 'Unique', 'Average', ...(measure ? [measure] : []), ''];
+  const table = chartTable(head, measure ? 'lrrrrl' : 'lrrrl', color);
   const totals = points.map((p) => p.total);
-  const max = Math.max(0, ...totals);
-  for (const p of points) {
+  // With a measure the bars show it; a bin without numbers (null) has none.
+  const barred = measure ? points.map((p) => p.value ?? 0) : totals;
+  const max = Math.max(0, ...barred);
+  points.forEach((p, i) => {
     table.push([
       binLabel(p.start, period, tz),
       formatNumber(p.total),
       formatNumber(p.unique),
       formatNumber(p.average),
-      paint(bar(p.total, max), 'cyan', color),
+      ...(measure ? [p.value === null || p.value === undefined ? '-' : formatNumber(p.value)] : []),
+      paint(bar(barred[i] ?? 0, max), 'cyan', color),
     ]);
-  }
+  });
   // Grouped series carry no highlights from the service; the same means are computed here.
   const averageEvents = highlights?.average_events ?? mean(totals);
   const averageUsers = highlights?.average_unique_users ?? mean(points.map((p) => p.unique));
@@ -85,10 +99,12 @@ export function segmentationTables(
   const blocks: string[] = [];
   response.forEach((result, i) => {
     const name = groupNames[i];
-    if (result.points) blocks.push(seriesBlock(result.event_name, result.points, result.highlights, options));
+    if (result.points) {
+      blocks.push(seriesBlock(result.event_name, result.points, result.highlights, options, result.measure));
+    }
     for (const group of result.groups ?? []) {
       const title = `${result.event_name} · ${name !== undefined ? `${name} = ` : ''}${group.group}`;
-      blocks.push(seriesBlock(title, group.points, undefined, options));
+      blocks.push(seriesBlock(title, group.points, undefined, options, result.measure));
     }
     if (!result.points && (result.groups ?? []).length === 0) {
       blocks.push(`${paint(result.event_name, 'bold', options.color)}\n  (no data)\n`);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type ChartKind, chartControlsSchemas, parseChartControls } from './chart-controls.js';
+import { CHART_KINDS, type ChartKind, chartControlsSchemas, parseChartControls } from './chart-controls.js';
 
 const range = {
   start: '2021-01-01T00:00:00Z',
@@ -198,12 +198,7 @@ describe('user-composition chartControls', () => {
 
 describe('chartControlsSchemas', () => {
   it('has one schema per kind', () => {
-    expect(Object.keys(chartControlsSchemas).sort()).toEqual([
-      'retention',
-      'segmentation',
-      'session',
-      'user-composition',
-    ]);
+    expect(Object.keys(chartControlsSchemas).sort()).toEqual([...CHART_KINDS].sort());
   });
 });
 

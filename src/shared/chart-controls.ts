@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { analysisControlsSchemas } from './analysis-controls.js';
 import {
   chartRangeSchemaWith,
   eventFilterSchema,
@@ -6,13 +7,37 @@ import {
   traitGroupSchema,
   userFilterSchema,
 } from './chart-filters.js';
+import { segmentationEventFilterSchema } from './chart-measure.js';
 import { formatPath, type Issue } from './errors.js';
 import { LIMITS } from './limits.js';
 import { FORBIDDEN_KEYS } from './primitives.js';
 
-/** The four charts of spec 4.1; the route is `/bc/v1/charts/<kind>-chart`. */
-export const CHART_KINDS = ['segmentation', 'retention', 'session', 'user-composition'] as const;
+/** The four charts of spec 4.1, then those the hosted OpenAPI adds; routes in CHART_PATHS. */
+export const CHART_KINDS = [
+  'segmentation',
+  'retention',
+  'session',
+  'user-composition',
+  'funnel',
+  'intent-distribution',
+  'conversation-analysis',
+  'intent-analysis',
+  'sentiment-analysis',
+] as const;
 export type ChartKind = (typeof CHART_KINDS)[number];
+
+/** Each chart's path under /bc/v1/charts/ (the analyses have no `-chart` suffix in the OpenAPI). */
+export const CHART_PATHS: Readonly<Record<ChartKind, string>> = {
+  segmentation: 'segmentation-chart',
+  retention: 'retention-chart',
+  session: 'session-chart',
+  'user-composition': 'user-composition-chart',
+  funnel: 'funnel-chart',
+  'intent-distribution': 'intent-distribution-chart',
+  'conversation-analysis': 'conversation-analysis',
+  'intent-analysis': 'intent-analysis',
+  'sentiment-analysis': 'sentiment-analysis',
+};
 
 export interface ControlsOptions {
   /** Bin limit of decisions §2; `cas serve` may configure it. */
@@ -26,7 +51,7 @@ function buildSchemas(maxBins: number) {
   return {
     segmentation: z.strictObject({
       range,
-      eventFilters: z.array(eventFilterSchema).min(1, 'at least one event filter is required'),
+      eventFilters: z.array(segmentationEventFilterSchema).min(1, 'at least one event filter is required'),
       userFilters,
       shownIntents,
     }),
@@ -53,6 +78,7 @@ function buildSchemas(maxBins: number) {
       shownIntents,
       groupBy: traitGroupSchema.optional(),
     }),
+    ...analysisControlsSchemas(range, userFilters, shownIntents, traitGroupSchema),
   };
 }
 
@@ -79,6 +105,11 @@ export type SegmentationControls = z.output<typeof segmentationControlsSchema>;
 export type RetentionControls = z.output<typeof retentionControlsSchema>;
 export type SessionControls = z.output<typeof sessionControlsSchema>;
 export type UserCompositionControls = z.output<typeof userCompositionControlsSchema>;
+export type FunnelControls = z.output<Schemas['funnel']>;
+export type IntentDistributionControls = z.output<Schemas['intent-distribution']>;
+export type ConversationAnalysisControls = z.output<Schemas['conversation-analysis']>;
+export type IntentAnalysisControls = z.output<Schemas['intent-analysis']>;
+export type SentimentAnalysisControls = z.output<Schemas['sentiment-analysis']>;
 /** What a caller may send: defaults are optional here. */
 export type SegmentationControlsInput = z.input<typeof segmentationControlsSchema>;
 export type RetentionControlsInput = z.input<typeof retentionControlsSchema>;
@@ -90,6 +121,11 @@ export interface ChartControlsByKind {
   retention: RetentionControls;
   session: SessionControls;
   'user-composition': UserCompositionControls;
+  funnel: FunnelControls;
+  'intent-distribution': IntentDistributionControls;
+  'conversation-analysis': ConversationAnalysisControls;
+  'intent-analysis': IntentAnalysisControls;
+  'sentiment-analysis': SentimentAnalysisControls;
 }
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; issues: Issue[] };

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CHART_KINDS } from './chart-controls.js';
 import {
   chartResponseSchemas,
   retentionResponseSchema,
@@ -88,12 +89,7 @@ describe('session and user-composition responses', () => {
   });
 
   it('has one response schema per chart kind', () => {
-    expect(Object.keys(chartResponseSchemas).sort()).toEqual([
-      'retention',
-      'segmentation',
-      'session',
-      'user-composition',
-    ]);
+    expect(Object.keys(chartResponseSchemas).sort()).toEqual([...CHART_KINDS].sort());
   });
 });
 

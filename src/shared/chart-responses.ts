@@ -1,4 +1,14 @@
 import { z } from 'zod';
+import {
+  type AnalysisResponse,
+  analysisResponseSchema,
+  type FunnelResponse,
+  funnelResponseSchema,
+  type IntentDistributionResponse,
+  intentDistributionResponseSchema,
+  type SentimentResponse,
+  sentimentResponseSchema,
+} from './analysis-responses.js';
 import { scalarSchema } from './primitives.js';
 
 /**
@@ -18,12 +28,16 @@ export const segPointSchema = z.object({
   unique: z.number(),
   /** total / unique, 0 when unique is 0. */
   average: z.number(),
+  /** With a `measure` other than count (our extension): its aggregate over the bin; null for none. */
+  value: z.number().nullable().optional(),
   ...drilldown,
 });
 export type SegPoint = z.infer<typeof segPointSchema>;
 
 export const segmentationResultSchema = z.object({
   event_name: z.string(),
+  /** Our extension: the series' measure when not a plain count, e.g. `p95:completion_tokens`. */
+  measure: z.string().optional(),
   points: z.array(segPointSchema).optional(),
   groups: z.array(z.object({ group: z.string(), points: z.array(segPointSchema) })).optional(),
   highlights: z.object({ average_events: z.number(), average_unique_users: z.number() }).optional(),
@@ -106,6 +120,11 @@ export const chartResponseSchemas = {
   retention: retentionResponseSchema,
   session: sessionChartResponseSchema,
   'user-composition': userCompositionResponseSchema,
+  funnel: funnelResponseSchema,
+  'intent-distribution': intentDistributionResponseSchema,
+  'conversation-analysis': analysisResponseSchema,
+  'intent-analysis': analysisResponseSchema,
+  'sentiment-analysis': sentimentResponseSchema,
 } as const;
 
 export interface ChartResponseByKind {
@@ -113,6 +132,11 @@ export interface ChartResponseByKind {
   retention: RetentionResponse;
   session: SessionChartResponse;
   'user-composition': UserCompositionResponse;
+  funnel: FunnelResponse;
+  'intent-distribution': IntentDistributionResponse;
+  'conversation-analysis': AnalysisResponse;
+  'intent-analysis': AnalysisResponse;
+  'sentiment-analysis': SentimentResponse;
 }
 
 /*

@@ -1,7 +1,12 @@
 import { type ChartScope, makeContext } from '../../src/service/charts/context.js';
+import { conversationAnalysisChart } from '../../src/service/charts/conversation-analysis.js';
+import { funnelChart } from '../../src/service/charts/funnel.js';
+import { intentAnalysisChart } from '../../src/service/charts/intent-analysis.js';
+import { intentDistributionChart } from '../../src/service/charts/intent-distribution.js';
 import { retentionChart } from '../../src/service/charts/retention.js';
 import { retrieveData } from '../../src/service/charts/retrieve.js';
 import { segmentationChart } from '../../src/service/charts/segmentation.js';
+import { sentimentChart } from '../../src/service/charts/sentiment.js';
 import { sessionChart } from '../../src/service/charts/session-chart.js';
 import { userCompositionChart } from '../../src/service/charts/user-composition.js';
 import { assertChartValid } from '../../src/service/charts/validate.js';
@@ -61,6 +66,28 @@ export async function runChart<K extends ChartKind>(
       )) as ChartResponseByKind[K];
     case 'session':
       return (await sessionChart(ctx, controls as ChartControlsByKind['session'])) as ChartResponseByKind[K];
+    case 'funnel':
+      return (await funnelChart(ctx, controls as ChartControlsByKind['funnel'])) as ChartResponseByKind[K];
+    case 'intent-distribution':
+      return (await intentDistributionChart(
+        ctx,
+        controls as ChartControlsByKind['intent-distribution'],
+      )) as ChartResponseByKind[K];
+    case 'sentiment-analysis':
+      return (await sentimentChart(
+        ctx,
+        controls as ChartControlsByKind['sentiment-analysis'],
+      )) as ChartResponseByKind[K];
+    case 'conversation-analysis':
+      return (await conversationAnalysisChart(
+        ctx,
+        controls as ChartControlsByKind['conversation-analysis'],
+      )) as ChartResponseByKind[K];
+    case 'intent-analysis':
+      return (await intentAnalysisChart(
+        ctx,
+        controls as ChartControlsByKind['intent-analysis'],
+      )) as ChartResponseByKind[K];
     default:
       return (await userCompositionChart(
         ctx,

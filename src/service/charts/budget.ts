@@ -47,6 +47,13 @@ export function cellsAtLeast<K extends ChartKind>(kind: K, c: ChartControlsByKin
     }
     case 'session':
       return bins * listed((c as ChartControlsByKind['session']).groupBy?.trait_values);
+    case 'conversation-analysis':
+    case 'intent-analysis':
+      return bins * listed((c as ChartControlsByKind['intent-analysis']).groupBy?.trait_values);
+    case 'funnel': {
+      const f = c as ChartControlsByKind['funnel'];
+      return f.eventFilters.length * listed(f.groupBy?.trait_values);
+    }
     default:
       return 1;
   }

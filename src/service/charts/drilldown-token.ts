@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { type ChartControlsByKind, type ChartKind, parseChartControls } from '../../shared/chart-controls.js';
+import {
+  CHART_KINDS,
+  type ChartControlsByKind,
+  type ChartKind,
+  parseChartControls,
+} from '../../shared/chart-controls.js';
 import type { Issue } from '../../shared/errors.js';
 import { LIMITS } from '../../shared/limits.js';
 import type { ChartScope } from './context.js';
@@ -22,10 +27,15 @@ export const drillPointSchema = z.discriminatedUnion('chart', [
   z.strictObject({ chart: z.literal('session'), bin: index, ...group }),
   // slice: a listed index or observed label; null is the "(none)" slice of users without the trait.
   z.strictObject({ chart: z.literal('user-composition'), slice: z.string().max(1000).nullable(), ...group }),
+  z.strictObject({ chart: z.literal('funnel'), step: index, ...group }),
+  z.strictObject({ chart: z.literal('intent-distribution'), slice: z.string().max(1000), ...group }),
+  z.strictObject({ chart: z.literal('sentiment-analysis'), slice: z.string().max(1000), ...group }),
+  z.strictObject({ chart: z.literal('conversation-analysis'), bin: index, ...group }),
+  z.strictObject({ chart: z.literal('intent-analysis'), bin: index, ...group }),
 ]);
 export type DrillPoint = z.infer<typeof drillPointSchema>;
 
-const kindSchema = z.enum(['segmentation', 'retention', 'session', 'user-composition']);
+const kindSchema = z.enum(CHART_KINDS);
 const scopeSchema = z.strictObject({
   session_id: z.string().max(LIMITS.idLength).optional(),
   conversation_id: z.string().max(LIMITS.idLength).optional(),
@@ -60,7 +70,11 @@ function coordinates(point: DrillPoint): Array<string | number | null> {
     case 'retention':
       return [point.row, point.col, ...g];
     case 'session':
+    case 'conversation-analysis':
+    case 'intent-analysis':
       return [point.bin, ...g];
+    case 'funnel':
+      return [point.step, ...g];
     default:
       return [point.slice, ...g];
   }
@@ -74,7 +88,11 @@ function pointOf(kind: ChartKind, p: ReadonlyArray<unknown>): unknown {
     case 'retention':
       return { chart: kind, row: a, col: b, ...(c === undefined ? {} : { group: c }) };
     case 'session':
+    case 'conversation-analysis':
+    case 'intent-analysis':
       return p.length > 2 ? undefined : { chart: kind, bin: a, ...(b === undefined ? {} : { group: b }) };
+    case 'funnel':
+      return p.length > 2 ? undefined : { chart: kind, step: a, ...(b === undefined ? {} : { group: b }) };
     default:
       return p.length > 2 ? undefined : { chart: kind, slice: a, ...(b === undefined ? {} : { group: b }) };
   }

@@ -3,12 +3,18 @@ import { retrieveDataResponseSchema } from '../../shared/chart-responses.js';
 import type { Scalar } from '../../shared/primitives.js';
 import { invalidInput, notFound } from '../errors.js';
 import type { Queryable } from '../store/database.js';
+import { cohortsFor } from '../cohorts/store.js';
 import { type ChartContext, defaultDrilldowns, makeContext } from './context.js';
+import { conversationAnalysisMembers } from './conversation-analysis.js';
 import type { DrilldownStore } from './drilldown-store.js';
-import { decodeToken } from './drilldown-token.js';
+import { type Decoded, decodeToken } from './drilldown-token.js';
+import { funnelMembers } from './funnel.js';
+import { intentAnalysisMembers } from './intent-analysis.js';
+import { intentDistributionMembers } from './intent-distribution.js';
 import { retentionMembers } from './retention.js';
 import { mergedCte } from './scan.js';
 import { segmentationMembers } from './segmentation.js';
+import { sentimentMembers } from './sentiment.js';
 import { sessionMembers } from './session-chart.js';
 import type { Query } from './sql.js';
 import { compositionMembers } from './user-composition.js';
@@ -123,6 +129,37 @@ async function sessions(
   };
 }
 
+/** The persons behind a point of any chart but the session chart (whose points are sessions). */
+function personMembers(ctx: ChartContext, value: Decoded): { q: Query; members: string } | undefined {
+  const { point } = value;
+  switch (value.kind) {
+    case 'segmentation':
+      return point.chart === 'segmentation' ? segmentationMembers(ctx, value.controls, point) : undefined;
+    case 'retention':
+      return point.chart === 'retention' ? retentionMembers(ctx, value.controls, point) : undefined;
+    case 'user-composition':
+      return point.chart === 'user-composition' ? compositionMembers(ctx, value.controls, point) : undefined;
+    case 'funnel':
+      return point.chart === 'funnel' ? funnelMembers(ctx, value.controls, point) : undefined;
+    case 'intent-distribution':
+      return point.chart === 'intent-distribution'
+        ? intentDistributionMembers(ctx, value.controls, point)
+        : undefined;
+    case 'sentiment-analysis':
+      return point.chart === 'sentiment-analysis' ? sentimentMembers(ctx, value.controls, point) : undefined;
+    case 'conversation-analysis':
+      return point.chart === 'conversation-analysis'
+        ? conversationAnalysisMembers(ctx, value.controls, point)
+        : undefined;
+    case 'intent-analysis':
+      return point.chart === 'intent-analysis'
+        ? intentAnalysisMembers(ctx, value.controls, point)
+        : undefined;
+    default:
+      return undefined;
+  }
+}
+
 export async function retrieveData(
   db: Queryable,
   project: string,
@@ -140,6 +177,7 @@ export async function retrieveData(
   await assertChartValid(extras.checks ?? db, value.controls);
   const ctx = makeContext(db, project, value.controls.range, value.scope, limits.sessionIdsPerPoint, {
     drilldowns,
+    cohorts: await cohortsFor(db, project, value.controls),
   });
   const max = Math.max(0, Math.trunc(limits.maxRows));
   const outside = () => invalidInput([{ path: 'id', message: 'names a point the chart does not have' }]);
@@ -149,14 +187,7 @@ export async function retrieveData(
     if (!m) throw outside();
     result = await sessions(ctx, m.q, m.members, max);
   } else {
-    const m =
-      value.kind === 'segmentation' && value.point.chart === 'segmentation'
-        ? segmentationMembers(ctx, value.controls, value.point)
-        : value.kind === 'retention' && value.point.chart === 'retention'
-          ? retentionMembers(ctx, value.controls, value.point)
-          : value.kind === 'user-composition' && value.point.chart === 'user-composition'
-            ? compositionMembers(ctx, value.controls, value.point)
-            : undefined;
+    const m = personMembers(ctx, value);
     if (!m) throw outside();
     result = await users(ctx, m.q, m.members, max);
   }

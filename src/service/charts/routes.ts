@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import type { ChartControlsByKind, ChartKind } from '../../shared/chart-controls.js';
+import {
+  CONVERSATION_ANALYSIS_DESCRIPTION,
+  FUNNEL_DESCRIPTION,
+  INTENT_ANALYSIS_DESCRIPTION,
+  INTENT_DISTRIBUTION_DESCRIPTION,
+  SENTIMENT_DESCRIPTION,
+} from '../../shared/analysis-controls.js';
+import { CHART_PATHS, type ChartControlsByKind, type ChartKind } from '../../shared/chart-controls.js';
+import { MEASURE_DESCRIPTION } from '../../shared/chart-measure.js';
 import { parseChartControlsQuery, type QueryRecord } from '../../shared/chart-query.js';
 import {
   chartResponseSchemas,
@@ -9,16 +17,22 @@ import {
 import { LIMITS } from '../../shared/limits.js';
 import { idSchema } from '../../shared/primitives.js';
 import { binsOf } from '../../shared/time-bins.js';
+import { cohortsFor } from '../cohorts/store.js';
 import { invalidInput } from '../errors.js';
 import { route } from '../http/route.js';
 import { leaseRead } from '../read/lease.js';
 import type { Database } from '../store/database.js';
 import { assertCells, CHART_BUDGET_DEFAULTS, type ChartBudget, cellsAtLeast } from './budget.js';
 import { type ChartContext, type ChartScope, makeContext } from './context.js';
+import { conversationAnalysisChart } from './conversation-analysis.js';
 import { DrilldownStore } from './drilldown-store.js';
+import { funnelChart } from './funnel.js';
+import { intentAnalysisChart } from './intent-analysis.js';
+import { intentDistributionChart } from './intent-distribution.js';
 import { retentionChart } from './retention.js';
 import { retrieveData } from './retrieve.js';
 import { segmentationChart } from './segmentation.js';
+import { sentimentChart } from './sentiment.js';
 import { sessionChart } from './session-chart.js';
 import { userCompositionChart } from './user-composition.js';
 import { assertChartValid } from './validate.js';
@@ -47,6 +61,11 @@ const CHARTS: { [K in ChartKind]: (ctx: ChartContext, c: ChartControlsByKind[K])
   retention: retentionChart,
   session: sessionChart,
   'user-composition': userCompositionChart,
+  funnel: funnelChart,
+  'intent-distribution': intentDistributionChart,
+  'conversation-analysis': conversationAnalysisChart,
+  'intent-analysis': intentAnalysisChart,
+  'sentiment-analysis': sentimentChart,
 };
 
 const SUMMARIES: Record<ChartKind, string> = {
@@ -54,6 +73,22 @@ const SUMMARIES: Record<ChartKind, string> = {
   retention: 'Returning users per cohort of first starting event',
   session: 'Sessions, their conversations and mean length over time',
   'user-composition': 'Active users split by a trait',
+  funnel: 'Persons reaching each ordered step, first touch, within a conversion window',
+  'intent-distribution': 'Conversations per intent',
+  'conversation-analysis':
+    'Conversation numbers over time (intents, friction, new intents, sentiment, duration, prompts)',
+  'intent-analysis': 'Intent fulfillment and acceptance over time',
+  'sentiment-analysis': 'Conversations by sentiment, for conversations with an intent',
+};
+
+/** Our decisions where the hosted OpenAPI is silent, served in our OpenAPI document. */
+const DESCRIPTIONS: Partial<Record<ChartKind, string>> = {
+  segmentation: `eventFilters[].measure: ${MEASURE_DESCRIPTION}`,
+  funnel: FUNNEL_DESCRIPTION,
+  'intent-distribution': INTENT_DISTRIBUTION_DESCRIPTION,
+  'conversation-analysis': CONVERSATION_ANALYSIS_DESCRIPTION,
+  'intent-analysis': INTENT_ANALYSIS_DESCRIPTION,
+  'sentiment-analysis': SENTIMENT_DESCRIPTION,
 };
 
 function scopeOf(query: ChartQuery): ChartScope {
@@ -78,9 +113,10 @@ export function chartRoutes(db: Database, limits: ChartLimits = LIMITS, options:
   const chart = <K extends ChartKind>(kind: K) =>
     route({
       method: 'GET',
-      url: `/bc/v1/charts/${kind}-chart`,
+      url: `/bc/v1/charts/${CHART_PATHS[kind]}`,
       tag: 'Charts',
       summary: SUMMARIES[kind],
+      ...(DESCRIPTIONS[kind] ? { description: DESCRIPTIONS[kind] } : {}),
       query: chartQuerySchema,
       response: chartResponseSchemas[kind],
       rate: 'chart',
@@ -90,7 +126,8 @@ export function chartRoutes(db: Database, limits: ChartLimits = LIMITS, options:
         if (!parsed.ok) throw invalidInput(parsed.issues);
         await assertChartValid(db.read, parsed.value);
         assertCells(cellsAtLeast(kind, parsed.value, binsOf(parsed.value.range).length), budget);
-        return leaseRead(db, tenant, (q) => {
+        return leaseRead(db, tenant, async (q) => {
+          const cohorts = await cohortsFor(q, tenant.projectId, parsed.value);
           const ctx = makeContext(
             q,
             tenant.projectId,
@@ -100,6 +137,7 @@ export function chartRoutes(db: Database, limits: ChartLimits = LIMITS, options:
             {
               drilldowns,
               budget,
+              cohorts,
             },
           );
           return CHARTS[kind](ctx, parsed.value);
@@ -111,6 +149,11 @@ export function chartRoutes(db: Database, limits: ChartLimits = LIMITS, options:
     chart('retention'),
     chart('session'),
     chart('user-composition'),
+    chart('funnel'),
+    chart('intent-distribution'),
+    chart('conversation-analysis'),
+    chart('intent-analysis'),
+    chart('sentiment-analysis'),
     route({
       method: 'GET',
       url: '/bc/v1/db/retrieve_data',

@@ -11,6 +11,7 @@ import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
 import { eventMatcher, impliedByOneMatch } from './event-filter.js';
 import { compileList } from './filter-list.js';
 import { grouping, groupKeyExpr, shownGroups, topGroupsCte } from './groups.js';
+import { aggregateSql, measureLabel, numericValue, valueMeasure } from './measure.js';
 import { binExpr, eventScan, ScanValues } from './scan.js';
 import { all, Query } from './sql.js';
 import { selectedCondition, userSelection } from './user-selection.js';
@@ -23,7 +24,7 @@ import { selectedCondition, userSelection } from './user-selection.js';
  * series, in order.
  */
 
-/** CTE `facts` of series `i`: one row per counted event with columns bin (DATE), grp, person. */
+/** CTE `facts` of series `i`: one row per counted event with columns bin (DATE), grp, person, val (the measured number). */
 function seriesFacts(q: Query, ctx: ChartContext, c: SegmentationControls, i: number): string {
   const p = q.params;
   const f = c.eventFilters[i]!;
@@ -37,10 +38,12 @@ function seriesFacts(q: Query, ctx: ChartContext, c: SegmentationControls, i: nu
   }
   const g = f.groupBy;
   const grp = g ? groupKeyExpr(p, grouping(g.property_values), values.of(g.property_name)) : 'NULL::VARCHAR';
+  const measure = valueMeasure(f.measure);
+  const val = measure ? numericValue(values.of(measure.property_name)) : 'NULL::DOUBLE';
   const scan = eventScan(q, ctx, intersect(m.window, ctx.window), values);
   return q.cte(
     'facts',
-    `SELECT ${binExpr(q, ctx, 's.ts')} AS bin, ${grp} AS grp, s.person FROM ${scan} s WHERE ${all(conditions)}`,
+    `SELECT ${binExpr(q, ctx, 's.ts')} AS bin, ${grp} AS grp, s.person, ${val} AS val FROM ${scan} s WHERE ${all(conditions)}`,
   );
 }
 
@@ -49,6 +52,7 @@ type Row = {
   grp: string | null;
   total: number;
   uniq: number;
+  val: number | null;
 };
 
 async function seriesRows(ctx: ChartContext, c: SegmentationControls, i: number) {
@@ -56,19 +60,28 @@ async function seriesRows(ctx: ChartContext, c: SegmentationControls, i: number)
   const facts = seriesFacts(q, ctx, c, i);
   const g = c.eventFilters[i]!.groupBy;
   const observed = g !== undefined && grouping(g.property_values).listed === undefined;
+  const measure = valueMeasure(c.eventFilters[i]!.measure);
+  const val = measure ? `(${aggregateSql(measure)})::DOUBLE` : 'NULL::DOUBLE';
   const agg = q.cte(
     'agg',
-    `SELECT bin, grp, count(*)::DOUBLE AS total, count(DISTINCT person)::DOUBLE AS uniq FROM ${facts} ${g ? 'WHERE grp IS NOT NULL' : ''} GROUP BY bin, grp`,
+    `SELECT bin, grp, count(*)::DOUBLE AS total, count(DISTINCT person)::DOUBLE AS uniq, ${val} AS val FROM ${facts} ${g ? 'WHERE grp IS NOT NULL' : ''} GROUP BY bin, grp`,
   );
   const top = observed ? topGroupsCte(q, agg, 'sum(total)') : undefined;
   const where = top ? `WHERE grp IN (SELECT grp FROM ${top})` : '';
   return ctx.db.all<Row>(
-    q.sql(`SELECT bin::VARCHAR AS bin, grp, total, uniq FROM ${agg} ${where}`),
+    q.sql(`SELECT bin::VARCHAR AS bin, grp, total, uniq, val FROM ${agg} ${where}`),
     q.params.values,
   );
 }
 
-function point(ctx: ChartContext, b: number, row: Row | undefined, token: string): SegPoint {
+/** `measured`: the series has a value measure; `empty` is its value for a bin without events. */
+function point(
+  ctx: ChartContext,
+  b: number,
+  row: Row | undefined,
+  token: string,
+  measured?: { empty: number | null },
+): SegPoint {
   const bin = ctx.bins[b]!;
   const total = row?.total ?? 0;
   const unique = row?.uniq ?? 0;
@@ -79,6 +92,7 @@ function point(ctx: ChartContext, b: number, row: Row | undefined, token: string
     total,
     unique,
     average: unique === 0 ? 0 : total / unique,
+    ...(measured ? { value: row?.val ?? measured.empty } : {}),
     drilldown_id: token,
   };
 }
@@ -92,11 +106,14 @@ export async function segmentationChart(
   for (const [i, f] of c.eventFilters.entries()) {
     const rows = await seriesRows(ctx, c, i);
     const byKey = new Map(rows.map((r) => [`${r.grp ?? ''}\u0000${r.bin}`, r]));
+    const measure = valueMeasure(f.measure);
+    const measured = measure ? { empty: measure.aggregate === 'sum' ? 0 : null } : undefined;
+    const named = measure ? { measure: measureLabel(measure) } : {};
     const pointsOf = (grp: string | undefined) =>
       ctx.bins.map((bin, b) => {
         const drill: DrillPoint = { chart: 'segmentation', series: i, bin: b };
         if (grp !== undefined) drill.group = grp;
-        return point(ctx, b, byKey.get(`${grp ?? ''}\u0000${binKey(bin)}`), encode(drill));
+        return point(ctx, b, byKey.get(`${grp ?? ''}\u0000${binKey(bin)}`), encode(drill), measured);
       });
     if (f.groupBy) {
       const weights = new Map<string, number>();
@@ -104,6 +121,7 @@ export async function segmentationChart(
       const groups = shownGroups(grouping(f.groupBy.property_values), weights);
       results.push({
         event_name: f.event_name,
+        ...named,
         groups: groups.map((g) => ({ group: g.label, points: pointsOf(g.key) })),
       });
       continue;
@@ -112,6 +130,7 @@ export async function segmentationChart(
     const n = points.length;
     results.push({
       event_name: f.event_name,
+      ...named,
       points,
       highlights: {
         average_events: n === 0 ? 0 : points.reduce((s, p) => s + p.total, 0) / n,

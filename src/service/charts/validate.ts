@@ -1,5 +1,4 @@
 import {
-  ALL_USERS,
   type ChartRange,
   type EventFilter,
   type IntentFilter,
@@ -13,8 +12,7 @@ import { invalidInput } from '../errors.js';
 import type { Queryable } from '../store/database.js';
 
 /**
- * Checks the chart schema cannot make (decisions §6), each naming the JSON path: cohorts other than
- * "All Users", regexes RE2 rejects (asked of DuckDB itself, the engine that will run them), zones
+ * Checks the chart schema cannot make (decisions §6), each naming the JSON path: regexes RE2 rejects (asked of DuckDB itself, the engine that will run them), zones
  * DuckDB does not know, and `within` bounds that only order once resolved in range.tz.
  */
 
@@ -26,6 +24,8 @@ export interface FilterFields {
   returnEvents?: EventFilter[] | undefined;
   userFilters?: UserFilter[] | undefined;
   shownIntents?: IntentFilter[] | undefined;
+  /** The sentiment analysis' intent filter. */
+  intentFilter?: IntentFilter | undefined;
 }
 
 type Counted = { with?: PropertyFilter[] | undefined; within?: TimeWithin | undefined };
@@ -35,6 +35,7 @@ function* counted(c: FilterFields): Generator<[string, Counted]> {
   if (c.startingEvent) yield ['startingEvent', c.startingEvent];
   for (const [i, f] of (c.returnEvents ?? []).entries()) yield [`returnEvents[${i}]`, f];
   for (const [i, f] of (c.shownIntents ?? []).entries()) yield [`shownIntents[${i}]`, f];
+  if (c.intentFilter) yield ['intentFilter', c.intentFilter];
   for (const [i, u] of (c.userFilters ?? []).entries()) {
     for (const [j, f] of (u.shown_intents ?? []).entries())
       yield [`userFilters[${i}].shown_intents[${j}]`, f];
@@ -81,11 +82,7 @@ async function regexProblem(db: Queryable, pattern: string): Promise<string | un
 export async function chartIssues(db: Queryable, c: FilterFields): Promise<Issue[]> {
   const issues: Issue[] = [];
   if (!(await zoneKnown(db, c.range.tz))) issues.push({ path: 'range.tz', message: 'unknown time zone' });
-  for (const [i, u] of (c.userFilters ?? []).entries()) {
-    if (u.cohort !== undefined && u.cohort !== ALL_USERS) {
-      issues.push({ path: `userFilters[${i}].cohort`, message: `unknown cohort "${u.cohort}"` });
-    }
-  }
+  // Cohort names are checked where the chart compiles them, against the project's cohorts.
   for (const [path, f] of propertyFilters(c)) {
     if (f.operator !== 'regex' && f.operator !== 'not_regex') continue;
     const problem = await regexProblem(db, String(f.values[0]));

@@ -1,0 +1,90 @@
+import type { IntentFilter, TraitGroup, UserFilter } from '../../shared/chart-filters.js';
+import { EVENT_NAMES } from '../../shared/event-bodies.js';
+import type { ChartContext } from './context.js';
+import { INTENT_EVENT } from './event-filter.js';
+import { grouping, groupKeyExpr } from './groups.js';
+import { jsonValue } from './property-filter.js';
+import { binExpr, eventScan, personsCte } from './scan.js';
+import { all, type Query } from './sql.js';
+import { selectedCondition, userSelection } from './user-selection.js';
+
+/**
+ * The stored analysis as rows, for the conversation and intent analyses (analysis-controls.ts): a
+ * conversation is a (session_id, conversation_id) pair with a `Conversation Summary` in the range
+ * (its latest, should there be several), binned by that summary; an intent is an `Intent Informed`
+ * event of such a conversation, binned by its own time. Persons pass the user filters; `grp` is the
+ * person's groupBy trait (persons without it are left out when grouping).
+ */
+
+export interface AnalysisFilters {
+  userFilters?: UserFilter[] | undefined;
+  shownIntents?: IntentFilter[] | undefined;
+  groupBy?: TraitGroup | undefined;
+}
+
+const num = (name: string) =>
+  `coalesce(TRY_CAST(json_extract_string(s.properties, '/${name}') AS DOUBLE), 0)`;
+
+function grpOf(q: Query, g: TraitGroup | undefined): string {
+  const p = q.params;
+  return g
+    ? groupKeyExpr(p, grouping(g.trait_values), jsonValue(p, 't.traits', g.trait_name))
+    : 'NULL::VARCHAR';
+}
+
+/** CTE `convs`: session_id, conversation_id, person, bin, grp, turns, duration_s, function_errors, sentiment, n_intents. */
+export function conversationFacts(q: Query, ctx: ChartContext, c: AnalysisFilters): string {
+  const p = q.params;
+  const selected = userSelection(q, ctx, c.userFilters, c.shownIntents);
+  const where = [
+    `s.event = ${p.bind(EVENT_NAMES.conversationSummary)}`,
+    's.conversation_id IS NOT NULL',
+    's.person IS NOT NULL',
+    ...selectedCondition(selected, 's.person'),
+  ];
+  const latest = q.cte(
+    'summaries',
+    `SELECT s.session_id, s.conversation_id, s.person, ${binExpr(q, ctx, 's.ts')} AS bin,
+       ${num('turns')} AS turns, ${num('duration_s')} AS duration_s, ${num('function_errors')} AS function_errors,
+       json_extract_string(s.properties, '/sentiment') AS sentiment,
+       coalesce(json_array_length(s.properties, '/intents'), 0) AS n_intents
+     FROM ${eventScan(q, ctx, ctx.window)} s WHERE ${all(where)}
+     QUALIFY row_number() OVER (PARTITION BY s.session_id, s.conversation_id ORDER BY s.ts DESC) = 1`,
+  );
+  const g = c.groupBy;
+  return q.cte(
+    'convs',
+    `SELECT * FROM (SELECT x.*, ${grpOf(q, g)} AS grp FROM ${latest} x
+       ${g ? `LEFT JOIN ${personsCte(q, ctx)} t ON t.person = x.person` : ''}) ${g ? 'WHERE grp IS NOT NULL' : ''}`,
+  );
+}
+
+/**
+ * CTE `intents`: one row per `Intent Informed` event in the range whose conversation is in `convs`:
+ * session_id, conversation_id, person, bin, grp, intent, attrs (its attribute names besides intent
+ * and source) and its conversation's turns, function_errors and sentiment.
+ */
+export function intentFacts(q: Query, ctx: ChartContext, c: AnalysisFilters): string {
+  const p = q.params;
+  const convs = conversationFacts(q, ctx, c);
+  return q.cte(
+    'intents',
+    `SELECT s.session_id, s.conversation_id, s.person, ${binExpr(q, ctx, 's.ts')} AS bin, cv.grp,
+       json_extract_string(s.properties, '/intent') AS intent,
+       list_filter(coalesce(json_keys(s.properties), []), lambda k: k NOT IN ('intent', 'source')) AS attrs,
+       cv.turns, cv.function_errors, cv.sentiment
+     FROM ${eventScan(q, ctx, ctx.window)} s
+     JOIN ${convs} cv ON cv.session_id IS NOT DISTINCT FROM s.session_id AND cv.conversation_id = s.conversation_id
+     WHERE ${all([`s.event = ${p.bind(INTENT_EVENT)}`, "json_extract_string(s.properties, '/intent') IS NOT NULL"])}`,
+  );
+}
+
+/** The first time each intent name was seen in the project (all of its history, any scope). */
+export function firstSeenCte(q: Query, ctx: ChartContext): string {
+  const p = q.params;
+  return q.cte(
+    'first_seen',
+    `SELECT json_extract_string(properties, '/intent') AS intent, min(ts) AS first FROM events
+     WHERE project_id = ${p.bind(ctx.project)} AND event = ${p.bind(INTENT_EVENT)} GROUP BY 1`,
+  );
+}

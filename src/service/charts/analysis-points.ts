@@ -1,0 +1,50 @@
+import type { AnalysisPoint, AnalysisResponse } from '../../shared/analysis-responses.js';
+import type { TraitGroup } from '../../shared/chart-filters.js';
+import { POINT_BYTES } from './budget.js';
+import { binKey, type ChartContext } from './context.js';
+import { grouping, shownGroups } from './groups.js';
+
+/**
+ * Points of the conversation and intent analyses: one per bin (empty bins with zeros), per group
+ * with a trait groupBy. Rows come from SQL with GROUPING SETS ((bin, grp), ()): the row whose
+ * `whole` is 1 is the whole chart, which the highlights are computed from.
+ */
+
+export type Aggregates = Record<string, number>;
+export type AggRow = Aggregates & { bin: string | null; grp: string | null; whole: number };
+
+/** a / b, 0 when b is 0 (decisions §6: a zero denominator gives 0). */
+export function ratio(a: number | undefined, b: number | undefined): number {
+  return !b ? 0 : (a ?? 0) / b;
+}
+
+export function buildAnalysis(
+  ctx: ChartContext,
+  chartName: string,
+  rows: ReadonlyArray<AggRow>,
+  groupBy: TraitGroup | undefined,
+  fields: (a: Aggregates) => Partial<AnalysisPoint>,
+  highlights: (a: Aggregates) => Record<string, number>,
+  drill: (bin: number, grp: string | undefined) => string,
+): AnalysisResponse {
+  const whole = rows.find((r) => Number(r.whole) === 1) ?? {};
+  const byKey = new Map(
+    rows.filter((r) => Number(r.whole) !== 1).map((r) => [`${r.grp ?? ''}\u0000${r.bin}`, r as Aggregates]),
+  );
+  const pointsOf = (grp: string | undefined): AnalysisPoint[] =>
+    ctx.bins.map((bin, b) => {
+      const id = drill(b, grp);
+      ctx.budget.point(POINT_BYTES + id.length);
+      const row = byKey.get(`${grp ?? ''}\u0000${binKey(bin)}`) ?? {};
+      return { start: bin.startIso, end: bin.endIso, drilldown_id: id, ...fields(row) };
+    });
+  if (!groupBy) return { chart_name: chartName, points: pointsOf(undefined), highlights: highlights(whole) };
+  const weights = new Map<string, number>();
+  for (const r of rows)
+    if (r.grp !== null && Number(r.whole) !== 1) weights.set(r.grp, (weights.get(r.grp) ?? 0) + (r.n ?? 0));
+  const groups = shownGroups(grouping(groupBy.trait_values), weights).map((g) => ({
+    group: g.label,
+    points: pointsOf(g.key),
+  }));
+  return { chart_name: chartName, groups, highlights: highlights(whole) };
+}

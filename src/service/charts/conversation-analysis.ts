@@ -1,0 +1,127 @@
+import type { ConversationAnalyse } from '../../shared/analysis-controls.js';
+import {
+  type AnalysisPoint,
+  type AnalysisResponse,
+  analysisResponseSchema,
+} from '../../shared/analysis-responses.js';
+import type { ConversationAnalysisControls } from '../../shared/chart-controls.js';
+import { conversationFacts, firstSeenCte, intentFacts } from './analysis-facts.js';
+import { type AggRow, type Aggregates, buildAnalysis, ratio } from './analysis-points.js';
+import { binKey, type ChartContext } from './context.js';
+import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
+import { binExpr } from './scan.js';
+import { all, Query } from './sql.js';
+
+/**
+ * Conversation analysis (analysis-controls.ts CONVERSATION_ANALYSIS_DESCRIPTION): per bin, numbers
+ * over the conversations whose summary falls in it, or (newIntents) over the intents shown in it.
+ */
+
+type Shape = {
+  point: (a: Aggregates) => Partial<AnalysisPoint>;
+  highlights: (a: Aggregates) => Record<string, number>;
+};
+
+const v = (a: Aggregates, k: string) => a[k] ?? 0;
+
+const SHAPES: Record<ConversationAnalyse, Shape> = {
+  intentConversion: {
+    point: (a) => ({ conversion: 100 * ratio(a.with_intents, a.n), count: v(a, 'n') }),
+    highlights: (a) => ({ conversion: 100 * ratio(a.with_intents, a.n), count: v(a, 'n') }),
+  },
+  firstIntentFriction: {
+    point: (a) => ({ average_friction_percent: 100 * ratio(a.friction, a.with_intents) }),
+    highlights: (a) => ({
+      average_friction_percent: 100 * ratio(a.friction, a.with_intents),
+      total_conversations: v(a, 'with_intents'),
+      total_first_intents_fulfilled: v(a, 'with_intents') - v(a, 'friction'),
+    }),
+  },
+  newIntents: {
+    point: (a) => ({
+      unique_users: v(a, 'users'),
+      new_intents: v(a, 'fresh'),
+      average: ratio(a.shown, a.users),
+    }),
+    highlights: (a) => ({
+      unique_users: v(a, 'users'),
+      new_intents: v(a, 'fresh'),
+      average: ratio(a.shown, a.users),
+    }),
+  },
+  sentiment: {
+    point: (a) => ({ count: v(a, 'n') }),
+    highlights: (a) => ({
+      count: v(a, 'n'),
+      positive: v(a, 'positive'),
+      negative: v(a, 'negative'),
+      neutral: v(a, 'neutral'),
+    }),
+  },
+  duration: {
+    point: (a) => ({ average_sec: ratio(a.duration, a.n), total_sec: v(a, 'duration') }),
+    highlights: (a) => ({ average_sec: ratio(a.duration, a.n), total_sec: v(a, 'duration') }),
+  },
+  prompts: {
+    point: (a) => ({ total: v(a, 'turns'), average_sec: ratio(a.duration, a.turns) }),
+    highlights: (a) => ({ total: v(a, 'turns'), average_sec: ratio(a.duration, a.turns) }),
+  },
+};
+
+const SETS = 'GROUP BY GROUPING SETS ((bin, grp), ())';
+
+function conversationSql(q: Query, ctx: ChartContext, c: ConversationAnalysisControls): string {
+  const convs = conversationFacts(q, ctx, c);
+  return q.sql(`SELECT bin::VARCHAR AS bin, grp, grouping(bin, grp)::DOUBLE / 3 AS whole,
+      count(*)::DOUBLE AS n, count(*) FILTER (WHERE n_intents > 0)::DOUBLE AS with_intents,
+      count(*) FILTER (WHERE n_intents > 0 AND (function_errors > 0 OR sentiment = 'negative'))::DOUBLE AS friction,
+      count(*) FILTER (WHERE sentiment = 'positive')::DOUBLE AS positive,
+      count(*) FILTER (WHERE sentiment = 'negative')::DOUBLE AS negative,
+      count(*) FILTER (WHERE sentiment = 'neutral')::DOUBLE AS neutral,
+      sum(duration_s)::DOUBLE AS duration, sum(turns)::DOUBLE AS turns
+    FROM ${convs} ${SETS}`);
+}
+
+function newIntentsSql(q: Query, ctx: ChartContext, c: ConversationAnalysisControls): string {
+  const p = q.params;
+  const intents = intentFacts(q, ctx, c);
+  const first = firstSeenCte(q, ctx);
+  const fresh = `f.first >= ${p.instant(ctx.window.lo)} AND f.first < ${p.instant(ctx.window.hi)} AND ${binExpr(q, ctx, 'f.first')} = i.bin`;
+  return q.sql(`SELECT i.bin::VARCHAR AS bin, i.grp AS grp, grouping(i.bin, i.grp)::DOUBLE / 3 AS whole,
+      count(DISTINCT i.person)::DOUBLE AS users, count(DISTINCT [i.session_id, i.conversation_id, i.intent])::DOUBLE AS shown,
+      count(DISTINCT i.intent) FILTER (WHERE ${fresh})::DOUBLE AS fresh, count(*)::DOUBLE AS n
+    FROM ${intents} i LEFT JOIN ${first} f ON f.intent = i.intent GROUP BY GROUPING SETS ((i.bin, i.grp), ())`);
+}
+
+export async function conversationAnalysisChart(
+  ctx: ChartContext,
+  c: ConversationAnalysisControls,
+): Promise<AnalysisResponse> {
+  const q = new Query();
+  const sql = c.analyse === 'newIntents' ? newIntentsSql(q, ctx, c) : conversationSql(q, ctx, c);
+  const rows = await ctx.db.all<AggRow>(sql, q.params.values);
+  const encode = tokenEncoder(ctx, 'conversation-analysis', c);
+  const drill = (bin: number, grp: string | undefined) => {
+    const point: DrillPoint = { chart: 'conversation-analysis', bin };
+    if (grp !== undefined) point.group = grp;
+    return encode(point);
+  };
+  const shape = SHAPES[c.analyse];
+  return analysisResponseSchema.parse(
+    buildAnalysis(ctx, c.analyse, rows, c.groupBy, shape.point, shape.highlights, drill),
+  );
+}
+
+export function conversationAnalysisMembers(
+  ctx: ChartContext,
+  c: ConversationAnalysisControls,
+  point: Extract<DrillPoint, { chart: 'conversation-analysis' }>,
+): { q: Query; members: string } | undefined {
+  const bin = ctx.bins[point.bin];
+  if (!bin) return undefined;
+  const q = new Query();
+  const facts = c.analyse === 'newIntents' ? intentFacts(q, ctx, c) : conversationFacts(q, ctx, c);
+  const conditions = [`bin = ${q.params.bind(binKey(bin))}::DATE`];
+  if (point.group !== undefined) conditions.push(`grp = ${q.params.bind(point.group)}`);
+  return { q, members: `SELECT person FROM ${facts} WHERE ${all(conditions)}` };
+}

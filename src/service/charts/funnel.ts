@@ -1,0 +1,145 @@
+import { type ConversionWindow, windowMs } from '../../shared/analysis-controls.js';
+import {
+  type FunnelResponse,
+  type FunnelStep,
+  funnelResponseSchema,
+} from '../../shared/analysis-responses.js';
+import type { FunnelControls } from '../../shared/chart-controls.js';
+import { POINT_BYTES } from './budget.js';
+import { type ChartContext, intersect, span } from './context.js';
+import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
+import { eventMatcher, windowCondition } from './event-filter.js';
+import { grouping, groupKeyExpr, shownGroups, topGroupsCte } from './groups.js';
+import { jsonValue } from './property-filter.js';
+import { eventScan, personsCte, ScanValues } from './scan.js';
+import { all, Query } from './sql.js';
+import { selectedCondition, userSelection } from './user-selection.js';
+
+/**
+ * Funnel (first-touch, like Mixpanel; analysis-controls.ts FUNNEL_DESCRIPTION): a person enters at
+ * their first step-1 event in the range; each later step is the first matching event strictly after
+ * the previous step's, within the conversion window of the entry. Persons who reach step k also
+ * reached every step before it, so one `reached` index per person says it all.
+ */
+
+export const CHART_NAME = 'Funnel';
+
+/** SQL for "t is within the window after the entry t0": the range end alone bounds it when absent. */
+function windowed(q: Query, w: ConversionWindow | undefined, t: string, t0: string): string[] {
+  return w ? [`epoch_ms(${t}) < epoch_ms(${t0}) + ${q.params.number(windowMs(w))}`] : [];
+}
+
+/** CTE `reach`: person, grp, reached (0-based index of the last step the person reached). */
+function funnelFacts(q: Query, ctx: ChartContext, c: FunnelControls): string {
+  const p = q.params;
+  const values = new ScanValues(p);
+  const steps = c.eventFilters.map((f) => eventMatcher(p, ctx, f, values));
+  const windows = steps.map((m) => intersect(m.window, ctx.window));
+  const scan = eventScan(q, ctx, span(windows, ctx.window), values);
+  const selected = userSelection(q, ctx, c.userFilters, c.shownIntents);
+  const flags = steps.map(
+    (m, i) => `coalesce((${m.condition}) AND ${windowCondition(p, windows[i]!)}, FALSE) AS h${i}`,
+  );
+  const hits = q.cte(
+    'hits',
+    `SELECT * FROM (SELECT s.person, s.ts, ${flags.join(', ')} FROM ${scan} s
+       WHERE ${all(['s.person IS NOT NULL', ...selectedCondition(selected, 's.person')])})
+     WHERE ${steps.map((_, i) => `h${i}`).join(' OR ')}`,
+  );
+  let previous = q.cte(
+    'step_0',
+    `SELECT person, min(ts) AS t0, min(ts) AS t FROM ${hits} WHERE h0 GROUP BY person`,
+  );
+  const reached = [`SELECT person, 0 AS k FROM ${previous}`];
+  for (let k = 1; k < steps.length; k++) {
+    const on = [
+      `h.person = a.person`,
+      `h.h${k}`,
+      'h.ts > a.t',
+      ...windowed(q, c.conversionWindow, 'h.ts', 'a.t0'),
+    ];
+    previous = q.cte(
+      `step_${k}`,
+      `SELECT a.person, a.t0, min(h.ts) AS t FROM ${previous} a JOIN ${hits} h ON ${all(on)} GROUP BY a.person, a.t0`,
+    );
+    reached.push(`SELECT person, ${k} AS k FROM ${previous}`);
+  }
+  const g = c.groupBy;
+  const grp = g
+    ? groupKeyExpr(p, grouping(g.trait_values), jsonValue(p, 't.traits', g.trait_name))
+    : 'NULL::VARCHAR';
+  const persons = q.cte(
+    'reached',
+    `SELECT person, max(k) AS reached FROM (${reached.join(' UNION ALL ')}) GROUP BY person`,
+  );
+  return q.cte(
+    'reach',
+    `SELECT * FROM (SELECT r.person, r.reached, ${grp} AS grp FROM ${persons} r
+       ${g ? `LEFT JOIN ${personsCte(q, ctx)} t ON t.person = r.person` : ''}) ${g ? 'WHERE grp IS NOT NULL' : ''}`,
+  );
+}
+
+type Row = { grp: string | null; reached: number; n: number };
+
+export async function funnelChart(ctx: ChartContext, c: FunnelControls): Promise<FunnelResponse> {
+  const q = new Query();
+  const reach = funnelFacts(q, ctx, c);
+  const observed = c.groupBy !== undefined && grouping(c.groupBy.trait_values).listed === undefined;
+  const top = observed ? topGroupsCte(q, reach, 'count(*)') : undefined;
+  const rows = await ctx.db.all<Row>(
+    q.sql(`SELECT grp, reached::DOUBLE AS reached, count(*)::DOUBLE AS n FROM ${reach}
+      ${top ? `WHERE grp IN (SELECT grp FROM ${top})` : ''} GROUP BY ALL`),
+    q.params.values,
+  );
+  const encode = tokenEncoder(ctx, 'funnel', c);
+  const stepsOf = (grp: string | undefined): FunnelStep[] => {
+    const mine = rows.filter((r) => (grp === undefined ? true : r.grp === grp));
+    const counts = c.eventFilters.map((_, k) =>
+      mine.filter((r) => r.reached >= k).reduce((n, r) => n + r.n, 0),
+    );
+    const entered = counts[0] ?? 0;
+    return c.eventFilters.map((f, k) => {
+      const drill: DrillPoint = { chart: 'funnel', step: k };
+      if (grp !== undefined) drill.group = grp;
+      const id = encode(drill);
+      ctx.budget.point(POINT_BYTES + id.length + f.event_name.length);
+      const count = counts[k] ?? 0;
+      return {
+        event: f.event_name,
+        count,
+        percent: entered === 0 ? 0 : (100 * count) / entered,
+        drilldown_id: id,
+      };
+    });
+  };
+  if (!c.groupBy) {
+    const events = stepsOf(undefined);
+    const first = events[0]?.count ?? 0;
+    const last = events.at(-1)?.count ?? 0;
+    return funnelResponseSchema.parse({
+      chart_name: CHART_NAME,
+      events,
+      highlights: { number_of_users: first, conversion_rate: first === 0 ? 0 : (100 * last) / first },
+    });
+  }
+  const weights = new Map<string, number>();
+  for (const r of rows) if (r.grp !== null) weights.set(r.grp, (weights.get(r.grp) ?? 0) + r.n);
+  const groups = shownGroups(grouping(c.groupBy.trait_values), weights).map((g) => ({
+    group: g.label,
+    events: stepsOf(g.key),
+  }));
+  return funnelResponseSchema.parse({ chart_name: CHART_NAME, groups });
+}
+
+export function funnelMembers(
+  ctx: ChartContext,
+  c: FunnelControls,
+  point: Extract<DrillPoint, { chart: 'funnel' }>,
+): { q: Query; members: string } | undefined {
+  if (point.step >= c.eventFilters.length) return undefined;
+  const q = new Query();
+  const reach = funnelFacts(q, ctx, c);
+  const conditions = [`reached >= ${q.params.number(point.step)}`];
+  if (point.group !== undefined) conditions.push(`grp = ${q.params.bind(point.group)}`);
+  return { q, members: `SELECT person FROM ${reach} WHERE ${all(conditions)}` };
+}

@@ -1,0 +1,127 @@
+import type { IntentAnalyse } from '../../shared/analysis-controls.js';
+import {
+  type AnalysisPoint,
+  type AnalysisResponse,
+  analysisResponseSchema,
+} from '../../shared/analysis-responses.js';
+import type { IntentAnalysisControls } from '../../shared/chart-controls.js';
+import { intentFacts } from './analysis-facts.js';
+import { type AggRow, type Aggregates, buildAnalysis, ratio } from './analysis-points.js';
+import { binKey, type ChartContext } from './context.js';
+import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
+import { all, Query } from './sql.js';
+
+/**
+ * Intent analysis (analysis-controls.ts INTENT_ANALYSIS_DESCRIPTION): per bin, numbers over the
+ * `Intent Informed` events in it whose conversation has a summary in the range. Fulfilled: the
+ * conversation had no function errors; accepted: it went on after the intent (2 or more turns).
+ */
+
+type Shape = {
+  point: (a: Aggregates) => Partial<AnalysisPoint>;
+  highlights: (a: Aggregates) => Record<string, number>;
+};
+
+const v = (a: Aggregates, k: string) => a[k] ?? 0;
+const fulfilledTotals = (a: Aggregates) => ({
+  unique_fulfilled_intents: v(a, 'u_fulfilled'),
+  total_fulfilled_intents: v(a, 'fulfilled'),
+});
+
+const SHAPES: Record<IntentAnalyse, Shape> = {
+  intentFulfillmentFriction: {
+    point: (a) => ({
+      average_number_turns_per_fulfilled: ratio(a.turns_fulfilled, a.fulfilled),
+      total_turns_for_fulfilled_intents: v(a, 'turns_fulfilled'),
+    }),
+    highlights: (a) => ({
+      average_number_turns_per_fulfilled: ratio(a.turns_fulfilled, a.fulfilled),
+      ...fulfilledTotals(a),
+    }),
+  },
+  intentFulfillmentRate: {
+    point: (a) => ({ conversion_percent: 100 * ratio(a.fulfilled, a.n), count: v(a, 'n') }),
+    highlights: (a) => ({ average_fulfillment_rate: 100 * ratio(a.fulfilled, a.n), ...fulfilledTotals(a) }),
+  },
+  intentFulfillmentSentiment: {
+    point: (a) => ({ count: v(a, 'fulfilled') }),
+    highlights: (a) => ({
+      positive_count: v(a, 'positive'),
+      negative_count: v(a, 'negative'),
+      neutral_count: v(a, 'neutral'),
+      ...fulfilledTotals(a),
+    }),
+  },
+  intentAcceptanceRate: {
+    point: (a) => ({ conversion_percent: 100 * ratio(a.accepted, a.n), count: v(a, 'n') }),
+    highlights: (a) => ({
+      total_intents_offered: v(a, 'n'),
+      unique_intents_offered: v(a, 'u_offered'),
+      average_acceptance_rate: 100 * ratio(a.accepted, a.n),
+    }),
+  },
+  attributeAcceptanceRate: {
+    point: (a) => ({ conversion_percent: 100 * ratio(a.attrs_accepted, a.attrs), count: v(a, 'attrs') }),
+    highlights: (a) => ({
+      total_attributes_offered: v(a, 'attrs'),
+      unique_attributes_offered: v(a, 'u_attrs'),
+      average_acceptance_rate: 100 * ratio(a.attrs_accepted, a.attrs),
+    }),
+  },
+  intentFulfillmentEfficiency: {
+    point: (a) => ({ conversion_percent: 100 * ratio(a.one_turn, a.fulfilled) }),
+    highlights: (a) => ({
+      total_intents_fulfilled: v(a, 'fulfilled'),
+      unique_intents_fulfilled: v(a, 'u_fulfilled'),
+      average_number_turns_to_fulfill: ratio(a.turns_fulfilled, a.fulfilled),
+    }),
+  },
+};
+
+export async function intentAnalysisChart(
+  ctx: ChartContext,
+  c: IntentAnalysisControls,
+): Promise<AnalysisResponse> {
+  const q = new Query();
+  const intents = intentFacts(q, ctx, c);
+  const done = 'function_errors = 0';
+  const sql = q.sql(`SELECT bin::VARCHAR AS bin, grp, grouping(bin, grp)::DOUBLE / 3 AS whole,
+      count(*)::DOUBLE AS n, count(DISTINCT intent)::DOUBLE AS u_offered,
+      count(*) FILTER (WHERE ${done})::DOUBLE AS fulfilled,
+      count(DISTINCT intent) FILTER (WHERE ${done})::DOUBLE AS u_fulfilled,
+      coalesce(sum(turns) FILTER (WHERE ${done}), 0)::DOUBLE AS turns_fulfilled,
+      count(*) FILTER (WHERE ${done} AND turns <= 1)::DOUBLE AS one_turn,
+      count(*) FILTER (WHERE turns >= 2)::DOUBLE AS accepted,
+      sum(len(attrs))::DOUBLE AS attrs,
+      coalesce(sum(len(attrs)) FILTER (WHERE turns >= 2), 0)::DOUBLE AS attrs_accepted,
+      len(list_distinct(flatten(list(attrs))))::DOUBLE AS u_attrs,
+      count(*) FILTER (WHERE ${done} AND sentiment = 'positive')::DOUBLE AS positive,
+      count(*) FILTER (WHERE ${done} AND sentiment = 'negative')::DOUBLE AS negative,
+      count(*) FILTER (WHERE ${done} AND sentiment = 'neutral')::DOUBLE AS neutral
+    FROM ${intents} GROUP BY GROUPING SETS ((bin, grp), ())`);
+  const rows = await ctx.db.all<AggRow>(sql, q.params.values);
+  const encode = tokenEncoder(ctx, 'intent-analysis', c);
+  const drill = (bin: number, grp: string | undefined) => {
+    const point: DrillPoint = { chart: 'intent-analysis', bin };
+    if (grp !== undefined) point.group = grp;
+    return encode(point);
+  };
+  const shape = SHAPES[c.analyse];
+  return analysisResponseSchema.parse(
+    buildAnalysis(ctx, c.analyse, rows, c.groupBy, shape.point, shape.highlights, drill),
+  );
+}
+
+export function intentAnalysisMembers(
+  ctx: ChartContext,
+  c: IntentAnalysisControls,
+  point: Extract<DrillPoint, { chart: 'intent-analysis' }>,
+): { q: Query; members: string } | undefined {
+  const bin = ctx.bins[point.bin];
+  if (!bin) return undefined;
+  const q = new Query();
+  const facts = intentFacts(q, ctx, c);
+  const conditions = [`bin = ${q.params.bind(binKey(bin))}::DATE`];
+  if (point.group !== undefined) conditions.push(`grp = ${q.params.bind(point.group)}`);
+  return { q, members: `SELECT person FROM ${facts} WHERE ${all(conditions)}` };
+}

@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Database } from '../../src/service/store/database.js';
+import { type SeedData, seed } from '../helpers/seed.js';
+import { freshProject, openChartDb, runChart } from './harness.js';
+
+/**
+ * Segmentation `measure` (our extension): aggregates of a numeric property per bin, numbers only
+ * (strings and missing values are skipped), the user's trait when the event lacks the property, and
+ * percentiles by linear interpolation, computed here by hand.
+ */
+
+/** quantile_cont: position (n-1)·q in the sorted values, interpolated between its neighbours. */
+function percentile(values: number[], q: number): number {
+  const s = [...values].sort((a, b) => a - b);
+  const pos = (s.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return s[lo]! + (s[hi]! - s[lo]!) * (pos - lo);
+}
+
+const R = { start: '2025-01-06', end: '2025-01-08', period: 'day', tz: 'UTC' } as const;
+const COSTS = [3, 1, 4, 1, 5, 9, 2, 6];
+const DATA: SeedData = {
+  users: [
+    { user_id: 'u1', traits: {} },
+    { user_id: 'u2', traits: { cost: 100 } },
+  ],
+  events: [
+    ...COSTS.map((cost, i) => ({
+      event: 'Turn',
+      ts: `2025-01-06T0${i}:00:00Z`,
+      user_id: 'u1',
+      properties: { cost },
+    })),
+    { event: 'Turn', ts: '2025-01-06T10:00:00Z', user_id: 'u1', properties: { cost: 'lots' } },
+    { event: 'Turn', ts: '2025-01-06T11:00:00Z', user_id: 'u1', properties: {} },
+    // Day 2: only u2, whose events lack `cost`: the trait (100) is read.
+    { event: 'Turn', ts: '2025-01-07T10:00:00Z', user_id: 'u2', properties: {} },
+  ],
+};
+
+let db: Database;
+let project: string;
+beforeAll(async () => {
+  db = await openChartDb();
+  project = freshProject();
+  await seed(db, project, DATA);
+});
+afterAll(() => db.close());
+
+const valueOf = async (aggregate: string) => {
+  const chart = await runChart(db, project, 'segmentation', {
+    range: R,
+    eventFilters: [{ event_name: 'Turn', measure: { aggregate, property_name: 'cost' } }],
+  });
+  expect(chart[0]!.measure).toBe(`${aggregate}:cost`);
+  return chart[0]!.points!.map((p) => p.value);
+};
+
+it('sum, avg, min, max and percentiles of a numeric property per bin', async () => {
+  const sum = COSTS.reduce((a, b) => a + b, 0);
+  expect(await valueOf('sum')).toEqual([sum, 100]);
+  expect(await valueOf('avg')).toEqual([sum / COSTS.length, 100]);
+  expect(await valueOf('min')).toEqual([1, 100]);
+  expect(await valueOf('max')).toEqual([9, 100]);
+  for (const [agg, q] of [
+    ['p50', 0.5],
+    ['p90', 0.9],
+    ['p95', 0.95],
+    ['p99', 0.99],
+  ] as const) {
+    const [day1, day2] = await valueOf(agg);
+    expect(day1).toBeCloseTo(percentile(COSTS, q), 9);
+    expect(day2).toBe(100);
+  }
+});
+
+it('count is the plain chart; a bin without numbers has value null (sum: 0)', async () => {
+  const plain = await runChart(db, project, 'segmentation', {
+    range: R,
+    eventFilters: [{ event_name: 'Turn', measure: { aggregate: 'count' } }],
+  });
+  expect(plain[0]!.measure).toBeUndefined();
+  expect(plain[0]!.points!.map((p) => [p.total, p.value])).toEqual([
+    [10, undefined],
+    [1, undefined],
+  ]);
+  const none = await runChart(db, project, 'segmentation', {
+    range: R,
+    eventFilters: [
+      { event_name: 'Turn', measure: { aggregate: 'p95', property_name: 'nothing' } },
+      { event_name: 'Turn', measure: { aggregate: 'sum', property_name: 'nothing' } },
+    ],
+  });
+  expect(none[0]!.points!.map((p) => p.value)).toEqual([null, null]);
+  expect(none[1]!.points!.map((p) => p.value)).toEqual([0, 0]);
+});
