@@ -1,5 +1,6 @@
 import { probeHealth } from '../client/health-probe.js';
 import { type Client, createClient } from '../client/http-client.js';
+import { localQueueSender } from '../client/local-queue.js';
 import type { RetryInfo } from '../client/retry.js';
 import {
   inspectServerFile,
@@ -10,6 +11,7 @@ import {
 } from '../service/data-dir.js';
 import { DataDirLockedError } from '../service/lock-error.js';
 import { isLoopbackUrl, proofMatches, randomToken } from '../service/server-identity.js';
+import type { QueueResponse } from '../shared/events.js';
 import type { Config } from './config.js';
 import { UsageError } from './errors.js';
 
@@ -18,6 +20,11 @@ export type ConnectionMode = 'remote' | 'local-server' | 'embedded';
 export interface Connection {
   client: Client;
   mode: ConnectionMode;
+  /**
+   * The queue route reached in-process, for the embedded service only (cli.md allows it; the same
+   * ingest core and answers): the bulk path of `cas import`. Everything else goes through `client`.
+   */
+  postQueue?: (events: readonly unknown[]) => Promise<QueueResponse>;
   close(): Promise<void>;
 }
 
@@ -158,6 +165,7 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
       return {
         client,
         mode: 'embedded',
+        postQueue: localQueueSender(service.queue, { apiKey, projectId }),
         close: async () => {
           await client.close();
           await service.close();

@@ -11,7 +11,7 @@ import {
   removeCheckpoint,
   writeCheckpoint,
 } from '../importer/checkpoint.js';
-import type { Refusal } from '../importer/delivery.js';
+import type { Ack, Refusal } from '../importer/delivery.js';
 import {
   type CheckpointData,
   type ImportStats,
@@ -24,7 +24,7 @@ import { type Rejection, type SourceRef, type WireJson, where } from '../importe
 import type { ImportSummaryData } from '../render/import-summary.js';
 import type { SERVICE_FEATURES } from '../shared/health.js';
 import { UsageError } from './errors.js';
-import { type ImportFlags, type ImportSettings, importSettings } from './import-options.js';
+import { detectPresets, type ImportFlags, type ImportSettings, importSettings } from './import-options.js';
 
 export type { ImportFlags };
 
@@ -41,7 +41,12 @@ export interface ImportResult {
 
 export interface ImportDeps {
   /** Opens the connection; not called for a dry run. */
-  connect: () => Promise<{ client: Client; close(): Promise<void> }>;
+  connect: () => Promise<{
+    client: Client;
+    /** The embedded service's queue in-process (connect.ts); absent: `postQueue` over HTTP. */
+    postQueue?: ((events: readonly unknown[]) => Promise<Ack>) | undefined;
+    close(): Promise<void>;
+  }>;
   dataDir: string;
   /** Where events go, for the checkpoint fingerprint (endpoint or embedded data dir, and project). */
   target: { endpoint: string; project: string };
@@ -81,6 +86,8 @@ function eventOptions(s: ImportSettings): unknown {
     noEnd: s.noEnd,
     keepDuplicates: s.keepDuplicates,
     formats: s.files.map((f) => f.format),
+    // Only when a preset reads a file, so checkpoints of flat imports keep their fingerprint.
+    ...(s.files.some((f) => f.preset !== undefined) ? { presets: s.files.map((f) => f.preset ?? null) } : {}),
   };
 }
 
@@ -167,7 +174,7 @@ export async function runImport(
   deps: ImportDeps,
 ): Promise<ImportResult> {
   const started = Date.now();
-  const s = importSettings(paths, flags);
+  const s = await detectPresets(importSettings(paths, flags), flags);
   const { stats } = deps;
   const { path, totalBytes } = await locate(s, deps);
   if (path && s.restart) await removeCheckpoint(path);
@@ -204,7 +211,9 @@ export async function runImport(
       maxErrors: s.maxErrors,
       resume: previous,
       send: client && {
-        send: (events) => postQueue(client, events, deps.signal ? { signal: deps.signal } : {}),
+        send:
+          connection?.postQueue ??
+          ((events) => postQueue(client, events, deps.signal ? { signal: deps.signal } : {})),
         refusal: refusalOf,
       },
       onEvent: deps.onEvent,

@@ -1,10 +1,11 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import type { LocalAnswer, LocalBatch } from '../shared/local-queue.js';
 import { classifyDataDirError, DataDirError, DataDirLockedError, type StorageProblem } from './lock-error.js';
 import { startService } from './service.js';
 
 /**
  * The embedded service's thread (see embedded.ts). Messages out: `{ log }`, then `{ ready }` or
- * `{ failed }`, and `{ closed }` after a `close` message in. Errors cross as name + message only: the
+ * `{ failed }`, `{ answer }` for each queued batch, and `{ closed }` after a `close` message in. Errors cross as name + message only: the
  * main thread rebuilds the ones it acts on (a locked, full, read-only or damaged data directory) and
  * never sees a stack.
  */
@@ -13,8 +14,12 @@ export interface WorkerStart {
   memoryLimit: string;
 }
 
+/** Messages in: `close`, or a batch for the in-process queue (answered by `{ answer }` with its id). */
+export type WorkerRequest = 'close' | { queue: { id: number; batch: LocalBatch } };
+
 export type WorkerMessage =
   | { log: string }
+  | { answer: { id: number; answer: LocalAnswer } }
   | { ready: { url: string; apiKey: string; projectId: string } }
   | { failed: { name: string; message: string; locked: boolean; problem?: StorageProblem; detail?: string } }
   | { closed: true };
@@ -26,7 +31,12 @@ const { dataDir, memoryLimit } = workerData as WorkerStart;
 
 try {
   const service = await startService({ dataDir, port: 0, memoryLimit, log: (line) => post({ log: line }) });
-  port.on('message', (message: unknown) => {
+  port.on('message', (message: WorkerRequest) => {
+    if (typeof message === 'object') {
+      const { id, batch } = message.queue;
+      void service.localQueue(batch).then((answer) => post({ answer: { id, answer } }));
+      return;
+    }
     if (message !== 'close') return;
     void service.close().finally(() => {
       post({ closed: true });

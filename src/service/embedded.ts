@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { WorkerMessage, WorkerStart } from './embedded-worker.js';
+import type { LocalAnswer, LocalBatch } from '../shared/local-queue.js';
+import type { WorkerMessage, WorkerRequest, WorkerStart } from './embedded-worker.js';
 import { DataDirError, DataDirLockedError } from './lock-error.js';
 
 /** The service a CLI command runs for itself when nothing else serves its data directory. */
@@ -11,6 +12,11 @@ export interface EmbeddedService {
   projectId: string;
   /** `thread` when it runs on a worker thread, `inline` when on the caller's own thread. */
   where: 'thread' | 'inline';
+  /**
+   * The queue route in-process (local-queue.ts): the batch goes to the service's ingest core as a
+   * structured clone, without JSON text, HTTP or a second parse, and comes back as the route's answer.
+   */
+  queue(batch: LocalBatch): Promise<LocalAnswer>;
   close(): Promise<void>;
 }
 
@@ -54,6 +60,7 @@ async function startInline(options: EmbeddedOptions): Promise<EmbeddedService> {
     apiKey: service.local.api_key,
     projectId: service.local.project_id,
     where: 'inline',
+    queue: (batch) => service.localQueue(batch),
     close: () => service.close(),
   };
 }
@@ -103,12 +110,19 @@ async function start(options: EmbeddedOptions): Promise<EmbeddedService> {
     workerData: { dataDir: options.dataDir, memoryLimit: EMBEDDED_MEMORY_LIMIT } satisfies WorkerStart,
   });
   let onClosed: () => void = () => undefined;
+  const waiting = new Map<number, { resolve(a: LocalAnswer): void; reject(e: Error): void }>();
+  let nextId = 0;
+  let gone: Error | undefined;
   const closed = new Promise<void>((resolve) => {
     onClosed = resolve;
   });
   const ready = await new Promise<{ url: string; apiKey: string; projectId: string }>((resolve, reject) => {
     worker.on('message', (message: WorkerMessage) => {
-      if ('log' in message) options.log(message.log);
+      if ('answer' in message) {
+        const { id, answer } = message.answer;
+        waiting.get(id)?.resolve(answer);
+        waiting.delete(id);
+      } else if ('log' in message) options.log(message.log);
       else if ('ready' in message) resolve(message.ready);
       else if ('closed' in message) onClosed();
       else if (message.failed.locked) reject(new DataDirLockedError(options.dataDir));
@@ -123,12 +137,23 @@ async function start(options: EmbeddedOptions): Promise<EmbeddedService> {
     });
     worker.on('exit', (code) => {
       onClosed();
-      reject(new Error(`the embedded service stopped (exit code ${code})`));
+      gone = new Error(`the embedded service stopped (exit code ${code})`);
+      for (const w of waiting.values()) w.reject(gone);
+      waiting.clear();
+      reject(gone);
     });
   });
   return {
     ...ready,
     where: 'thread',
+    queue(batch) {
+      if (gone) return Promise.reject(gone);
+      const id = nextId++;
+      return new Promise<LocalAnswer>((resolve, reject) => {
+        waiting.set(id, { resolve, reject });
+        worker.postMessage({ queue: { id, batch } } satisfies WorkerRequest);
+      });
+    },
     async close() {
       worker.postMessage('close');
       await closed;

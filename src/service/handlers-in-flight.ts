@@ -24,6 +24,17 @@ export class HandlersInFlight {
     }));
   }
 
+  /** The same function, each call counted while it runs (the in-process queue, local-queue.ts). */
+  trackCalls<A extends unknown[], R>(fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+    return (...args) => {
+      const result = fn(...args);
+      this.running.add(result);
+      const done = () => this.running.delete(result);
+      result.then(done, done);
+      return result;
+    };
+  }
+
   /** Resolves once no handler runs (one that starts meanwhile is waited for too). */
   async settled(): Promise<void> {
     while (this.running.size > 0) await Promise.allSettled([...this.running]);

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { basename } from 'node:path';
 import { LIMITS, type Limits } from '../shared/limits.js';
 import type { LiveLimits } from '../shared/live-events.js';
+import type { LocalAnswer, LocalQueue } from '../shared/local-queue.js';
 import { READ_LIMITS, type ReadLimits } from '../shared/read-limits.js';
 import { VERSION } from '../shared/version.js';
 import { installIntentRules } from './analysis/intent-rules.js';
@@ -18,6 +19,7 @@ import { RateLimiter } from './http/rate-limit.js';
 import { buildServer } from './http/server.js';
 import type { IngestStats } from './ingest/ingest-stats.js';
 import { Ingestor } from './ingest/ingestor.js';
+import { localQueue } from './ingest/local-queue.js';
 import { liveEvents } from './live/install.js';
 import { classifyDataDirError, DataDirError, DataDirLockedError } from './lock-error.js';
 import { allRoutes } from './routes/index.js';
@@ -64,6 +66,8 @@ export interface RunningService {
   wsUrl?: string;
   /** Open live-event sockets. */
   liveSockets(): number;
+  /** The queue route without HTTP, for the embedded service's own process (local-queue.ts). */
+  localQueue: LocalQueue;
   /** Stops accepting, lets in-flight requests finish, then closes the database cleanly. */
   close(): Promise<void>;
 }
@@ -80,6 +84,12 @@ async function open(dataDir: string, memoryLimit: string | undefined, reads: Rea
     throw classifyDataDirError(error, dataDir) ?? error;
   }
 }
+
+/** What fastify answers a request that arrives once close() began (return503OnClosing). */
+const SHUTTING_DOWN: LocalAnswer = {
+  status: 503,
+  body: { status: 503, code: 'unavailable', message: 'the service is shutting down' },
+};
 
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   ensureDataDir(options.dataDir);
@@ -143,6 +153,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
             throw error;
           });
     let closing: Promise<void> | undefined;
+    const queueLocally = handlers.trackCalls(localQueue(ingestor, tenants, limits, log));
     return {
       url: `http://${urlHost}:${port}`,
       port,
@@ -153,6 +164,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       ingestStats: ingestor.stats,
       ...(wsUrl === undefined ? {} : { wsUrl }),
       liveSockets: live.sockets,
+      localQueue: (batch) => (closing ? Promise.resolve(SHUTTING_DOWN) : queueLocally(batch)),
       close() {
         closing ??= app.close().then(async () => {
           await handlers.settled();

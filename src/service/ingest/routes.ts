@@ -6,6 +6,7 @@ import {
   eventRouteInputSchema,
   parseQueueBody,
   parseRouteEvent,
+  type QueueResponse,
   queueResponseSchema,
   routeResponseSchema,
 } from '../../shared/events.js';
@@ -13,6 +14,7 @@ import type { Limits } from '../../shared/limits.js';
 import { invalidInput } from '../errors.js';
 import { checkedBodyBytes } from '../http/json-body.js';
 import { route } from '../http/route.js';
+import type { Scope } from '../identity/identity.js';
 import type { Ingestor } from './ingestor.js';
 
 /**
@@ -32,6 +34,32 @@ function eventUrl(name: EventRoute): string {
   return name === 'event' ? '/bc/v1/events/event' : `/bc/v1/events/event/${name}`;
 }
 
+/**
+ * The queue route's work once the caller is known: the one path from a batch to the ingest core, for
+ * HTTP and for the embedded service's in-process callers (local-queue.ts) alike. `checkedBytes`: the
+ * body's JSON size when our parser read it (and refused reserved keys), see QueueOptions.
+ */
+export async function queueEvents(
+  ingestor: Ingestor,
+  limits: Limits,
+  tenant: Scope,
+  body: unknown,
+  checkedBytes: number | undefined,
+): Promise<QueueResponse> {
+  const receivedAt = Date.now();
+  const events = () => {
+    const parsed = parseQueueBody(body, {
+      eventsPerRequest: limits.eventsPerRequest,
+      eventBytes: limits.eventBytes,
+      checkedBytes,
+    });
+    if (!parsed.ok) throw invalidInput(parsed.issues);
+    return parsed.events;
+  };
+  const result = await ingestor.ingest(tenant, events, receivedAt);
+  return { status: 'ok', accepted: result.accepted, duplicates: result.duplicates };
+}
+
 /** POST /bc/v1/events/queue and the per-event routes of decisions §4. */
 export function ingestRoutes(ingestor: Ingestor, limits: Limits) {
   const anyEvent = eventRouteInputSchema('event');
@@ -43,20 +71,7 @@ export function ingestRoutes(ingestor: Ingestor, limits: Limits) {
     body: documented(z.union([z.array(anyEvent), anyEvent])),
     response: queueResponseSchema,
     rate: 'ingest',
-    handler: async ({ tenant, body }) => {
-      const receivedAt = Date.now();
-      const events = () => {
-        const parsed = parseQueueBody(body, {
-          eventsPerRequest: limits.eventsPerRequest,
-          eventBytes: limits.eventBytes,
-          checkedBytes: checkedBodyBytes(body),
-        });
-        if (!parsed.ok) throw invalidInput(parsed.issues);
-        return parsed.events;
-      };
-      const result = await ingestor.ingest(tenant, events, receivedAt);
-      return { status: 'ok' as const, accepted: result.accepted, duplicates: result.duplicates };
-    },
+    handler: ({ tenant, body }) => queueEvents(ingestor, limits, tenant, body, checkedBodyBytes(body)),
   });
   const perEvent = EVENT_ROUTE_NAMES.map((name) =>
     route({
