@@ -3,7 +3,6 @@ import { retrieveDataResponseSchema } from '../../shared/chart-responses.js';
 import type { Scalar } from '../../shared/primitives.js';
 import { invalidInput, notFound } from '../errors.js';
 import type { Queryable } from '../store/database.js';
-import { cohortsFor } from '../cohorts/store.js';
 import { type ChartContext, defaultDrilldowns, makeContext } from './context.js';
 import { conversationAnalysisMembers } from './conversation-analysis.js';
 import type { DrilldownStore } from './drilldown-store.js';
@@ -177,7 +176,6 @@ export async function retrieveData(
   await assertChartValid(extras.checks ?? db, value.controls);
   const ctx = makeContext(db, project, value.controls.range, value.scope, limits.sessionIdsPerPoint, {
     drilldowns,
-    cohorts: await cohortsFor(db, project, value.controls),
   });
   const max = Math.max(0, Math.trunc(limits.maxRows));
   const outside = () => invalidInput([{ path: 'id', message: 'names a point the chart does not have' }]);
