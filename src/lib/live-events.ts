@@ -1,23 +1,191 @@
-import type { StoredEvent } from '../shared/events.js';
+import type { LiveFrame } from '../shared/live-events.js';
 import type { LibConnection } from './connection.js';
-import { serviceError } from './errors.js';
-import type { LiveHandlers } from './session.js';
+import { type ServiceError, serviceError } from './errors.js';
 
 /** One frame of the live-events socket: an event of the session, sent by the app or generated. */
-export type LiveEvent = StoredEvent;
+export type LiveEvent = LiveFrame;
 
+export interface LiveHandlers {
+  onEvent: (event: LiveEvent) => void;
+  onError: (error: ServiceError) => void;
+}
+
+/** A session's socket as its Session drives it. */
 export interface LiveListener {
-  /** Waits a moment for the session's last frames when its end was sent, then closes the socket. */
+  /** Resolves once the socket is open (or could not be): events sent before would not be seen. */
+  readonly ready: Promise<void>;
+  /** Events the service acknowledged: flush() waits until the socket has delivered them. */
+  acknowledged(eventIds: readonly string[]): void;
+  /** A 400/409 the HTTP client got: the service reports the same refusal as an MLError frame. */
+  refusedRequest(status: number, message: string): void;
+  /** Waits (a little) for the acknowledged events' frames, then closes the socket. */
   close(): Promise<void>;
 }
 
-/** Placeholder until src/client/live-socket.ts exists: reports that no socket could be opened. */
+/** How long a session waits for its socket before sending anyway, and flush() for the last frames. */
+const OPEN_WAIT_MS = 5_000;
+const DRAIN_WAIT_MS = 5_000;
+/** An MLError frame is held this long for the HTTP answer it duplicates to arrive. */
+const MATCH_WAIT_MS = 2_000;
+const STORED_PAGE = 10_000;
+
+/**
+ * `onEvent` (library.md): a socket scoped to the session, opened through the client of
+ * `src/client/live-socket.ts` (loaded only when a session asks for events, so an app without
+ * `onEvent` never loads `ws`). Each event is delivered once, in commit order. After a reconnect
+ * (a restart of the service), the session's stored events are read to fill the gap. `MLError`
+ * frames become errors, except those repeating a refusal the session already got over HTTP.
+ */
 export function openLiveEvents(
-  _connect: () => Promise<LibConnection>,
+  connect: () => Promise<LibConnection>,
   sessionId: string,
   handlers: LiveHandlers,
-  _log: ((line: string) => void) | undefined,
+  log: ((line: string) => void) | undefined,
 ): LiveListener {
-  handlers.onError(serviceError(-1, `live events of session ${sessionId}: not available`));
-  return { close: async () => undefined };
+  const delivered = new Set<string>();
+  const awaited = new Set<string>();
+  const refusals = new Map<string, number>();
+  const heldErrors: Array<{ key: string; error: ServiceError; timer: NodeJS.Timeout }> = [];
+  let drainWaiter: (() => void) | undefined;
+  let handle: { close(): void; done: Promise<unknown> } | undefined;
+  let opens = 0;
+  let stopped = false;
+  let backfilling: LiveFrame[] | undefined;
+  let markReady: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
+  const readyTimer = setTimeout(markReady, OPEN_WAIT_MS);
+  readyTimer.unref();
+
+  const deliver = (frame: LiveFrame): void => {
+    if (delivered.has(frame.event_id)) return;
+    delivered.add(frame.event_id);
+    awaited.delete(frame.event_id);
+    if (awaited.size === 0) drainWaiter?.();
+    handlers.onEvent(frame);
+  };
+
+  const mlError = (frame: LiveFrame): void => {
+    const message =
+      typeof frame.properties?.error_message === 'string' ? frame.properties.error_message : 'Unknown error';
+    const status = typeof frame.properties?.status === 'number' ? frame.properties.status : -1;
+    const key = `${status} ${message}`;
+    if (take(refusals, key)) return;
+    const error = serviceError(status, message);
+    const held = { key, error, timer: setTimeout(() => release(held), MATCH_WAIT_MS) };
+    heldErrors.push(held);
+  };
+  const release = (held: (typeof heldErrors)[number]): void => {
+    const i = heldErrors.indexOf(held);
+    if (i < 0) return;
+    heldErrors.splice(i, 1);
+    clearTimeout(held.timer);
+    handlers.onError(held.error);
+  };
+
+  const onFrame = (frame: LiveFrame): void => {
+    if (frame.event === 'MLError') mlError(frame);
+    else if (backfilling) backfilling.push(frame);
+    else deliver(frame);
+  };
+
+  /** After a reconnect: the session's stored events not yet delivered, then what arrived meanwhile. */
+  const backfill = async (connection: LibConnection): Promise<void> => {
+    backfilling = [];
+    try {
+      const { liveEvents } = await import('../client/routes.js');
+      const rows = await liveEvents(connection.http, {
+        start: '1970-01-01T00:00:00Z',
+        end: '9999-01-01T00:00:00Z',
+        limit: STORED_PAGE,
+        session_id: sessionId,
+      });
+      // Newest first from the route: reversed, commit order.
+      for (const row of rows.reverse()) deliver(row as LiveFrame);
+    } catch (error) {
+      log?.(`live events of ${sessionId}: the gap after a reconnect could not be read: ${message(error)}`);
+    } finally {
+      const waiting = backfilling ?? [];
+      backfilling = undefined;
+      for (const frame of waiting) deliver(frame);
+    }
+  };
+
+  const start = async (): Promise<void> => {
+    const connection = await connect();
+    const { openLiveSocket } = await import('../client/live-socket.js');
+    if (stopped) return;
+    const socket = openLiveSocket({
+      client: connection.http,
+      sessionId,
+      onFrame,
+      onOpen: () => {
+        opens++;
+        if (opens === 1) markReady();
+        else void backfill(connection);
+      },
+      onRetry: (info) =>
+        log?.(`live events of ${sessionId}: reconnecting in ${info.delayMs} ms: ${info.error.message}`),
+    });
+    handle = socket;
+    const end = await socket.done;
+    if (end.reason === 'failed') {
+      handlers.onError(
+        serviceError(end.error.status, `live events of session ${sessionId}: ${end.error.message}`),
+      );
+    }
+  };
+  const running = start()
+    .catch((error: unknown) => {
+      handlers.onError(serviceError(-1, `live events of session ${sessionId}: ${message(error)}`));
+    })
+    .finally(() => {
+      clearTimeout(readyTimer);
+      markReady();
+      drainWaiter?.();
+    });
+
+  return {
+    ready,
+    acknowledged(eventIds) {
+      for (const id of eventIds) if (!delivered.has(id)) awaited.add(id);
+    },
+    refusedRequest(status, text) {
+      const key = `${status} ${text}`;
+      const held = heldErrors.find((h) => h.key === key);
+      if (held) {
+        heldErrors.splice(heldErrors.indexOf(held), 1);
+        clearTimeout(held.timer);
+      } else refusals.set(key, (refusals.get(key) ?? 0) + 1);
+    },
+    async close() {
+      stopped = true;
+      if (awaited.size > 0 && handle) {
+        await Promise.race([
+          new Promise<void>((resolve) => {
+            drainWaiter = resolve;
+          }),
+          running,
+          new Promise((resolve) => setTimeout(resolve, DRAIN_WAIT_MS).unref()),
+        ]);
+      }
+      handle?.close();
+      await running;
+      // Every HTTP answer is in by now: an MLError frame still unmatched is news to the app.
+      for (const held of [...heldErrors]) release(held);
+    },
+  };
+}
+
+function take(counts: Map<string, number>, key: string): boolean {
+  const n = counts.get(key) ?? 0;
+  if (n === 0) return false;
+  if (n === 1) counts.delete(key);
+  else counts.set(key, n - 1);
+  return true;
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { HttpError } from '../client/errors.js';
 import {
   endConversationArgs,
   endSessionArgs,
@@ -15,7 +16,7 @@ import {
 } from './arguments.js';
 import { DeliveryQueue, type DeliveryQueueOptions } from './delivery-queue.js';
 import { type ServiceError, SessionClosedError } from './errors.js';
-import type { LiveEvent, LiveListener } from './live-events.js';
+import type { LiveEvent, LiveHandlers, LiveListener } from './live-events.js';
 import { checkWire, type SessionContext, type WireObject, wire } from './wire.js';
 
 export type Attributes = Record<string, string | number | boolean>;
@@ -51,13 +52,6 @@ export interface SessionDeps {
   onClosed?: (session: Session) => void;
 }
 
-export interface LiveHandlers {
-  onEvent: (event: LiveEvent) => void;
-  onError: (error: ServiceError, eventId?: string) => void;
-}
-
-/** Refused event ids remembered so an MLError frame for one reported over HTTP is not reported twice. */
-const REMEMBERED_REFUSALS = 1_000;
 /** Errors kept for getErrors(); past it the oldest go (hasErrors() stays true). */
 const MAX_ERRORS = 10_000;
 
@@ -70,7 +64,6 @@ export class Session {
   private readonly ctx: SessionContext;
   private readonly queue: DeliveryQueue;
   private readonly errors: ServiceError[] = [];
-  private readonly refused = new Set<string>();
   private readonly now: () => Date;
   private readonly live: LiveListener | undefined;
   private closed: Promise<void> | undefined;
@@ -89,21 +82,35 @@ export class Session {
     };
     this.now = deps.now ?? (() => new Date());
     const onError = options.onError as ((error: ServiceError) => void) | undefined;
+    const onEvent = options.onEvent as ((event: LiveEvent) => void) | undefined;
+    const live =
+      onEvent && deps.listen
+        ? deps.listen(options.sessionId, {
+            onEvent: (event) => guard(() => onEvent(event), deps.log),
+            onError: (error) => this.record(error, onError),
+          })
+        : undefined;
+    this.live = live;
+    const send = deps.queue.send;
     this.queue = new DeliveryQueue({
       ...deps.queue,
-      onError: (error, event) => this.record(error, event.event_id, onError),
+      send: live
+        ? async (events) => {
+            // Events sent before the socket listens would never reach onEvent.
+            await live.ready;
+            try {
+              await send(events);
+            } catch (error) {
+              if (error instanceof HttpError && (error.status === 400 || error.status === 409)) {
+                live.refusedRequest(error.status, error.message);
+              }
+              throw error;
+            }
+            live.acknowledged(events.map((e) => e.event_id));
+          }
+        : send,
+      onError: (error) => this.record(error, onError),
     });
-    const onEvent = options.onEvent as ((event: LiveEvent) => void) | undefined;
-    if (onEvent && deps.listen) {
-      this.live = deps.listen(options.sessionId, {
-        onEvent: (event) => guard(() => onEvent(event), deps.log),
-        onError: (error, eventId) => {
-          // The service reports a refusal on the socket too; the HTTP answer already did.
-          if (eventId !== undefined && this.refused.has(eventId)) return;
-          this.record(error, eventId, onError);
-        },
-      });
-    }
     this.startAttributes = options.attributes;
   }
 
@@ -224,18 +231,7 @@ export class Session {
     this.queue.enqueue(event);
   }
 
-  private record(
-    error: ServiceError,
-    eventId: string | undefined,
-    onError?: (error: ServiceError) => void,
-  ): void {
-    if (eventId !== undefined && error.status >= 400) {
-      this.refused.add(eventId);
-      if (this.refused.size > REMEMBERED_REFUSALS) {
-        const oldest = this.refused.values().next().value;
-        if (oldest !== undefined) this.refused.delete(oldest);
-      }
-    }
+  private record(error: ServiceError, onError: ((error: ServiceError) => void) | undefined): void {
     this.errorCount++;
     this.errors.push(error);
     if (this.errors.length > MAX_ERRORS) this.errors.shift();
