@@ -4,6 +4,7 @@ import { loadIntentRules } from '../analysis/intent-rules.js';
 import { anonymousId } from '../identity/ids.js';
 import { loadIdentity } from '../identity/store.js';
 import type { Queryable } from '../store/database.js';
+import { type ConversationKey, conversationKey, conversationKeySql, keyOf } from './conversation-key.js';
 import { KnownIds } from './known-ids.js';
 import { ProjectCache } from './project-cache.js';
 import { reopenPlan, replayedSessions } from './reopen-plan.js';
@@ -27,7 +28,7 @@ export async function loadProjectCache(q: Queryable, project: string): Promise<P
   const known = {
     events: await knownFrom(q, `SELECT event_id FROM events ${where} AND origin_event_id IS NULL`, project),
     sessions: await knownFrom(q, `SELECT session_id FROM sessions ${where}`, project),
-    conversations: await knownFrom(q, `SELECT conversation_id FROM conversations ${where}`, project),
+    conversations: await knownFrom(q, `SELECT ${conversationKeySql()} FROM conversations ${where}`, project),
     ids: await knownFrom(q, `SELECT id FROM user_ids ${where}`, project),
     devices: await knownFrom(q, `SELECT device_id FROM devices ${where}`, project),
     derivedKeys: await knownFrom(
@@ -55,21 +56,23 @@ const COUNTED: ReadonlyMap<string, CountedKind> = new Map([
 
 /** An open conversation's totals are not stored: replay its stored turns, usage and function calls. */
 async function replay(q: Queryable, project: string, conversations: ConversationState[]): Promise<void> {
-  const byId = new Map(conversations.map((c) => [c.id, c]));
+  const byKey = new Map(conversations.map((c) => [keyOf(c), c]));
   const found = await rowsByKeys<{
+    session_id: string;
     conversation_id: string;
     event: string;
     properties: string | null;
     ts: number;
-  }>(q, [...byId.keys()], (chunk) => ({
-    sql: `SELECT conversation_id, event, properties::VARCHAR AS properties, epoch_ms(ts)::DOUBLE AS ts FROM events
-             WHERE project_id = $1 AND conversation_id IN (SELECT unnest($2)) AND origin_event_id IS NULL
+  }>(q, [...byKey.keys()], (chunk) => ({
+    sql: `SELECT session_id, conversation_id, event, properties::VARCHAR AS properties,
+               epoch_ms(ts)::DOUBLE AS ts FROM events
+             WHERE project_id = $1 AND ${conversationKeySql()} IN (SELECT unnest($2)) AND origin_event_id IS NULL
                AND event IN ('${[...COUNTED.keys()].join("', '")}')
              ORDER BY ts, rowid`,
     params: [text(project), texts(chunk)],
   }));
   for (const r of found) {
-    const c = byId.get(r.conversation_id);
+    const c = byKey.get(conversationKey(r.session_id, r.conversation_id));
     const kind = COUNTED.get(r.event);
     if (!c || !kind) continue;
     accumulate(c, kind, r.properties ? (JSON.parse(r.properties) as Properties) : {}, r.ts);
@@ -151,19 +154,20 @@ async function loadSessions(q: Queryable, cache: ProjectCache, ids: string[]): P
     const s = sessions.get(r.session_id);
     if (!s) continue;
     s.conversations.push(r.conversation_id);
-    if (r.ended === null && !cache.conversations.has(r.conversation_id)) {
+    if (r.ended === null && !cache.conversations.has(conversationKey(r.session_id, r.conversation_id))) {
       s.open.push(r.conversation_id);
       open.push(conversationOf(r));
     } else if (r.ended === null) s.open.push(r.conversation_id);
   }
   await replay(q, p, open);
-  for (const c of open) cache.conversations.set(c.id, c);
+  for (const c of open) cache.conversations.set(keyOf(c), c);
   for (const s of sessions.values()) cache.sessions.set(s.id, s);
 }
 
-async function loadConversations(q: Queryable, cache: ProjectCache, ids: string[]): Promise<void> {
-  const found = await rowsByKeys<ConversationRow>(q, ids, (chunk) => ({
-    sql: `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE project_id = $1 AND conversation_id IN (SELECT unnest($2))`,
+async function loadConversations(q: Queryable, cache: ProjectCache, keys: ConversationKey[]): Promise<void> {
+  const found = await rowsByKeys<ConversationRow>(q, keys, (chunk) => ({
+    sql: `SELECT ${CONVERSATION_COLUMNS} FROM conversations
+           WHERE project_id = $1 AND ${conversationKeySql()} IN (SELECT unnest($2))`,
     params: [text(cache.projectId), texts(chunk)],
   }));
   const loaded = found.map(conversationOf);
@@ -172,8 +176,8 @@ async function loadConversations(q: Queryable, cache: ProjectCache, ids: string[
     cache.projectId,
     loaded.filter((c) => c.endedAt === null),
   );
-  for (const c of loaded) cache.conversations.set(c.id, c);
-  for (const id of ids) if (!cache.conversations.has(id)) cache.absent.conversations.add(id);
+  for (const c of loaded) cache.conversations.set(keyOf(c), c);
+  for (const key of keys) if (!cache.conversations.has(key)) cache.absent.conversations.add(key);
 }
 
 /**
@@ -186,21 +190,12 @@ export async function prefetch(
   events: readonly WireEvent[],
 ): Promise<void> {
   const sessionIds = new Set<string>(await derivedCandidates(q, cache, events));
-  const conversationIds = new Set<string>();
   for (const e of events) {
     if (e.session_id !== undefined && cache.needsSession(e.session_id)) sessionIds.add(e.session_id);
   }
   if (sessionIds.size > 0) await loadSessions(q, cache, [...sessionIds]);
-  for (const e of events) {
-    if (
-      'conversation_id' in e &&
-      e.conversation_id !== undefined &&
-      cache.needsConversation(e.conversation_id)
-    ) {
-      conversationIds.add(e.conversation_id);
-    }
-  }
-  if (conversationIds.size > 0) await loadConversations(q, cache, [...conversationIds]);
+  const conversationKeys = conversationsNamed(cache, events);
+  if (conversationKeys.length > 0) await loadConversations(q, cache, conversationKeys);
   const ids: string[] = [];
   const devices: string[] = [];
   const users: string[] = [];
@@ -222,6 +217,26 @@ export async function prefetch(
   }
   await loadIdentity(q, cache.projectId, cache.identity, { ids, devices, users });
   await loadHistory(q, cache, replayedSessions(reopenPlan(cache, events, [], Date.now())));
+}
+
+/**
+ * The stored conversations the batch names that memory lacks (closed ones leave memory). A name is
+ * looked up in the session the event names and, for an event of a derived session that joins or
+ * reopens a stored one (reopen-plan.ts), in that one too: conversation ids are scoped to their session.
+ */
+function conversationsNamed(cache: ProjectCache, events: readonly WireEvent[]): ConversationKey[] {
+  const { replays, reroute } = reopenPlan(cache, events, [], Date.now());
+  const targets = new Map<number, string>(reroute);
+  for (const r of replays.values()) for (const i of r.indices) targets.set(i, r.target);
+  const keys = new Set<ConversationKey>();
+  events.forEach((e, i) => {
+    if (!('conversation_id' in e) || e.conversation_id === undefined || e.session_id === undefined) return;
+    for (const session of new Set([e.session_id, targets.get(i) ?? e.session_id])) {
+      const key = conversationKey(session, e.conversation_id);
+      if (cache.needsConversation(key)) keys.add(key);
+    }
+  });
+  return [...keys];
 }
 
 /**

@@ -1,5 +1,6 @@
 import { EVENT_NAMES, type WireEvent, type WireEventOf } from '../../shared/event-bodies.js';
 import type { Properties, PropertyValue } from '../../shared/primitives.js';
+import { conversationKey } from './conversation-key.js';
 import { checkUser, sessionFor } from './plan-session.js';
 import { type EventCtx, iso, type Planner } from './planner.js';
 import { generatedId } from './rows.js';
@@ -18,15 +19,16 @@ type ConversationEvent = WireEventOf<
 function defaultConversationId(p: Planner, s: SessionState): string {
   for (let n = 1; ; n++) {
     const id = `${s.id}/${n}`;
-    if (!s.conversations.includes(id) && !p.cache.conversations.has(id)) return id;
+    if (!s.conversations.includes(id) && !p.cache.conversations.has(conversationKey(s.id, id))) return id;
   }
 }
 
 function start(p: Planner, s: SessionState, id: string, x: EventCtx, generated: boolean): ConversationState {
   const c = newConversation(id, s.id, x.ts);
-  p.cache.conversations.set(id, c);
-  p.cache.known.conversations.add(id);
-  p.cache.absent.conversations.delete(id);
+  const key = conversationKey(s.id, id);
+  p.cache.conversations.set(key, c);
+  p.cache.known.conversations.add(key);
+  p.cache.absent.conversations.delete(key);
   s.conversations.push(id);
   s.open.push(id);
   p.touchConversation(c, x.ts);
@@ -47,8 +49,9 @@ function start(p: Planner, s: SessionState, id: string, x: EventCtx, generated: 
 }
 
 /**
- * The conversation an event belongs to (decisions §4). A named one must be this session's and open;
- * an unknown name opens it (`Conversation Started` recorded unless the event is the explicit start).
+ * The conversation an event belongs to (decisions §4). A named one is this session's (ids are scoped
+ * to their session: the same id elsewhere is another conversation) and must be open; an unknown name
+ * opens it (`Conversation Started` recorded unless the event is the explicit start).
  * Unnamed: the session's single open conversation; none open: a new `<session_id>/n`; several: 400
  * naming them. `optional` (custom events) leaves an unnamed event outside any conversation.
  */
@@ -61,11 +64,9 @@ function conversationFor(
 ): ConversationState | null | undefined {
   const named = e.conversation_id;
   if (named !== undefined) {
-    const c = p.cache.conversation(named);
+    const c = p.cache.conversation(s.id, named);
     if (!c) return start(p, s, named, x, mode !== 'new');
-    if (c.sessionId !== s.id) {
-      p.conflict(x.index, 'conversation_id', `conversation "${named}" belongs to session "${c.sessionId}"`);
-    } else if (c.endedAt !== null) {
+    if (c.endedAt !== null) {
       p.conflict(
         x.index,
         'conversation_id',
@@ -96,7 +97,7 @@ function conversationFor(
     );
     return undefined;
   }
-  const c = p.cache.conversation(s.open[0]!);
+  const c = p.cache.conversation(s.id, s.open[0]!);
   if (c) p.touchConversation(c, x.ts);
   return c;
 }

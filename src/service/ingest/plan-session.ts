@@ -208,7 +208,7 @@ function planEnd(p: Planner, e: WireEventOf<'end_session'>, x: EventCtx): void {
   const s = sessionFor(p, e, end);
   if (!s || !checkUser(p, s, e.user_id, end)) return;
   for (const id of [...s.open]) {
-    const c = p.cache.conversation(id);
+    const c = p.cache.conversation(s.id, id);
     if (!c) continue;
     const at = e.provisional === true ? { ...end, ts: c.lastEventAt } : end;
     p.row({

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type WireEvent, wireEventSchema } from '../../shared/events.js';
+import { conversationKey } from './conversation-key.js';
 import { KnownIds } from './known-ids.js';
 import { Planner } from './planner.js';
 import { ProjectCache } from './project-cache.js';
@@ -129,6 +130,30 @@ describe('Planner: the session and conversation state machine (spec part 3, deci
     expect(planner.invalid).toEqual([
       { path: '[3].conversation_id', message: 'session "s" has 2 open conversations ("s/1", "x"); name one' },
     ]);
+  });
+
+  it('scopes conversation ids to their session: "None" in two sessions is two conversations', () => {
+    const cache = freshCache();
+    const { planner, rows, names } = plan(cache, [
+      turn('a', 1, { device_id: 'd1', conversation_id: 'None' }),
+      turn('b', 2, { device_id: 'd2', conversation_id: 'None' }),
+      turn('a', 3, { conversation_id: 'None' }),
+      { type: 'end_session', session_id: 'a', timestamp: iso(4) },
+      turn('b', 5, { conversation_id: 'None' }),
+    ]);
+    expect([planner.invalid, planner.conflicts]).toEqual([[], []]);
+    const a = cache.conversations.get(conversationKey('a', 'None'));
+    const b = cache.conversations.get(conversationKey('b', 'None'));
+    expect([a?.totals.turns, a?.endedAt]).toEqual([2, T0 + 4_000]);
+    expect([b?.totals.turns, b?.endedAt]).toEqual([2, null]);
+    expect(rows.filter((r) => r.event === 'Conversation Started').map((r) => r.sessionId)).toEqual([
+      'a',
+      'b',
+    ]);
+    expect(names.filter((n) => n.startsWith('[analysis'))).toEqual(['[analysis None]']);
+    expect(planner.touched.conversations).toEqual(
+      new Set([conversationKey('a', 'None'), conversationKey('b', 'None')]),
+    );
   });
 
   it('identifies an anonymous session when an event names its user, and refuses a second identified user', () => {

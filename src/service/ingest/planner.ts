@@ -2,6 +2,7 @@ import type { Issue } from '../../shared/errors.js';
 import type { WireEvent } from '../../shared/event-bodies.js';
 import { IdentityChanges, type IdentityMaps } from '../identity/model.js';
 import { seenAt } from '../identity/rules.js';
+import { type ConversationKey, conversationKey, keyOf } from './conversation-key.js';
 import { planConversationEvent } from './plan-conversation.js';
 import { planSessionEvent } from './plan-session.js';
 import type { ProjectCache } from './project-cache.js';
@@ -41,7 +42,7 @@ export type Slot = EventRow | { close: PendingClose };
 export class Planner {
   readonly slots: Slot[] = [];
   readonly closes: PendingClose[] = [];
-  readonly touched = { sessions: new Set<string>(), conversations: new Set<string>() };
+  readonly touched = { sessions: new Set<string>(), conversations: new Set<ConversationKey>() };
   readonly invalid: Issue[] = [];
   readonly conflicts: Array<Issue & { code: ConflictCode }> = [];
   /** Sessions whose stored rows this request deletes before writing (reopened: see replan.ts). */
@@ -112,9 +113,10 @@ export class Planner {
     const to = Math.max(s.lastEventAt, s.endedAt ?? s.lastEventAt);
     this.wiped.push({ id: s.id, into, from: s.startedAt, to });
     for (const id of s.conversations) {
-      this.cache.conversations.delete(id);
-      this.cache.absent.conversations.add(id);
-      this.touched.conversations.delete(id);
+      const key = conversationKey(s.id, id);
+      this.cache.conversations.delete(key);
+      this.cache.absent.conversations.add(key);
+      this.touched.conversations.delete(key);
     }
     this.cache.sessions.delete(s.id);
     this.cache.absent.sessions.add(s.id);
@@ -139,7 +141,7 @@ export class Planner {
 
   touchConversation(c: ConversationState, ts: number): void {
     touchTime(c, ts);
-    this.touched.conversations.add(c.id);
+    this.touched.conversations.add(keyOf(c));
   }
 
   close(s: SessionState, c: ConversationState, x: EventCtx): void {

@@ -1,6 +1,7 @@
 import type { IntentRule } from '../analysis/intent-rules.js';
 import type { IdentityTouch } from '../identity/identity.js';
 import { IdentityMaps } from '../identity/model.js';
+import { type ConversationKey, conversationKey } from './conversation-key.js';
 import { DerivedIndex } from './derived-index.js';
 import type { KnownIds } from './known-ids.js';
 import type { StoredRow } from './replan.js';
@@ -9,6 +10,7 @@ import type { ConversationState, SessionState } from './state.js';
 export interface KnownSets {
   events: KnownIds;
   sessions: KnownIds;
+  /** Conversation keys (conversation-key.ts): ids are scoped to their session. */
   conversations: KnownIds;
   ids: KnownIds;
   devices: KnownIds;
@@ -18,15 +20,16 @@ export interface KnownSets {
 
 /** A session or conversation looked up before prefetch loaded it: a bug upstream, never a "new" one. */
 export class NotPrefetchedError extends Error {
-  constructor(kind: string, id: string) {
-    super(`${kind} "${id}" was looked up before it was loaded`);
+  constructor(kind: string, id: string, session?: string) {
+    const of = session === undefined ? '' : ` of session "${session}"`;
+    super(`${kind} "${id}"${of} was looked up before it was loaded`);
     this.name = 'NotPrefetchedError';
   }
 }
 
 export interface Touched {
   sessions: ReadonlySet<string>;
-  conversations: ReadonlySet<string>;
+  conversations: ReadonlySet<ConversationKey>;
 }
 
 /**
@@ -36,13 +39,14 @@ export interface Touched {
  */
 export class ProjectCache {
   readonly sessions = new Map<string, SessionState>();
-  readonly conversations = new Map<string, ConversationState>();
+  /** Open conversations (and those this batch touched), by session-scoped key. */
+  readonly conversations = new Map<ConversationKey, ConversationState>();
   /** Stored derived sessions of recently used keys, by key (the ones not in memory above). */
   readonly derived = new DerivedIndex();
   /** Stored caller rows of sessions the batch being planned reopens (replan.ts), until planned. */
   readonly history = new Map<string, StoredRow[]>();
   /** Ids a filter said "maybe" for and the database said no: new after all. */
-  readonly absent = { sessions: new Set<string>(), conversations: new Set<string>() };
+  readonly absent = { sessions: new Set<string>(), conversations: new Set<ConversationKey>() };
   readonly identity: IdentityMaps;
 
   constructor(
@@ -59,9 +63,11 @@ export class ProjectCache {
     return s;
   }
 
-  conversation(id: string): ConversationState | undefined {
-    const c = this.conversations.get(id);
-    if (!c && this.needsConversation(id)) throw new NotPrefetchedError('conversation', id);
+  /** Conversation `id` of session `sessionId` (ids are scoped to their session). */
+  conversation(sessionId: string, id: string): ConversationState | undefined {
+    const key = conversationKey(sessionId, id);
+    const c = this.conversations.get(key);
+    if (!c && this.needsConversation(key)) throw new NotPrefetchedError('conversation', id, sessionId);
     return c;
   }
 
@@ -69,9 +75,9 @@ export class ProjectCache {
     return !this.sessions.has(id) && !this.absent.sessions.has(id) && this.known.sessions.has(id);
   }
 
-  needsConversation(id: string): boolean {
+  needsConversation(key: ConversationKey): boolean {
     return (
-      !this.conversations.has(id) && !this.absent.conversations.has(id) && this.known.conversations.has(id)
+      !this.conversations.has(key) && !this.absent.conversations.has(key) && this.known.conversations.has(key)
     );
   }
 

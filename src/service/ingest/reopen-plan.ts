@@ -1,5 +1,6 @@
 import { derivedSessionId } from '../../shared/derived-session.js';
 import type { WireEvent } from '../../shared/event-bodies.js';
+import { conversationKey } from './conversation-key.js';
 import type { ProjectCache } from './project-cache.js';
 import type { SessionState } from './state.js';
 
@@ -43,7 +44,7 @@ function beforeItsPlace(cache: ProjectCache, s: SessionState, e: WireEvent, ts: 
   if (!CONVERSATION_KINDS.has(e.kind) || !('session_id' in e)) return false;
   const named = 'conversation_id' in e ? e.conversation_id : undefined;
   const id = named ?? (s.open.length === 1 ? s.open[0] : undefined);
-  const c = id === undefined ? undefined : cache.conversations.get(id);
+  const c = id === undefined ? undefined : cache.conversations.get(conversationKey(s.id, id));
   return c !== undefined && (ts < c.startedAt || (c.endedAt !== null && ts < c.endedAt));
 }
 

@@ -3,6 +3,7 @@ import type { IdentityChanges, IdentityMaps } from '../identity/model.js';
 import { writeIdentity } from '../identity/store.js';
 import type { Queryable } from '../store/database.js';
 import { appendColumns, timestamp } from './append.js';
+import { conversationKeySql, keyOf } from './conversation-key.js';
 import type { ProjectCache, Touched } from './project-cache.js';
 import type { EventRow } from './rows.js';
 import { exec, execWhile, int, ints, text, texts, tsFromMs } from './sql.js';
@@ -161,12 +162,13 @@ async function writeConversations(
       properties: json(c.properties),
     };
     c.writing = next;
-    return { c, id: c.id, stored: c.stored, next };
+    // Stored rows are found by session and id together: conversation ids are scoped to their session.
+    return { c, id: keyOf(c), stored: c.stored, next };
   });
   const fresh = rows.filter((r) => r.stored === null);
   await appendColumns(q, 'conversations', [
     fresh.map(() => project),
-    fresh.map((r) => r.id),
+    fresh.map((r) => r.c.id),
     fresh.map((r) => r.c.sessionId),
     fresh.map((r) => timestamp(r.next.startedAt)),
     fresh.map((r) => (r.next.endedAt === null ? null : timestamp(r.next.endedAt))),
@@ -178,7 +180,7 @@ async function writeConversations(
     meanwhile,
     project,
     'conversations',
-    'conversation_id',
+    conversationKeySql(),
     stored,
     CONVERSATION_COLUMNS,
   );
