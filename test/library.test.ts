@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv } from './helpers/cli.js';
 import { spawnTracked } from './helpers/processes.js';
-import { startTestService, type TestService } from './helpers/service.js';
+import { startServiceOn, startTestService, type TestService } from './helpers/service.js';
 import { tempDir } from './helpers/temp.js';
 
 /**
@@ -37,10 +37,11 @@ interface AppOutput {
 }
 
 function runApp(
+  script: string,
   env: Record<string, string>,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawnTracked(process.execPath, ['--import', TRACE_HOOK, 'app.mjs'], {
+    const child = spawnTracked(process.execPath, ['--import', TRACE_HOOK, script], {
       cwd: join(dir.path, 'app'),
       env: cleanEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -54,6 +55,8 @@ function runApp(
   });
 }
 
+const remote = () => ({ CAS_ENDPOINT: svc.url, CAS_API_KEY: svc.apiKey, CAS_PROJECT_ID: svc.projectId });
+
 let out: AppOutput;
 let loaded: string[];
 
@@ -62,12 +65,12 @@ beforeAll(async () => {
   const app = join(dir.path, 'app');
   mkdirSync(join(app, 'node_modules'), { recursive: true });
   symlinkSync(ROOT, join(app, 'node_modules', 'cas'), 'dir');
-  copyFileSync(join(ROOT, 'test/support/library-app.mjs'), join(app, 'app.mjs'));
+  for (const name of ['library-app.mjs', 'library-app-embedded.mjs', 'library-app-exit.mjs']) {
+    copyFileSync(join(ROOT, 'test/support', name), join(app, name));
+  }
   const trace = join(dir.path, 'loads.txt');
-  const result = await runApp({
-    CAS_ENDPOINT: svc.url,
-    CAS_API_KEY: svc.apiKey,
-    CAS_PROJECT_ID: svc.projectId,
+  const result = await runApp('library-app.mjs', {
+    ...remote(),
     CAS_TRACE_FILE: trace,
     XDG_DATA_HOME: join(dir.path, 'data-home'),
     LIBRARY_APP_LIVE: LIVE ? '1' : '0',
@@ -202,4 +205,58 @@ describe('the client library, used as an app uses it (issue 17)', () => {
       ).toBeDefined();
     },
   );
+
+  it('sends what is pending when the app ends without flush or close', async () => {
+    const result = await runApp('library-app-exit.mjs', {
+      ...remote(),
+      CAS_TRACE_FILE: join(dir.path, 'exit.txt'),
+    });
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    const query = new URLSearchParams({
+      start: '2026-01-05T00:00:00Z',
+      end: '2026-01-06T00:00:00Z',
+      session_id: 'exit-1',
+    });
+    const res = await svc.get(`/bc/v1/live-events/events?${query}`);
+    const rows = (res.json as Array<Record<string, unknown>>).reverse();
+    expect(rows.map((r) => r.event)).toEqual([
+      'Session Started',
+      'Unflushed 0',
+      'Unflushed 1',
+      'Unflushed 2',
+    ]);
+  });
+
+  it('without an endpoint, runs the service embedded over the data directory and stops it on close', async () => {
+    const dataDir = join(dir.path, 'embedded-data');
+    const result = await runApp('library-app-embedded.mjs', {
+      CAS_DATA_DIR: dataDir,
+      CAS_TRACE_FILE: join(dir.path, 'embedded.txt'),
+    });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const app = JSON.parse(result.stdout) as { user: Record<string, unknown>; errors: unknown[] };
+    expect(app.errors).toEqual([]);
+    expect(app.user).toMatchObject({ traits: { kind: 'kiosk' } });
+    // The data directory now holds the session: read it back through a service over it.
+    const local = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as Record<
+      string,
+      string
+    >;
+    const over = await startServiceOn(dataDir);
+    try {
+      const headers = { authorization: `Bearer ${local.api_key}`, 'x-app-id': String(local.project_id) };
+      const query = new URLSearchParams({
+        start: '2026-01-05T00:00:00Z',
+        end: '2026-01-06T00:00:00Z',
+        session_id: 'emb-1',
+      });
+      const res = await over.get(`/bc/v1/live-events/events?${query}`, headers);
+      expect(res.status).toBe(200);
+      const rows = (res.json as Array<Record<string, unknown>>).reverse();
+      expect(rows.map((r) => r.event)).toEqual(['Session Started', 'Embedded', 'Session Ended']);
+    } finally {
+      await over.stop();
+    }
+  });
 });
