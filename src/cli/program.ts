@@ -138,6 +138,10 @@ export function buildProgram(run: ActionRunner): Command {
     )
     .option('--mapping <file.json>', 'the same as a JSON object {"field": "source", ...}; --map wins')
     .option(
+      '--preset <name>',
+      'read a known format: chatgpt, claude, openai-chat, openai-responses, anthropic, otlp (default: detected from a JSON file\'s first record when no --kind/--map/--mapping is given)',
+    )
+    .option(
       '--set <field=value>',
       'value for a field a record lacks, e.g. user_id=demo; {line} and {file} are filled in (repeatable)',
       collect,

@@ -1,5 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { buildMappingSpec, type MappingSpec } from '../importer/mapping-spec.js';
+import { sniffPreset } from '../importer/presets/detect.js';
+import { isPresetName, PRESET_NAMES, type PresetName } from '../importer/presets/preset.js';
 import { detectFormat, type InputFile } from '../importer/sources.js';
 import { LIMITS } from '../shared/limits.js';
 import { isTimeZone } from '../shared/primitives.js';
@@ -25,6 +27,7 @@ export interface ImportFlags {
   rejectFile?: string | undefined;
   maxErrors?: string | undefined;
   keepDuplicates?: boolean | undefined;
+  preset?: string | undefined;
 }
 
 export interface ImportSettings {
@@ -86,11 +89,16 @@ function readMappingFile(path: string): { name: string; json: unknown } {
   }
 }
 
-function inputFiles(paths: readonly string[], format: string | undefined): InputFile[] {
+function inputFiles(
+  paths: readonly string[],
+  format: string | undefined,
+  preset: PresetName | undefined,
+): InputFile[] {
   if (paths.length === 0) throw new UsageError('cas import needs at least one file (or - for stdin)');
   if (paths.filter((p) => p === '-').length > 1) throw new UsageError('stdin (-) can be read only once');
   return paths.map((path) => {
-    const detected = detectFormat(path, format);
+    // A preset reads JSON whatever the file is called.
+    const detected = detectFormat(path, format ?? (preset === undefined ? undefined : 'jsonl'));
     if (typeof detected !== 'string') throw new UsageError(detected.error);
     if (path !== '-') {
       let isFile = false;
@@ -103,8 +111,47 @@ function inputFiles(paths: readonly string[], format: string | undefined): Input
       }
       if (!isFile) throw new UsageError(`${path} is not a file`);
     }
-    return { path, display: path === '-' ? '<stdin>' : path, format: detected };
+    return { path, display: path === '-' ? '<stdin>' : path, format: detected, preset };
   });
+}
+
+/** `--set` fields a preset fills in; its formats say everything else. */
+const PRESET_SET_FIELDS = new Set(['user_id', 'device_id']);
+
+/** `--preset <name>`: a known name, and none of the flags that say how to map flat records. */
+function presetFlag(flags: ImportFlags): PresetName | undefined {
+  const name = flags.preset;
+  if (name === undefined) return undefined;
+  if (!isPresetName(name))
+    throw new UsageError(`--preset must be one of ${PRESET_NAMES.join(', ')}, got "${name}"`);
+  const flat = [
+    ['--kind', flags.kind],
+    ['--map', flags.map],
+    ['--mapping', flags.mapping],
+  ].find(([, v]) => v !== undefined);
+  if (flat) throw new UsageError(`--preset ${name} maps the records itself; drop ${String(flat[0])}`);
+  if (flags.format === 'csv') throw new UsageError(`--preset ${name} reads JSON, not --format csv`);
+  const set = (flags.set ?? []).find((v) => !PRESET_SET_FIELDS.has(v.slice(0, v.indexOf('=')).trim()));
+  if (set !== undefined)
+    throw new UsageError(`--set "${set}": with --preset only user_id and device_id can be set`);
+  return name;
+}
+
+/**
+ * Without `--preset` and any flag of the flat mapping, each JSON file whose first record is
+ * unmistakably one of the presets' formats is read by that preset (importer/presets/detect.ts); any
+ * other file, and stdin, keep the flat mapping.
+ */
+export async function detectPresets(s: ImportSettings, flags: ImportFlags): Promise<ImportSettings> {
+  const flat = flags.kind !== undefined || flags.map !== undefined || flags.mapping !== undefined;
+  const sets = (flags.set ?? []).every((v) => PRESET_SET_FIELDS.has(v.slice(0, v.indexOf('=')).trim()));
+  if (flags.preset !== undefined || flat || !sets) return s;
+  const files = await Promise.all(
+    s.files.map(async (f) =>
+      f.format === 'jsonl' && f.path !== '-' ? { ...f, preset: await sniffPreset(f.path) } : f,
+    ),
+  );
+  return { ...s, files };
 }
 
 /** Every flag checked up front, each error naming its flag (exit 2), before anything is read or sent. */
@@ -121,7 +168,7 @@ export function importSettings(paths: readonly string[], flags: ImportFlags): Im
   });
   if (!built.ok) throw new UsageError(built.error);
   return {
-    files: inputFiles(paths, flags.format),
+    files: inputFiles(paths, flags.format, presetFlag(flags)),
     spec: built.spec,
     gapMs: parseDuration('--session-gap', flags.sessionGap ?? '30m'),
     noEnd: flags.end === false,

@@ -3,7 +3,8 @@ import { ExternalSorter } from './external-sort.js';
 import { Frontier } from './frontier.js';
 import { mapRecord } from './mapper.js';
 import type { MappingSpec } from './mapping-spec.js';
-import { planAccess } from './record-access.js';
+import { readMapped } from './presets/inputs.js';
+import { type AccessPlan, planAccess } from './record-access.js';
 import { Sessionizer, type SessionizerOptions } from './sessionizer.js';
 import { type InputFile, readInputs } from './sources.js';
 import { GROUP, stage } from './staging.js';
@@ -133,6 +134,7 @@ async function readAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
   const onBytes = (n: number) => {
     stats.bytes += n;
   };
+  if (o.files.some((f) => f.preset !== undefined)) return readPresets(o, sorter, plan, reject, onBytes);
   const batches = readInputs(o.files, { skip: 0, onBytes, stdin: o.stdin });
   for await (const batch of batches) {
     for (const item of batch.items) {
@@ -158,6 +160,38 @@ async function readAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
     }
     if (o.signal?.aborted) {
       // Counting the rest would keep an interrupted run from stopping at once.
+      stats.unread = null;
+      return 'interrupted';
+    }
+  }
+  return 'complete';
+}
+
+/** The same reading when some files are read by a preset (importer/presets/): records come mapped. */
+async function readPresets(
+  o: PipelineOptions,
+  sorter: ExternalSorter,
+  plan: AccessPlan,
+  reject: (r: Rejection) => void,
+  onBytes: (n: number) => void,
+): Promise<PipelineEnd> {
+  const { stats } = o;
+  const batches = readMapped(o.files, { plan, onBytes, stdin: o.stdin });
+  for await (const batch of batches) {
+    for (const item of batch.items) {
+      stats.records++;
+      if (!item.ok) reject(item.rejection);
+      else {
+        sorter.add(stage(item.mapped, o.keepRaw === true));
+        stats.staged++;
+      }
+    }
+    if (sorter.full) await sorter.spill();
+    if (stats.rejected > o.maxErrors) {
+      stats.unread = await countRest(o, batches);
+      return 'max-errors';
+    }
+    if (o.signal?.aborted) {
       stats.unread = null;
       return 'interrupted';
     }

@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { readCsv } from './csv-reader.js';
 import { readJsonl } from './jsonl-reader.js';
+import type { PresetName } from './presets/preset.js';
 import type { FileBatch, InputFormat, ReadItem } from './types.js';
 
 export interface InputFile {
@@ -12,6 +13,8 @@ export interface InputFile {
   /** How messages name it: the path as given (`<stdin>` for `-`). */
   display: string;
   format: InputFormat;
+  /** `--preset` or detected: the file is read by that format's mapping module, not the flat mapping. */
+  preset?: PresetName | undefined;
 }
 
 /** Format from `--format`, else from the extension (`.csv`, `.jsonl`/`.ndjson`/`.json`, each maybe `.gz`). */

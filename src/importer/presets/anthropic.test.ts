@@ -1,0 +1,128 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { jsonl, mapPresetFiles } from '../../../test/helpers/presets.js';
+import { tempDir } from '../../../test/helpers/temp.js';
+
+const dir = tempDir('cas-anthropic-');
+afterAll(() => dir.cleanup());
+
+const model = 'claude-sonnet-4-20250514';
+const q = { role: 'user', content: 'Weather in Oslo?' };
+const use = {
+  role: 'assistant',
+  content: [
+    { type: 'text', text: 'Let me check.' },
+    { type: 'tool_use', id: 'tu1', name: 'weather', input: { city: 'Oslo' } },
+  ],
+};
+const result = {
+  role: 'user',
+  content: [{ type: 'tool_result', tool_use_id: 'tu1', content: [{ type: 'text', text: 'snow' }] }],
+};
+const response = (id: string, content: unknown[], stop: string, usage: unknown) => ({
+  id,
+  type: 'message',
+  role: 'assistant',
+  model,
+  content,
+  stop_reason: stop,
+  usage,
+});
+
+describe('anthropic preset', () => {
+  it('adds cache writes and reads to prompt_tokens, maps tool_use/tool_result to function calls', async () => {
+    const log = jsonl([
+      {
+        timestamp: '2025-03-07T08:00:00Z',
+        request: { model, metadata: { user_id: 'cleo' }, messages: [q] },
+        response: response('m1', use.content, 'tool_use', {
+          input_tokens: 50,
+          cache_creation_input_tokens: 2000,
+          cache_read_input_tokens: 0,
+          output_tokens: 40,
+        }),
+      },
+      {
+        timestamp: 1_741_334_402.5,
+        request: { model, metadata: { user_id: 'cleo' }, messages: [q, use, result] },
+        response: response('m2', [{ type: 'text', text: 'Snowing.' }], 'end_turn', {
+          input_tokens: 80,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 2000,
+          output_tokens: 15,
+        }),
+      },
+      {
+        custom_id: 'b1',
+        timestamp: '2025-03-07T09:00:00Z',
+        result: {
+          type: 'succeeded',
+          message: response('m3', [{ type: 'text', text: 'Hi' }], 'end_turn', {
+            input_tokens: 3,
+            output_tokens: 1,
+          }),
+        },
+      },
+      { custom_id: 'b2', result: { type: 'errored', error: {} } },
+    ]);
+    const { events, rejections } = await mapPresetFiles(dir.path, 'anthropic', { 'log.jsonl': log }, [
+      'user_id=fallback',
+    ]);
+    expect(rejections).toEqual([{ where: 'log.jsonl:4', reason: 'result: the batch request errored' }]);
+    const cleo = { type: 'track', session_id: '(derived)', user_id: 'cleo' };
+    expect(events).toEqual([
+      {
+        ...cleo,
+        event: 'Conversation Usage',
+        timestamp: '2025-03-07T08:00:00.000Z',
+        properties: { cache_creation_tokens: 2000, completion_tokens: 40, model, prompt_tokens: 2050 },
+      },
+      {
+        ...cleo,
+        event: 'Conversation Function',
+        timestamp: '2025-03-07T08:00:02.500Z',
+        properties: { args: '{"city":"Oslo"}', call_id: 'tu1', name: 'weather', result: 'snow' },
+      },
+      {
+        ...cleo,
+        event: 'Conversation Turn',
+        timestamp: '2025-03-07T08:00:02.500Z',
+        properties: {
+          assistant: 'Snowing.',
+          assistant_id: 'm2',
+          cached_prompt_tokens: 2000,
+          completion_tokens: 15,
+          model,
+          prompt_tokens: 2080,
+          user: 'Weather in Oslo?',
+        },
+      },
+      {
+        type: 'track',
+        session_id: '(derived)',
+        user_id: 'fallback',
+        event: 'Conversation Turn',
+        timestamp: '2025-03-07T09:00:00.000Z',
+        properties: {
+          assistant: 'Hi',
+          assistant_id: 'm3',
+          batch: true,
+          completion_tokens: 1,
+          model,
+          prompt_tokens: 3,
+          user: '',
+        },
+      },
+    ]);
+  });
+
+  it('names a bad timestamp', async () => {
+    const log = jsonl([{ timestamp: 'yesterday', response: response('m', [], 'end_turn', {}) }]);
+    const { rejections } = await mapPresetFiles(dir.path, 'anthropic', { 'x.jsonl': log });
+    expect(rejections).toEqual([
+      {
+        where: 'x.jsonl:1',
+        reason: 'timestamp: timestamp "yesterday" is not ISO 8601 or epoch seconds/milliseconds',
+      },
+    ]);
+  });
+});

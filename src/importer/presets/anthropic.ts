@@ -1,0 +1,135 @@
+import { parseTimestamp } from '../timestamps.js';
+import { anthropicUsage, arr, jsonText, type Obj, obj, str, textOf } from './fields.js';
+import { usageProperties } from './openai-chat.js';
+import type { Preset, PresetMapper } from './preset.js';
+import type { PresetItem, PresetRecord } from './record.js';
+
+/**
+ * JSON Lines logs of Anthropic Messages API calls: `{request, response}` (a bare `message` object is
+ * a response without its request) and Message Batches results `{custom_id, result: {type, message}}`.
+ * A response has no time of its own, so the line's `timestamp` or `created_at` (ISO 8601 or epoch)
+ * gives it. Each call whose reply is final (its `stop_reason` is not `tool_use`) → a turn: the
+ * request's last user text and the reply's text blocks, with usage converted to the wire's convention
+ * (`input_tokens` excludes cache writes and reads; `prompt_tokens` is their sum); `tool_use` blocks
+ * after that user text and their `tool_result` answers → function calls of the turn; a call that
+ * only asks for tools → a usage record. Ids: `metadata.user_id` (else `--set user_id=`), sessions
+ * derived per user.
+ */
+export const anthropic: Preset = {
+  name: 'anthropic',
+  label: 'Anthropic Messages log',
+  container: 'lines',
+  twoPass: false,
+  create,
+};
+
+function create(): PresetMapper {
+  return {
+    map(value) {
+      const line = obj(value);
+      if (!line) return [{ ok: false, at: '', reason: 'expected a JSON object' }];
+      const time = parseTimestamp(line.timestamp ?? line.created_at, 'UTC');
+      if (time && !time.ok) return [{ ok: false, at: 'timestamp', reason: time.reason }];
+      const ms = time?.ms;
+      if (line.type === 'message') return mapCall({}, line, '', ms, false, line);
+      const result = obj(line.result);
+      if (str(line.custom_id) !== undefined && result) {
+        if (result.type !== 'succeeded')
+          return [{ ok: false, at: 'result', reason: `the batch request ${String(result.type)}` }];
+        return mapCall(obj(line.request) ?? {}, obj(result.message), 'result.message', ms, true, line);
+      }
+      return mapCall(obj(line.request) ?? {}, obj(line.response), 'response', ms, false, line);
+    },
+  };
+}
+
+const isText = (b: unknown): boolean => obj(b)?.type === 'text' || typeof b === 'string';
+
+function mapCall(
+  request: Obj,
+  response: Obj | undefined,
+  at: string,
+  ms: number | undefined,
+  batch: boolean,
+  raw: Obj,
+): PresetItem[] {
+  if (!response) return [{ ok: false, at, reason: 'no response in this line' }];
+  const ids = { user: str(obj(request.metadata)?.user_id) };
+  const model = str(response.model) ?? str(request.model);
+  const usage = usageProperties(anthropicUsage(response.usage), batch);
+  const content = arr(response.content);
+  const final = response.stop_reason !== 'tool_use' && !content.some((b) => obj(b)?.type === 'tool_use');
+  const reply = final ? textOf(content.filter(isText)) : undefined;
+  if (reply === undefined) {
+    if (usage.prompt_tokens === undefined || model === undefined) return [];
+    return [{ ok: true, record: { kind: 'usage', at, ms, ...ids, properties: { model, ...usage }, raw } }];
+  }
+  const messages = arr(request.messages);
+  const last = lastUserText(messages);
+  const user = last === -1 ? undefined : obj(messages[last])?.content;
+  const turn: PresetRecord = {
+    kind: 'turn',
+    at,
+    ms,
+    ...ids,
+    properties: {
+      user: (typeof user === 'string' ? user : textOf(arr(user).filter(isText))) ?? '',
+      assistant: reply,
+      assistant_id: str(response.id),
+      model,
+      ...usage,
+    },
+    raw,
+  };
+  const calls = toolUses(messages, last + 1).map(
+    (c): PresetItem => ({
+      ok: true,
+      record: { kind: 'function', at: c.at, ms, ...ids, properties: c.properties, raw },
+    }),
+  );
+  return [...calls, { ok: true, record: turn }];
+}
+
+/** The last user message with text (a message of only `tool_result` blocks is the tools answering). */
+function lastUserText(messages: unknown[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = obj(messages[i]);
+    if (m?.role !== 'user') continue;
+    if (typeof m.content === 'string' || arr(m.content).some(isText)) return i;
+  }
+  return -1;
+}
+
+/** `tool_use` blocks of assistant messages from `from` on, with the `tool_result` blocks answering them. */
+function toolUses(messages: unknown[], from: number): Array<{ at: string; properties: Obj }> {
+  const results = new Map<string, Obj>();
+  for (const m of messages.slice(from))
+    for (const b of arr(obj(m)?.content)) {
+      const block = obj(b);
+      const id = str(block?.tool_use_id);
+      if (block?.type === 'tool_result' && id !== undefined) results.set(id, block);
+    }
+  const out: Array<{ at: string; properties: Obj }> = [];
+  for (let i = from; i < messages.length; i++) {
+    const m = obj(messages[i]);
+    if (m?.role !== 'assistant') continue;
+    arr(m.content).forEach((b, j) => {
+      const block = obj(b);
+      const name = str(block?.name);
+      if (block?.type !== 'tool_use' || name === undefined) return;
+      const id = str(block.id);
+      const result = id === undefined ? undefined : results.get(id);
+      out.push({
+        at: `request.messages[${i}].content[${j}]`,
+        properties: {
+          name,
+          args: jsonText(block.input),
+          result: result === undefined ? undefined : (textOf(result.content) ?? jsonText(result.content)),
+          call_id: id,
+          success: result?.is_error === true ? false : undefined,
+        },
+      });
+    });
+  }
+  return out;
+}

@@ -1,0 +1,161 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { mapPresetFiles } from '../../../test/helpers/presets.js';
+import { tempDir } from '../../../test/helpers/temp.js';
+import { activeBranch } from './chatgpt.js';
+
+const dir = tempDir('cas-chatgpt-');
+afterAll(() => dir.cleanup());
+
+const T = 1_741_082_400; // 2025-03-04T10:00:00Z
+const text = (s: string) => ({ content_type: 'text', parts: [s] });
+function msg(
+  id: string,
+  role: string,
+  t: number | null,
+  content: unknown,
+  extra: Record<string, unknown> = {},
+) {
+  return {
+    id,
+    author: { role, name: extra.name ?? null },
+    create_time: t,
+    content,
+    recipient: 'all',
+    metadata: {},
+    ...extra,
+  };
+}
+const node = (id: string, parent: string | null, children: string[], message: unknown = null) => ({
+  id,
+  message,
+  parent,
+  children,
+});
+
+/** Two branches after the first answer (an edited question): only the one ending at current_node counts. */
+const branched = {
+  id: 'conv-a',
+  title: 'Capitals',
+  current_node: 'a2b',
+  mapping: {
+    root: node('root', null, ['sys']),
+    sys: node(
+      'sys',
+      'root',
+      ['u1'],
+      msg('sys', 'system', null, text(''), { metadata: { is_visually_hidden_from_conversation: true } }),
+    ),
+    u1: node('u1', 'sys', ['a1'], msg('u1', 'user', T + 1.25, text('Capital of France?'))),
+    a1: node(
+      'a1',
+      'u1',
+      ['u2a', 'u2b'],
+      msg('a1', 'assistant', T + 3.5, text('Paris.'), { metadata: { model_slug: 'gpt-4o' } }),
+    ),
+    u2a: node('u2a', 'a1', ['a2a'], msg('u2a', 'user', T + 60, text('And Italy?'))),
+    a2a: node(
+      'a2a',
+      'u2a',
+      [],
+      msg('a2a', 'assistant', T + 62, text('Rome.'), { metadata: { model_slug: 'gpt-4o' } }),
+    ),
+    u2b: node('u2b', 'a1', ['a2b'], msg('u2b', 'user', T + 120.5, text('And Spain?'))),
+    a2b: node(
+      'a2b',
+      'u2b',
+      [],
+      msg('a2b', 'assistant', T + 122.75, text('Madrid.'), { metadata: { model_slug: 'gpt-4o-mini' } }),
+    ),
+  },
+};
+
+/** A code-interpreter call and its output, then the answer in two messages. */
+const tools = {
+  conversation_id: 'conv-b',
+  current_node: 'f2',
+  default_model_slug: 'gpt-4o',
+  mapping: {
+    r: node('r', null, ['q']),
+    q: node('q', 'r', ['c'], msg('q', 'user', T + 1000, text('2**10?'))),
+    c: node(
+      'c',
+      'q',
+      ['o'],
+      msg(
+        'c',
+        'assistant',
+        T + 1001,
+        { content_type: 'code', text: 'print(2**10)' },
+        { recipient: 'python' },
+      ),
+    ),
+    o: node(
+      'o',
+      'c',
+      ['f1'],
+      msg('o', 'tool', T + 1001.5, { content_type: 'execution_output', text: '1024' }, { name: 'python' }),
+    ),
+    f1: node('f1', 'o', ['f2'], msg('f1', 'assistant', T + 1002, text('It is'))),
+    f2: node('f2', 'f1', [], msg('f2', 'assistant', T + 1003, text('1024.'))),
+  },
+};
+
+const iso = (s: number) => new Date(s * 1000).toISOString();
+
+describe('chatgpt preset', () => {
+  it('walks the active branch of each conversation: turns and function calls at their own times', async () => {
+    const file = JSON.stringify([branched, tools], null, 1);
+    const { events, rejections } = await mapPresetFiles(dir.path, 'chatgpt', { 'conversations.json': file }, [
+      'user_id=me',
+    ]);
+    expect(rejections).toEqual([]);
+    const common = (id: string) => ({ type: 'track', session_id: id, conversation_id: id, user_id: 'me' });
+    expect(events).toEqual([
+      {
+        ...common('conv-a'),
+        event: 'Conversation Turn',
+        timestamp: iso(T + 3.5),
+        properties: { assistant: 'Paris.', assistant_id: 'a1', model: 'gpt-4o', user: 'Capital of France?' },
+      },
+      {
+        ...common('conv-a'),
+        event: 'Conversation Turn',
+        timestamp: iso(T + 122.75),
+        properties: { assistant: 'Madrid.', assistant_id: 'a2b', model: 'gpt-4o-mini', user: 'And Spain?' },
+      },
+      {
+        ...common('conv-b'),
+        event: 'Conversation Function',
+        timestamp: iso(T + 1001),
+        properties: { args: 'print(2**10)', call_id: 'c', name: 'python', result: '1024', runtime: 500 },
+      },
+      {
+        ...common('conv-b'),
+        event: 'Conversation Turn',
+        timestamp: iso(T + 1003),
+        properties: { assistant: 'It is\n\n1024.', assistant_id: 'f2', model: 'gpt-4o', user: '2**10?' },
+      },
+    ]);
+  });
+
+  it('names each bad conversation by file:line and [index], and reads the others', async () => {
+    const file = `[\n${JSON.stringify(branched)},\n{"id": "broken", "mapping": {,}},\n${JSON.stringify(tools)}\n]\n`;
+    const noUser = await mapPresetFiles(dir.path, 'chatgpt', { 'bad.json': file });
+    expect(noUser.rejections[0]).toEqual({
+      where: 'bad.json:2',
+      reason:
+        '[0].mapping.a1.message: no user id in this ChatGPT export record; give one with --set user_id=<id>',
+    });
+    const withUser = await mapPresetFiles(dir.path, 'chatgpt', { 'bad.json': file }, ['user_id=me']);
+    expect(withUser.rejections).toEqual([
+      { where: 'bad.json:3', reason: expect.stringMatching(/^\[1\]: not valid JSON/) },
+    ]);
+    expect(withUser.events.map((e) => e.session_id)).toEqual(['conv-a', 'conv-a', 'conv-b', 'conv-b']);
+  });
+
+  it('stops walking at a cycle or a missing parent', () => {
+    const mapping = { a: { parent: 'b' }, b: { parent: 'a' } };
+    expect(activeBranch(mapping, 'a').map((n) => n.id)).toEqual(['b', 'a']);
+    expect(activeBranch({ x: { parent: 'gone' } }, 'x').map((n) => n.id)).toEqual(['x']);
+  });
+});

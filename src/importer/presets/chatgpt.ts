@@ -1,0 +1,156 @@
+import { arr, jsonText, type Obj, obj, secondsMs, str } from './fields.js';
+import type { Preset } from './preset.js';
+import type { PresetItem, PresetRecord } from './record.js';
+
+/**
+ * ChatGPT's data export, `conversations.json`: an array of conversations, each a tree of message
+ * nodes (`mapping`) whose active branch is walked back from `current_node` (edits and regenerations
+ * leave the other branches behind). One conversation → one session and one conversation, named by
+ * its id. Each user message and the assistant's text replies up to the next user message make a
+ * turn, timed at the reply; assistant messages addressed to a tool (`recipient` other than `all`)
+ * and the tool's answer make a function call. The export has no user id (`--set user_id=`) and no
+ * token counts, so turns carry the model but no cost.
+ */
+export const chatgpt: Preset = {
+  name: 'chatgpt',
+  label: 'ChatGPT export',
+  container: 'document',
+  twoPass: false,
+  create: () => ({ map: mapConversation }),
+};
+
+/** The active branch, root first; a broken or cyclic parent chain stops the walk where it breaks. */
+export function activeBranch(mapping: Obj, current: string | undefined): Array<{ id: string; node: Obj }> {
+  const out: Array<{ id: string; node: Obj }> = [];
+  const seen = new Set<string>();
+  for (let id = current; id !== undefined && !seen.has(id); ) {
+    seen.add(id);
+    const node = obj(mapping[id]);
+    if (!node) break;
+    out.push({ id, node });
+    id = str(node.parent);
+  }
+  return out.reverse();
+}
+
+/** A message's text: string parts (images and other objects left out), else `text` (code, output), else `result`. */
+function textOf(content: Obj | undefined): string {
+  if (!content) return '';
+  const parts = arr(content.parts).filter((p): p is string => typeof p === 'string');
+  if (parts.length > 0) return parts.join('\n');
+  return str(content.text) ?? str(content.result) ?? '';
+}
+
+const SKIPPED = new Set(['user_editable_context', 'model_editable_context', 'thoughts', 'reasoning_recap']);
+
+interface Call {
+  name: string;
+  args: string | undefined;
+  result?: string | undefined;
+  ms: number | undefined;
+  end?: number | undefined;
+  id: string;
+  at: string;
+  raw: Obj;
+}
+
+function mapConversation(value: unknown): PresetItem[] {
+  const c = obj(value);
+  if (!c) return [{ ok: false, at: '', reason: 'expected a conversation object' }];
+  const mapping = obj(c.mapping);
+  const id = str(c.conversation_id) ?? str(c.id);
+  if (!mapping || id === undefined)
+    return [{ ok: false, at: '', reason: 'not a ChatGPT conversation: needs "mapping" and "id"' }];
+  const out: PresetItem[] = [];
+  const base = { session: id, conversation: id };
+  let user: { text: string; ms: number | undefined; raw: Obj; at: string } | undefined;
+  let replies: string[] = [];
+  let reply:
+    | { ms: number | undefined; model: string | undefined; id: string; at: string; raw: Obj }
+    | undefined;
+  let calls: Call[] = [];
+  const flush = (): void => {
+    for (const call of calls) out.push({ ok: true, record: functionRecord(call, base) });
+    calls = [];
+    if (user || reply) {
+      const at = reply?.at ?? user?.at ?? '';
+      const record: PresetRecord = {
+        kind: 'turn',
+        at,
+        ms: reply?.ms ?? user?.ms,
+        ...base,
+        properties: {
+          user: user?.text ?? '',
+          assistant: replies.join('\n\n'),
+          assistant_id: reply?.id,
+          model: reply?.model ?? str(c.default_model_slug),
+        },
+        raw: reply?.raw ?? user?.raw ?? {},
+      };
+      out.push({ ok: true, record });
+    }
+    user = undefined;
+    reply = undefined;
+    replies = [];
+  };
+  for (const { id: nodeId, node } of activeBranch(mapping, str(c.current_node))) {
+    const m = obj(node.message);
+    if (!m) continue;
+    const at = `mapping.${nodeId}.message`;
+    const role = str(obj(m.author)?.role);
+    const content = obj(m.content);
+    const type = str(content?.content_type) ?? 'text';
+    const metadata = obj(m.metadata);
+    if (SKIPPED.has(type) || metadata?.is_visually_hidden_from_conversation === true) continue;
+    const ms = secondsMs(m.create_time);
+    if (role === 'user') {
+      flush();
+      user = { text: textOf(content), ms, raw: m, at };
+    } else if (role === 'assistant') {
+      const recipient = str(m.recipient) ?? 'all';
+      if (recipient !== 'all') {
+        calls.push({
+          name: recipient,
+          args: jsonText(textOf(content)),
+          ms,
+          id: str(m.id) ?? nodeId,
+          at,
+          raw: m,
+        });
+        continue;
+      }
+      const text = textOf(content);
+      if (text === '') continue;
+      replies.push(text);
+      reply = { ms, model: str(metadata?.model_slug), id: str(m.id) ?? nodeId, at, raw: m };
+    } else if (role === 'tool') {
+      const name = str(obj(m.author)?.name) ?? 'tool';
+      const open =
+        calls.find((k) => k.result === undefined && k.name === name) ??
+        calls.find((k) => k.result === undefined);
+      const result = textOf(content);
+      if (open) {
+        open.result = result;
+        open.end = ms;
+      } else {
+        // A tool that answered without a call in the branch (a browsing display, an image).
+        calls.push({ name, args: undefined, result, ms, id: str(m.id) ?? nodeId, at, raw: m });
+      }
+    }
+  }
+  flush();
+  return out;
+}
+
+function functionRecord(call: Call, base: { session: string; conversation: string }): PresetRecord {
+  const runtime =
+    call.ms !== undefined && call.end !== undefined && call.end >= call.ms ? call.end - call.ms : undefined;
+  return {
+    kind: 'function',
+    at: call.at,
+    ms: call.ms,
+    ...base,
+    properties: { name: call.name, args: call.args, result: call.result, runtime, call_id: call.id },
+    raw: call.raw,
+  };
+}

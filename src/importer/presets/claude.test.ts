@@ -1,0 +1,109 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { mapPresetFiles } from '../../../test/helpers/presets.js';
+import { tempDir } from '../../../test/helpers/temp.js';
+
+const dir = tempDir('cas-claude-');
+afterAll(() => dir.cleanup());
+
+const text = (t: string) => ({ type: 'text', text: t });
+const message = (uuid: string, sender: string, created_at: string, content: unknown[]) => ({
+  uuid,
+  sender,
+  created_at,
+  text: '',
+  content,
+});
+const account = { uuid: 'acct-1' };
+const conversations = [
+  {
+    uuid: 'c-1',
+    name: 'Two turns',
+    account,
+    chat_messages: [
+      message('m1', 'human', '2025-03-05T09:00:01Z', [text('Hi')]),
+      message('m2', 'assistant', '2025-03-05T09:00:04.500Z', [text('Hello!')]),
+      message('m3', 'human', '2025-03-05T09:01:00Z', [text('Bye')]),
+      message('m4', 'assistant', '2025-03-05T09:01:02Z', [text('Good'), text('bye.')]),
+    ],
+  },
+  {
+    uuid: 'c-2',
+    account,
+    chat_messages: [
+      message('m5', 'human', '2025-03-05T14:00:02Z', [text('Search it')]),
+      message('m6', 'assistant', '2025-03-05T14:00:09Z', [
+        {
+          type: 'tool_use',
+          id: 'tu1',
+          name: 'web_search',
+          input: { q: 'x' },
+          start_timestamp: '2025-03-05T14:00:03Z',
+        },
+        {
+          type: 'tool_result',
+          tool_use_id: 'tu1',
+          name: 'web_search',
+          content: [text('no results')],
+          is_error: true,
+          stop_timestamp: '2025-03-05T14:00:04.250Z',
+        },
+        text('Nothing found.'),
+      ]),
+    ],
+  },
+];
+
+describe('claude preset', () => {
+  it('maps each conversation to a session of turns and tool calls, the account as the user', async () => {
+    const { events, rejections } = await mapPresetFiles(dir.path, 'claude', {
+      'conversations.json': JSON.stringify(conversations),
+    });
+    expect(rejections).toEqual([]);
+    const common = (id: string) => ({
+      type: 'track',
+      session_id: id,
+      conversation_id: id,
+      user_id: 'acct-1',
+    });
+    expect(events).toEqual([
+      {
+        ...common('c-1'),
+        event: 'Conversation Turn',
+        timestamp: '2025-03-05T09:00:04.500Z',
+        properties: { assistant: 'Hello!', assistant_id: 'm2', user: 'Hi' },
+      },
+      {
+        ...common('c-1'),
+        event: 'Conversation Turn',
+        timestamp: '2025-03-05T09:01:02.000Z',
+        properties: { assistant: 'Good\nbye.', assistant_id: 'm4', user: 'Bye' },
+      },
+      {
+        ...common('c-2'),
+        event: 'Conversation Function',
+        timestamp: '2025-03-05T14:00:03.000Z',
+        properties: {
+          args: '{"q":"x"}',
+          call_id: 'tu1',
+          name: 'web_search',
+          result: 'no results',
+          runtime: 1250,
+          success: false,
+        },
+      },
+      {
+        ...common('c-2'),
+        event: 'Conversation Turn',
+        timestamp: '2025-03-05T14:00:09.000Z',
+        properties: { assistant: 'Nothing found.', assistant_id: 'm6', user: 'Search it' },
+      },
+    ]);
+  });
+
+  it('refuses what is not a Claude conversation, naming its place', async () => {
+    const { rejections } = await mapPresetFiles(dir.path, 'claude', { 'x.json': '[\n{"uuid": "c"}\n]' });
+    expect(rejections).toEqual([
+      { where: 'x.json:2', reason: '[0]: not a Claude conversation: needs "uuid" and "chat_messages"' },
+    ]);
+  });
+});

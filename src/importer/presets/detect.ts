@@ -1,0 +1,57 @@
+import { inputBytes } from '../sources.js';
+import { obj, str } from './fields.js';
+import { readJsonStream } from './json-stream.js';
+import type { PresetName } from './preset.js';
+
+/**
+ * The preset a file's first record unmistakably belongs to, or undefined: a record of the flat
+ * mapping (a `kind` key, a wire event) or anything unclear is left to the flat mapping, so existing
+ * imports read as before.
+ */
+export function detectPreset(value: unknown): PresetName | undefined {
+  const o = obj(value);
+  if (!o || 'kind' in o) return undefined;
+  if (obj(o.mapping) && str(o.current_node) !== undefined) return 'chatgpt';
+  if (Array.isArray(o.chat_messages) && str(o.uuid) !== undefined) return 'claude';
+  if (Array.isArray(o.resourceSpans) || Array.isArray(o.resource_spans)) return 'otlp';
+  if (str(o.custom_id) !== undefined) {
+    if (obj(obj(o.response)?.body) || Array.isArray(obj(o.body)?.messages)) return 'openai-chat';
+    if (obj(obj(o.result)?.message)) return 'anthropic';
+    return undefined;
+  }
+  const response = obj(o.response) ?? o;
+  if (response === o && !('object' in o) && o.type !== 'message') return undefined;
+  if (response.object === 'chat.completion' || (response !== o && Array.isArray(response.choices)))
+    return 'openai-chat';
+  if (response.object === 'response' || (response !== o && Array.isArray(response.output)))
+    return 'openai-responses';
+  if (response.type === 'message' && response.role === 'assistant' && Array.isArray(response.content))
+    return 'anthropic';
+  return undefined;
+}
+
+/** A first record larger than this is not looked for: the file is left to the flat mapping. */
+const SNIFF_BYTES = 16 * 1024 * 1024;
+
+async function* head(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  let n = 0;
+  for await (const chunk of chunks) {
+    yield chunk;
+    n += chunk.length;
+    if (n >= SNIFF_BYTES) return;
+  }
+}
+
+/** Reads a file's first JSON value (an array's first element) and detects its preset. */
+export async function sniffPreset(path: string): Promise<PresetName | undefined> {
+  try {
+    const bytes = head(inputBytes({ path, display: path, format: 'jsonl' }, { skip: 0 }));
+    for await (const items of readJsonStream(bytes)) {
+      const first = items[0];
+      return first?.ok ? detectPreset(first.value) : undefined;
+    }
+  } catch {
+    // Unreadable here is unreadable for the import too, which reports it with the file's name.
+  }
+  return undefined;
+}

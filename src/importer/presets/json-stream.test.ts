@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { type JsonStreamItem, readJsonStream } from './json-stream.js';
+
+async function read(text: string | Buffer, chunk = 7, max?: number): Promise<JsonStreamItem[]> {
+  const bytes = typeof text === 'string' ? Buffer.from(text) : text;
+  async function* chunks() {
+    for (let i = 0; i < bytes.length; i += chunk) yield bytes.subarray(i, i + chunk);
+  }
+  const out: JsonStreamItem[] = [];
+  for await (const items of readJsonStream(chunks(), max)) out.push(...items);
+  return out;
+}
+
+const values = (items: JsonStreamItem[]) => items.map((i) => (i.ok ? i.value : `! ${i.reason}`));
+
+describe('readJsonStream', () => {
+  it('yields a top-level array element by element, whatever the chunking, with start lines', async () => {
+    const text = '\uFEFF[\n {"a": "x]}\\"y"},\n [1, [2]],\n "s", 3.5 , true,null\n]\n';
+    for (const chunk of [1, 2, 5, 1000]) {
+      const items = await read(text, chunk);
+      expect(values(items)).toEqual([{ a: 'x]}"y' }, [1, [2]], 's', 3.5, true, null]);
+      expect(items.map((i) => [i.line, i.index])).toEqual([
+        [2, 0],
+        [3, 1],
+        [4, 2],
+        [4, 3],
+        [4, 4],
+        [4, 5],
+      ]);
+    }
+  });
+
+  it('yields each top-level value of JSON Lines and of pretty-printed documents one after another', async () => {
+    expect(values(await read('{"a":1}\n{"b":2}\n\n'))).toEqual([{ a: 1 }, { b: 2 }]);
+    const pretty = '{\n  "resourceSpans": []\n}\n{\n  "resourceSpans": [1]\n}';
+    const items = await read(pretty, 3);
+    expect(values(items)).toEqual([{ resourceSpans: [] }, { resourceSpans: [1] }]);
+    expect(items.map((i) => i.line)).toEqual([1, 4]);
+  });
+
+  it('costs a bad element only itself when its brackets balance, and names what ends too early', async () => {
+    const items = await read('[{"a":1}, {"b":,}, {"c":3}]');
+    expect(values(items)).toEqual([{ a: 1 }, expect.stringMatching(/^! not valid JSON/), { c: 3 }]);
+    expect(values(await read('[{"a":1}, {"b":2'))).toEqual([{ a: 1 }, '! the file ends inside this value']);
+    expect(values(await read('[{"a":1}'))).toEqual([
+      { a: 1 },
+      '! the file ends before the JSON array is closed',
+    ]);
+    expect(values(await read('[1] x'))).toEqual([1, '! text after the end of the JSON array']);
+    expect(values(await read(Buffer.from([0x5b, 0x22, 0xff, 0x22, 0x5d])))).toEqual([
+      '! invalid UTF-8 in this value',
+    ]);
+  });
+
+  it('refuses a value beyond the size limit without keeping it, and goes on', async () => {
+    const items = await read(`[{"a":"${'x'.repeat(100)}"}, 2]`, 8, 50);
+    expect(values(items)).toEqual(['! value longer than 50 bytes', 2]);
+    expect(items[0]?.ok === false && items[0].text.length).toBeLessThanOrEqual(200);
+  });
+});

@@ -1,0 +1,182 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { jsonl, mapPresetFiles } from '../../../test/helpers/presets.js';
+import { tempDir } from '../../../test/helpers/temp.js';
+
+const dir = tempDir('cas-openai-chat-');
+afterAll(() => dir.cleanup());
+
+const T = 1_741_168_800; // 2025-03-05T10:00:00Z
+const q = { role: 'user', content: 'Where is order 42?' };
+const call = {
+  role: 'assistant',
+  content: null,
+  tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_order', arguments: '{"id":42}' } }],
+};
+const answer = { role: 'tool', tool_call_id: 'call_1', content: 'shipped' };
+const completion = (id: string, created: number, message: unknown, usage: unknown, finish = 'stop') => ({
+  id,
+  object: 'chat.completion',
+  created,
+  model: 'gpt-4o-2024-08-06',
+  choices: [{ index: 0, message, finish_reason: finish }],
+  usage,
+});
+
+describe('openai-chat preset', () => {
+  it('maps calls to turns with cached and reasoning tokens, tool rounds to function calls and usage', async () => {
+    const log = jsonl([
+      {
+        request: { model: 'gpt-4o', user: 'ana', messages: [q] },
+        response: completion('c1', T, call, { prompt_tokens: 1200, completion_tokens: 20 }, 'tool_calls'),
+      },
+      {
+        request: { model: 'gpt-4o', user: 'ana', messages: [q, call, answer] },
+        response: completion(
+          'c2',
+          T + 2,
+          { role: 'assistant', content: 'It shipped.' },
+          { prompt_tokens: 2048, completion_tokens: 12, prompt_tokens_details: { cached_tokens: 1024 } },
+        ),
+      },
+      {
+        request: {
+          model: 'o3-mini',
+          metadata: { user_id: 'ben', session_id: 's-9', conversation_id: 'k-9' },
+          messages: [{ role: 'user', content: [{ type: 'text', text: 'Prime?' }] }],
+        },
+        response: {
+          ...completion(
+            'c3',
+            T + 60,
+            { role: 'assistant', content: 'No.' },
+            {
+              prompt_tokens: 15,
+              completion_tokens: 400,
+              completion_tokens_details: { reasoning_tokens: 384 },
+              prompt_tokens_details: { cached_tokens: 0 },
+            },
+          ),
+          model: 'o3-mini',
+        },
+      },
+    ]);
+    const { events, rejections } = await mapPresetFiles(dir.path, 'openai-chat', { 'log.jsonl': log });
+    expect(rejections).toEqual([]);
+    const ana = { type: 'track', session_id: '(derived)', user_id: 'ana' };
+    expect(events).toEqual([
+      {
+        ...ana,
+        event: 'Conversation Usage',
+        timestamp: '2025-03-05T10:00:00.000Z',
+        properties: { completion_tokens: 20, model: 'gpt-4o-2024-08-06', prompt_tokens: 1200 },
+      },
+      {
+        ...ana,
+        event: 'Conversation Function',
+        timestamp: '2025-03-05T10:00:02.000Z',
+        properties: { args: '{"id":42}', call_id: 'call_1', name: 'get_order', result: 'shipped' },
+      },
+      {
+        ...ana,
+        event: 'Conversation Turn',
+        timestamp: '2025-03-05T10:00:02.000Z',
+        properties: {
+          assistant: 'It shipped.',
+          assistant_id: 'c2',
+          cached_prompt_tokens: 1024,
+          completion_tokens: 12,
+          model: 'gpt-4o-2024-08-06',
+          prompt_tokens: 2048,
+          user: 'Where is order 42?',
+        },
+      },
+      {
+        type: 'track',
+        event: 'Conversation Turn',
+        timestamp: '2025-03-05T10:01:00.000Z',
+        session_id: 's-9',
+        conversation_id: 'k-9',
+        user_id: 'ben',
+        properties: {
+          assistant: 'No.',
+          assistant_id: 'c3',
+          completion_tokens: 400,
+          model: 'o3-mini',
+          prompt_tokens: 15,
+          reasoning_tokens: 384,
+          user: 'Prime?',
+        },
+      },
+    ]);
+  });
+
+  it('pairs Batch API output with its input file by custom_id, whichever is read first; failures are rejected', async () => {
+    const input = jsonl([
+      {
+        custom_id: 'r1',
+        method: 'POST',
+        url: '/v1/chat/completions',
+        body: { model: 'gpt-4o-mini', messages: [q] },
+      },
+    ]);
+    const output = jsonl([
+      {
+        id: 'b1',
+        custom_id: 'r1',
+        response: {
+          status_code: 200,
+          body: completion(
+            'cb',
+            T,
+            { role: 'assistant', content: 'Shipped.' },
+            { prompt_tokens: 10, completion_tokens: 2 },
+          ),
+        },
+      },
+      {
+        id: 'b2',
+        custom_id: 'r2',
+        response: { status_code: 500, body: {} },
+        error: { message: 'server error' },
+      },
+    ]);
+    const { events, rejections } = await mapPresetFiles(
+      dir.path,
+      'openai-chat',
+      { 'output.jsonl': output, 'input.jsonl': input },
+      ['user_id=batcher'],
+    );
+    expect(rejections).toEqual([
+      { where: 'output.jsonl:2', reason: 'response: the batch request failed: server error' },
+    ]);
+    expect(events).toEqual([
+      {
+        type: 'track',
+        event: 'Conversation Turn',
+        timestamp: '2025-03-05T10:00:00.000Z',
+        session_id: '(derived)',
+        user_id: 'batcher',
+        properties: {
+          assistant: 'Shipped.',
+          assistant_id: 'cb',
+          batch: true,
+          completion_tokens: 2,
+          model: 'gpt-4o-2024-08-06',
+          prompt_tokens: 10,
+          user: 'Where is order 42?',
+        },
+      },
+    ]);
+  });
+
+  it('reports a bad line by file:line and reads the next', async () => {
+    const log = `not json\n${jsonl([completion('c9', T, { role: 'assistant', content: 'Hi' }, undefined)])}`;
+    const { events, rejections } = await mapPresetFiles(dir.path, 'openai-chat', { 'bad.jsonl': log }, [
+      'user_id=u',
+    ]);
+    expect(rejections).toEqual([{ where: 'bad.jsonl:1', reason: expect.stringMatching(/^not valid JSON/) }]);
+    expect(events.map((e) => e.properties)).toEqual([
+      { assistant: 'Hi', assistant_id: 'c9', model: 'gpt-4o-2024-08-06', user: '' },
+    ]);
+  });
+});

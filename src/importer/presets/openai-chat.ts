@@ -1,0 +1,148 @@
+import { arr, jsonText, type Obj, obj, openaiUsage, secondsMs, str, textOf, type Usage } from './fields.js';
+import type { Preset, PresetMapper } from './preset.js';
+import type { PresetItem, PresetRecord } from './record.js';
+
+/**
+ * JSON Lines logs of Chat Completions calls, `{request, response}` (a bare `chat.completion` object
+ * is a response without its request), and Batch API output lines `{custom_id, response: {status_code,
+ * body}}`, whose requests come from the batch's input file (`{custom_id, body}` lines) when it is
+ * imported in the same run. Each call whose reply has text → a turn: the request's last user message
+ * and the reply, at the response's `created`, with its usage (`batch: true` for batch output). The
+ * tool calls the request shows after that user message (assistant `tool_calls` with their `tool`
+ * answers) → function calls of that turn. A call that only asks for tools → a usage record, so its
+ * tokens are counted. Ids: `request.user` or `metadata.user_id`, `metadata.session_id`,
+ * `metadata.conversation_id`; otherwise sessions are derived per user (`--set user_id=`).
+ */
+export const openaiChat: Preset = {
+  name: 'openai-chat',
+  label: 'OpenAI Chat Completions log',
+  container: 'lines',
+  twoPass: true,
+  create,
+};
+
+function create(): PresetMapper {
+  const batchRequests = new Map<string, Obj>();
+  return {
+    observe(value) {
+      // A batch input line: its request, kept for the output line of the same custom_id.
+      const line = obj(value);
+      const id = str(line?.custom_id);
+      const body = obj(line?.body);
+      if (id !== undefined && body && Array.isArray(body.messages)) batchRequests.set(id, body);
+    },
+    map(value) {
+      const line = obj(value);
+      if (!line) return [{ ok: false, at: '', reason: 'expected a JSON object' }];
+      const customId = str(line.custom_id);
+      if (customId !== undefined && obj(line.body)) return []; // a batch input line, read by observe
+      if (customId !== undefined) {
+        const response = obj(line.response);
+        const status = response?.status_code;
+        if (!response || (status !== undefined && status !== 200)) {
+          const why = str(obj(line.error)?.message) ?? `status_code ${String(status)}`;
+          return [{ ok: false, at: 'response', reason: `the batch request failed: ${why}` }];
+        }
+        return mapCall(batchRequests.get(customId) ?? {}, obj(response.body), 'response.body', true, line);
+      }
+      if (line.object === 'chat.completion') return mapCall({}, line, '', false, line);
+      return mapCall(obj(line.request) ?? {}, obj(line.response), 'response', false, line);
+    },
+  };
+}
+
+export function usageProperties(u: Usage, batch: boolean): Record<string, unknown> {
+  return { ...u, batch: batch ? true : undefined };
+}
+
+function mapCall(
+  request: Obj,
+  response: Obj | undefined,
+  at: string,
+  batch: boolean,
+  raw: Obj,
+): PresetItem[] {
+  if (!response) return [{ ok: false, at, reason: 'no response in this line' }];
+  const choice = obj(arr(response.choices)[0]);
+  const message = obj(choice?.message);
+  if (!message) return [{ ok: false, at, reason: 'the response has no choices[0].message' }];
+  const metadata = obj(request.metadata);
+  const ids = {
+    user: str(request.user) ?? str(metadata?.user_id),
+    session: str(metadata?.session_id),
+    conversation: str(metadata?.conversation_id),
+  };
+  const ms = secondsMs(response.created);
+  const model = str(response.model) ?? str(request.model);
+  const usage = usageProperties(openaiUsage(response.usage), batch);
+  // A reply that calls tools waits for their results: its text, if any, is a preamble.
+  const reply =
+    choice?.finish_reason === 'tool_calls' ? undefined : (textOf(message.content) ?? str(message.refusal));
+  if (reply === undefined) {
+    if (usage.prompt_tokens === undefined || model === undefined) return [];
+    return [{ ok: true, record: { kind: 'usage', at, ms, ...ids, properties: { model, ...usage }, raw } }];
+  }
+  const messages = arr(request.messages);
+  const last = lastUserIndex(messages);
+  const turn: PresetRecord = {
+    kind: 'turn',
+    at,
+    ms,
+    ...ids,
+    properties: {
+      user: last === -1 ? '' : (textOf(obj(messages[last])?.content) ?? ''),
+      assistant: reply,
+      assistant_id: str(response.id),
+      model,
+      ...usage,
+    },
+    raw,
+  };
+  const calls = toolCalls(messages.slice(last + 1), last + 1).map(
+    (c): PresetItem => ({
+      ok: true,
+      record: { kind: 'function', at: c.at, ms, ...ids, properties: c.properties, raw },
+    }),
+  );
+  return [...calls, { ok: true, record: turn }];
+}
+
+function lastUserIndex(messages: unknown[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = obj(messages[i]);
+    if (m?.role === 'user' && textOf(m.content) !== undefined) return i;
+  }
+  return -1;
+}
+
+/** Assistant `tool_calls` (and legacy `function_call`) in these messages, with their `tool` answers. */
+function toolCalls(messages: unknown[], offset: number): Array<{ at: string; properties: Obj }> {
+  const out: Array<{ at: string; properties: Obj }> = [];
+  const results = new Map<string, string | undefined>();
+  for (const value of messages) {
+    const m = obj(value);
+    const id = str(m?.tool_call_id);
+    if (m?.role === 'tool' && id !== undefined) results.set(id, textOf(m.content) ?? jsonText(m.content));
+  }
+  messages.forEach((value, i) => {
+    const m = obj(value);
+    if (m?.role !== 'assistant') return;
+    arr(m.tool_calls).forEach((v, j) => {
+      const call = obj(v);
+      const fn = obj(call?.function);
+      const name = str(fn?.name);
+      if (name === undefined) return;
+      const id = str(call?.id);
+      out.push({
+        at: `request.messages[${offset + i}].tool_calls[${j}]`,
+        properties: {
+          name,
+          args: jsonText(fn?.arguments),
+          result: id === undefined ? undefined : results.get(id),
+          call_id: id,
+        },
+      });
+    });
+  });
+  return out;
+}

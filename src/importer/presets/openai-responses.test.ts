@@ -1,0 +1,141 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { jsonl, mapPresetFiles } from '../../../test/helpers/presets.js';
+import { tempDir } from '../../../test/helpers/temp.js';
+
+const dir = tempDir('cas-openai-responses-');
+afterAll(() => dir.cleanup());
+
+const R = 1_741_255_200; // 2025-03-06T10:00:00Z
+const usage = (input: number, cached: number, output: number, reasoning: number) => ({
+  input_tokens: input,
+  input_tokens_details: { cached_tokens: cached },
+  output_tokens: output,
+  output_tokens_details: { reasoning_tokens: reasoning },
+});
+const say = (text: string) => [
+  { type: 'message', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] },
+];
+const line = (
+  id: string,
+  at: number,
+  previous: string | undefined,
+  input: unknown,
+  output: unknown[],
+  u: unknown,
+) => ({
+  request: { model: 'o4-mini', input, ...(previous ? { previous_response_id: previous } : {}) },
+  response: {
+    id,
+    object: 'response',
+    created_at: at,
+    model: 'o4-mini-2025-04-16',
+    user: 'eve',
+    output,
+    usage: u,
+  },
+});
+
+describe('openai-responses preset', () => {
+  it('chains previous_response_id into one session whatever the line order; tool calls get their results', async () => {
+    const lines = [
+      line(
+        'resp_3',
+        R + 40,
+        'resp_2',
+        [{ role: 'user', content: 'Thanks!' }],
+        say('Enjoy!'),
+        usage(1800, 1536, 10, 0),
+      ),
+      line(
+        'resp_1',
+        R,
+        undefined,
+        'Pack for Lisbon?',
+        [{ type: 'function_call', call_id: 'w1', name: 'weather', arguments: '{"city":"Lisbon"}' }],
+        usage(300, 0, 150, 128),
+      ),
+      line(
+        'resp_2',
+        R + 3,
+        'resp_1',
+        [{ type: 'function_call_output', call_id: 'w1', output: 'sunny' }],
+        say('Pack light.'),
+        usage(1500, 1280, 200, 64),
+      ),
+      line('other_1', R + 7, undefined, 'Hi', say('Hello'), usage(5, 0, 1, 0)),
+    ];
+    const { events, rejections } = await mapPresetFiles(dir.path, 'openai-responses', {
+      'a.jsonl': jsonl(lines.slice(0, 2)),
+      'b.jsonl': jsonl(lines.slice(2)),
+    });
+    expect(rejections).toEqual([]);
+    const chain = { type: 'track', session_id: 'resp_1', conversation_id: 'resp_1', user_id: 'eve' };
+    const model = 'o4-mini-2025-04-16';
+    expect(events).toEqual([
+      {
+        ...chain,
+        event: 'Conversation Turn',
+        timestamp: '2025-03-06T10:00:40.000Z',
+        properties: {
+          assistant: 'Enjoy!',
+          assistant_id: 'resp_3',
+          cached_prompt_tokens: 1536,
+          completion_tokens: 10,
+          model,
+          prompt_tokens: 1800,
+          user: 'Thanks!',
+        },
+      },
+      {
+        ...chain,
+        event: 'Conversation Function',
+        timestamp: '2025-03-06T10:00:00.000Z',
+        properties: { args: '{"city":"Lisbon"}', call_id: 'w1', name: 'weather', result: 'sunny' },
+      },
+      {
+        ...chain,
+        event: 'Conversation Usage',
+        timestamp: '2025-03-06T10:00:00.000Z',
+        properties: { completion_tokens: 150, model, prompt_tokens: 300, reasoning_tokens: 128 },
+      },
+      {
+        ...chain,
+        event: 'Conversation Turn',
+        timestamp: '2025-03-06T10:00:03.000Z',
+        properties: {
+          assistant: 'Pack light.',
+          assistant_id: 'resp_2',
+          cached_prompt_tokens: 1280,
+          completion_tokens: 200,
+          model,
+          prompt_tokens: 1500,
+          reasoning_tokens: 64,
+          user: 'Pack for Lisbon?',
+        },
+      },
+      {
+        type: 'track',
+        session_id: 'other_1',
+        conversation_id: 'other_1',
+        user_id: 'eve',
+        event: 'Conversation Turn',
+        timestamp: '2025-03-06T10:00:07.000Z',
+        properties: {
+          assistant: 'Hello',
+          assistant_id: 'other_1',
+          completion_tokens: 1,
+          model,
+          prompt_tokens: 5,
+          user: 'Hi',
+        },
+      },
+    ]);
+  });
+
+  it('refuses a line without a response', async () => {
+    const { rejections } = await mapPresetFiles(dir.path, 'openai-responses', {
+      'x.jsonl': '{"request": {}}\n',
+    });
+    expect(rejections).toEqual([{ where: 'x.jsonl:1', reason: 'no response in this line' }]);
+  });
+});

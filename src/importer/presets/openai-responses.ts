@@ -1,0 +1,157 @@
+import { arr, jsonText, type Obj, obj, openaiUsage, secondsMs, str, textOf } from './fields.js';
+import { usageProperties } from './openai-chat.js';
+import type { Preset, PresetMapper } from './preset.js';
+import type { PresetItem, PresetRecord } from './record.js';
+
+/**
+ * JSON Lines logs of Responses API calls, `{request, response}` or a bare `response` object. Calls
+ * chained by `previous_response_id` are one conversation and one session, named by the chain's first
+ * response (or by the response's `conversation.id`); a first pass over the files reads the chains,
+ * so lines may come in any order (stdin: parents before children). A response with output text → a
+ * turn: the request's last user input (or, after tool calls, the user input of the call that asked
+ * for them) and the text, at `created_at`, with usage (`input_tokens_details.cached_tokens`,
+ * `output_tokens_details.reasoning_tokens`); `function_call` output items → function calls, their
+ * result from the `function_call_output` a later request sends back; a response with only tool
+ * calls → a usage record.
+ */
+export const openaiResponses: Preset = {
+  name: 'openai-responses',
+  label: 'OpenAI Responses log',
+  container: 'lines',
+  twoPass: true,
+  create,
+};
+
+function parts(value: unknown): { request: Obj; response: Obj | undefined } {
+  const line = obj(value);
+  if (line?.object === 'response') return { request: {}, response: line };
+  return { request: obj(line?.request) ?? {}, response: obj(line?.response) };
+}
+
+/** The last user message of a request's `input` (a string is one). */
+function userInput(input: unknown): string | undefined {
+  if (typeof input === 'string') return input;
+  const items = arr(input);
+  for (let i = items.length - 1; i >= 0; i--) {
+    const m = obj(items[i]);
+    if (m?.role === 'user' && (m.type === undefined || m.type === 'message')) return textOf(m.content);
+  }
+  return undefined;
+}
+
+const outputText = (output: unknown[]): string | undefined =>
+  textOf(output.flatMap((o) => (obj(o)?.type === 'message' ? arr(obj(o)?.content) : [])));
+
+/** A response that calls tools waits for their results: its text, if any, is a preamble, not the reply. */
+const reply = (output: unknown[]): string | undefined =>
+  output.some((o) => obj(o)?.type === 'function_call') ? undefined : outputText(output);
+
+function create(): PresetMapper {
+  const parent = new Map<string, string | undefined>();
+  const conversationOf = new Map<string, string>();
+  const results = new Map<string, string | undefined>();
+  /** User input of calls that answered with tool calls only: the turn that follows them names it. */
+  const pendingUser = new Map<string, string>();
+  const observe = (value: unknown): void => {
+    const { request, response } = parts(value);
+    const id = str(response?.id);
+    if (!response || id === undefined) return;
+    parent.set(id, str(response.previous_response_id) ?? str(request.previous_response_id));
+    const conversation = str(obj(response.conversation)?.id) ?? str(response.conversation);
+    if (conversation !== undefined) conversationOf.set(id, conversation);
+    for (const item of arr(request.input)) {
+      const o = obj(item);
+      const callId = str(o?.call_id);
+      if (o?.type === 'function_call_output' && callId !== undefined) results.set(callId, jsonText(o.output));
+    }
+    const user = userInput(request.input);
+    if (user !== undefined && reply(arr(response.output)) === undefined) pendingUser.set(id, user);
+  };
+  const root = (id: string): string => {
+    const seen = new Set<string>();
+    let at = id;
+    for (let p = parent.get(at); p !== undefined && parent.has(p) && !seen.has(p); p = parent.get(at)) {
+      seen.add(p);
+      at = p;
+    }
+    // A parent that is not in the logs is the chain's first known response: name it after that one.
+    return conversationOf.get(id) ?? parent.get(at) ?? at;
+  };
+  const userBefore = (id: string): string | undefined => {
+    const seen = new Set<string>();
+    for (let p = parent.get(id); p !== undefined && !seen.has(p); p = parent.get(p)) {
+      seen.add(p);
+      const user = pendingUser.get(p);
+      if (user !== undefined) return user;
+    }
+    return undefined;
+  };
+  return {
+    observe,
+    map(value) {
+      const { request, response } = parts(value);
+      if (!response) return [{ ok: false, at: '', reason: 'no response in this line' }];
+      const id = str(response.id);
+      if (id === undefined) return [{ ok: false, at: 'response', reason: 'the response has no id' }];
+      if (!parent.has(id)) observe(value);
+      const metadata = obj(response.metadata) ?? obj(request.metadata);
+      const session = root(id);
+      const ids = {
+        user:
+          str(response.user) ??
+          str(request.user) ??
+          str(response.safety_identifier) ??
+          str(metadata?.user_id),
+        session,
+        conversation: session,
+      };
+      const ms = secondsMs(response.created_at);
+      const model = str(response.model) ?? str(request.model);
+      const usage = usageProperties(openaiUsage(response.usage), false);
+      const output = arr(response.output);
+      const out: PresetItem[] = [];
+      output.forEach((item, i) => {
+        const o = obj(item);
+        const name = str(o?.name);
+        if (o?.type !== 'function_call' || name === undefined) return;
+        const callId = str(o.call_id);
+        const properties = {
+          name,
+          args: jsonText(o.arguments),
+          result: callId === undefined ? undefined : results.get(callId),
+          call_id: callId,
+        };
+        out.push({
+          ok: true,
+          record: { kind: 'function', at: `response.output[${i}]`, ms, ...ids, properties, raw: o },
+        });
+      });
+      const text = reply(output);
+      const raw = obj(value) ?? {};
+      if (text === undefined) {
+        if (usage.prompt_tokens !== undefined && model !== undefined)
+          out.push({
+            ok: true,
+            record: { kind: 'usage', at: 'response', ms, ...ids, properties: { model, ...usage }, raw },
+          });
+        return out;
+      }
+      const turn: PresetRecord = {
+        kind: 'turn',
+        at: 'response',
+        ms,
+        ...ids,
+        properties: {
+          user: userInput(request.input) ?? userBefore(id) ?? '',
+          assistant: text,
+          assistant_id: id,
+          model,
+          ...usage,
+        },
+        raw,
+      };
+      out.push({ ok: true, record: turn });
+      return out;
+    },
+  };
+}

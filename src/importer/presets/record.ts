@@ -1,0 +1,103 @@
+import { formatPath } from '../../shared/errors.js';
+import { EVENT_NAMES, WIRE_EVENT_SCHEMAS, wireErrorMap } from '../../shared/events.js';
+import { canonical } from '../event-id.js';
+import { SESSION_PLACEHOLDER } from '../mapper.js';
+import { toIso } from '../timestamps.js';
+import type { MapOutcome, SourceRef, WireJson } from '../types.js';
+
+/** What a preset makes of its formats: the record kinds of the flat mapper that carry conversations. */
+export type PresetKind = 'turn' | 'function' | 'usage';
+
+/**
+ * One record a preset read out of an item (a conversation, a log line, a trace document), before it
+ * becomes a wire event: the same turn / function / usage properties the flat mapper writes, so both
+ * kinds of input meet in staging and go through the same sort, sessionizing and delivery.
+ */
+export interface PresetRecord {
+  kind: PresetKind;
+  /** JSON path of the record's origin inside the item (`mapping.<id>.message`), for messages. */
+  at: string;
+  /** Original time, epoch ms; undefined when the format has none (the service stamps it). */
+  ms: number | undefined;
+  session?: string | undefined;
+  conversation?: string | undefined;
+  user?: string | undefined;
+  device?: string | undefined;
+  properties: Record<string, unknown>;
+  /** The part of the input the record came from, for the reject file. */
+  raw: Record<string, unknown>;
+}
+
+export type PresetItem = { ok: true; record: PresetRecord } | { ok: false; at: string; reason: string };
+
+/** Defaults from `--set` (user_id, device_id), `{file}` and `{line}` filled in. */
+export interface PresetDefaults {
+  user: ((source: SourceRef) => string) | undefined;
+  device: ((source: SourceRef) => string) | undefined;
+}
+
+const NAMES: Record<PresetKind, string> = {
+  turn: EVENT_NAMES.conversationTurn,
+  function: EVENT_NAMES.conversationFunction,
+  usage: EVENT_NAMES.conversationUsage,
+};
+
+const where = (at: string): string => (at === '' ? '' : `${at}: `);
+
+/** A preset's record → the wire event the flat mapper would have built, validated by the shared schema. */
+export function toMapped(
+  item: PresetItem,
+  source: SourceRef,
+  ordinal: number,
+  defaults: PresetDefaults,
+  format: string,
+): MapOutcome {
+  if (!item.ok) return { ok: false, reason: `${where(item.at)}${item.reason}` };
+  const r = item.record;
+  const user = r.user ?? defaults.user?.(source);
+  const device = r.device ?? defaults.device?.(source);
+  if (user === undefined && device === undefined) {
+    return {
+      ok: false,
+      reason: `${where(r.at)}no user id in this ${format} record; give one with --set user_id=<id>`,
+    };
+  }
+  const event: WireJson = {
+    type: 'track',
+    event: NAMES[r.kind],
+    timestamp: r.ms === undefined ? undefined : toIso(r.ms),
+    session_id: r.session ?? SESSION_PLACEHOLDER,
+    conversation_id: r.conversation,
+    user_id: user,
+    device_id: device,
+    properties: canonical(dropUndefined(r.properties)),
+  };
+  const checked = WIRE_EVENT_SCHEMAS[r.kind].safeParse(event, { error: wireErrorMap });
+  if (!checked.success) {
+    const text = checked.error.issues
+      .map((i) => (i.path.length > 0 ? `${formatPath(i.path)}: ${i.message}` : i.message))
+      .join('; ');
+    return { ok: false, reason: `${where(r.at)}${text}` };
+  }
+  return {
+    ok: true,
+    mapped: {
+      source,
+      ordinal,
+      kind: r.kind,
+      event,
+      ms: r.ms,
+      session: r.session,
+      conversation: r.conversation,
+      key: user ?? device,
+      inSession: true,
+      raw: { format: 'jsonl', value: r.raw },
+    },
+  };
+}
+
+function dropUndefined(o: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined && v !== null) out[k] = v;
+  return out;
+}
