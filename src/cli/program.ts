@@ -17,6 +17,13 @@ function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
+function wsPort(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535)
+    throw new InvalidArgumentError(`--ws-port must be 0-65535, got "${value}"`);
+  return n;
+}
+
 function port(value: string): number {
   const n = Number(value);
   // InvalidArgumentError, so commander names the flag and the exit is a usage error (2), not a bug.
@@ -99,6 +106,12 @@ export function buildProgram(run: ActionRunner): Command {
     .description('run the local service in the foreground; stops cleanly on Ctrl-C / SIGTERM')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .addOption(new Option('--port <port>', 'port (0 picks a free one)').default(8787).argParser(port))
+    .addOption(
+      new Option(
+        '--ws-port <port>',
+        'also accept live-event websockets on this port (the hosted SDKs use :400x for a base URL on :300x); 0 picks a free one',
+      ).argParser(wsPort),
+    )
     .option(
       '--intents <file>',
       'user-defined intents for the served project: JSON [{"name", "description", "patterns": [RE2 regexes]}]',
@@ -328,6 +341,29 @@ file:line: reason. Ctrl-C or SIGTERM: the checkpoint is saved, exit 130.
     )
     .action((kind: string, _options: Record<string, unknown>, command: Command) =>
       run('chart', { ...command.optsWithGlobals(), sequence: [...sequence] }, [kind]),
+    );
+
+  program
+    .command('tail')
+    .description('print recent events, then each new one as it is stored (live events)')
+    .option('--session <id>', 'only this session; exits 0 after its Session Ended')
+    .option('--user <id>', "only this user's events (their current primary id)")
+    .option('--event <name>', 'only events of this name (repeatable)', collect)
+    .option('--since <duration>', 'how far back the history goes: 30s, 10m, 2h, 7d or an ISO time', '10m')
+    .option('--no-follow', 'print the history and exit')
+    .addHelpText(
+      'after',
+      examples([
+        'cas tail --session S1',
+        'cas tail --event "Conversation Summary" --event MLError --since 1h',
+        'cas tail --user u1 --since 7d --no-follow --json',
+      ]) +
+        '\nOne line per event on a terminal (time, event, user, session, key properties); JSONL when piped or\n' +
+        'with --json. Follows a running `cas serve` (or --endpoint) over its live-events websocket, reconnecting\n' +
+        'when it restarts; no event is printed twice.\n',
+    )
+    .action((_options: Record<string, unknown>, command: Command) =>
+      run('tail', command.optsWithGlobals(), []),
     );
 
   return program;

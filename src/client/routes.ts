@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CHART_PATHS, type ChartKind } from '../shared/chart-controls.js';
 import { type Health, lenientHealthSchema } from '../shared/health.js';
+import { REALTIME_PATH, type RealtimeResponse, realtimeResponseSchema } from '../shared/live-events.js';
 import { type AliasBody, type IdentifyBody, type UserRecord, userRecordSchema } from '../shared/users.js';
 import type { Client } from './http-client.js';
 
@@ -174,6 +175,21 @@ export function liveEvents(
     path: '/bc/v1/live-events/events',
     query: { start: query.start, end: query.end, limit: query.limit, session_id: query.session_id },
     schema: options?.schema ?? liveEventsSchema,
+    ...signalOf(options),
+  });
+}
+
+/** A short-lived key for the live-events socket (client/live-socket.ts), for the project or one session. */
+export function realtime(
+  client: Client,
+  sessionId?: string,
+  options?: CallOptions,
+): Promise<RealtimeResponse> {
+  return client.request({
+    method: 'GET',
+    path: REALTIME_PATH,
+    query: { session_id: sessionId },
+    schema: realtimeResponseSchema,
     ...signalOf(options),
   });
 }

@@ -11,6 +11,8 @@ import { UsageError } from './errors.js';
 export interface ServeOptions {
   host: string;
   port: number;
+  /** `--ws-port`: a second listener for live-event websockets only. */
+  wsPort?: number | undefined;
   dataDir: string;
   apiKey?: string | undefined;
   project?: string | undefined;
@@ -29,6 +31,8 @@ export interface ServeInfo {
   api_key: string;
   project_id: string;
   data_dir: string;
+  /** The `--ws-port` listener, when asked for. */
+  ws_url?: string;
 }
 
 export interface ServeHandle {
@@ -93,6 +97,7 @@ export async function runServe(
     dataDir: options.dataDir,
     host: options.host,
     port: options.port,
+    ...(options.wsPort === undefined ? {} : { wsPort: options.wsPort }),
     log: deps.log,
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.reads ? { reads: options.reads } : {}),
@@ -141,6 +146,7 @@ export async function runServe(
       api_key: provision?.apiKey ?? service.local.api_key,
       project_id: provision?.projectId ?? service.local.project_id,
       data_dir: options.dataDir,
+      ...(service.wsUrl === undefined ? {} : { ws_url: service.wsUrl }),
     },
   };
 }

@@ -7,4 +7,5 @@ export const ACTIONS: Record<string, () => Promise<Action>> = {
   serve: async () => (await import('./serve.js')).serve,
   import: async () => (await import('./import.js')).importAction,
   chart: async () => (await import('./chart.js')).chart,
+  tail: async () => (await import('./tail.js')).tail,
 };

@@ -12,6 +12,7 @@ export const serve: Action = async (ctx) => {
     {
       host: String(ctx.flags.host),
       port: Number(ctx.flags.port),
+      wsPort: ctx.flags.wsPort === undefined ? undefined : Number(ctx.flags.wsPort),
       dataDir: ctx.config.dataDir,
       apiKey: ctx.config.apiKey,
       project: ctx.config.projectId,
@@ -24,7 +25,7 @@ export const serve: Action = async (ctx) => {
   const { info } = handle;
   if (ctx.format === 'table') {
     ctx.out(
-      `cas service listening on ${info.url}\n  api key:  ${info.api_key}\n  project:  ${info.project_id}\n  data dir: ${info.data_dir}\nCtrl-C stops it.\n`,
+      `cas service listening on ${info.url}${info.ws_url ? ` (live-event sockets also on ${info.ws_url})` : ''}\n  api key:  ${info.api_key}\n  project:  ${info.project_id}\n  data dir: ${info.data_dir}\nCtrl-C stops it.\n`,
     );
   } else {
     ctx.out(`${JSON.stringify(info)}\n`);

@@ -1,0 +1,48 @@
+import { LiveSocketError } from '../../client/live-socket.js';
+import { parseSince, runTail } from '../../commands/tail.js';
+import { tailJsonLine, tailLine } from '../../render/tail-line.js';
+import { type Action, withConnection } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+
+const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+/** A socket that could not be kept, in the exit codes of cli.md. */
+function socketExit(error: LiveSocketError): number {
+  if (error.status === 401 || error.status === 403) return EXIT.auth;
+  if (error.kind === 'unsupported') return EXIT.notFound;
+  return error.kind === 'network' ? EXIT.network : EXIT.unavailable;
+}
+
+export const tail: Action = async (ctx) => {
+  const sinceMs = parseSince(String(ctx.flags.since ?? '10m'), Date.now());
+  const events = Array.isArray(ctx.flags.event) ? ctx.flags.event.map(String) : [];
+  // A terminal gets lines; a pipe (or --json) gets each frame as JSONL.
+  const lines = ctx.format === 'table';
+  return withConnection(ctx, async (connection) => {
+    let follow = ctx.flags.follow !== false;
+    if (follow && connection.mode === 'embedded') {
+      // This process holds the data directory: nothing else can store events while it runs.
+      ctx.warn(
+        'no cas serve runs over this data directory, so nothing new can arrive: printing the history only',
+      );
+      follow = false;
+    }
+    const options = {
+      session: text(ctx.flags.session),
+      user: text(ctx.flags.user),
+      events,
+      sinceMs,
+      follow,
+    };
+    try {
+      for await (const frame of runTail(options, { client: connection.client, notice: ctx.log })) {
+        ctx.out(`${lines ? tailLine(frame, { color: ctx.color }) : tailJsonLine(frame)}\n`);
+      }
+    } catch (error) {
+      if (!(error instanceof LiveSocketError)) throw error;
+      ctx.warn(`live events: ${error.message}`);
+      return socketExit(error);
+    }
+    return EXIT.ok;
+  });
+};

@@ -1,0 +1,167 @@
+import { z } from 'zod';
+import type { Client } from '../client/http-client.js';
+import { type LiveSocketEnd, LiveSocketError, openLiveSocket } from '../client/live-socket.js';
+import { liveEvents } from '../client/routes.js';
+import { type LiveFrame, liveFrameSchema, SESSION_ENDED_EVENT } from '../shared/live-events.js';
+import { UsageError } from './errors.js';
+
+export interface TailOptions {
+  session?: string | undefined;
+  user?: string | undefined;
+  /** Event names to keep; empty keeps all. */
+  events?: readonly string[] | undefined;
+  /** How far back the history goes, in ms. */
+  sinceMs: number;
+  follow: boolean;
+}
+
+export interface TailDeps {
+  client: Client;
+  signal?: AbortSignal | undefined;
+  now?: () => number;
+  /** A line for stderr (reconnecting, gave up). */
+  notice?: (line: string) => void;
+}
+
+/** Newest events of the history shown (live-events/events answers newest first). */
+const HISTORY_LIMIT = 1_000;
+/** Event ids remembered to drop a frame printed already (history/socket seam, reconnects). */
+const SEEN_IDS = 10_000;
+/** Frames waiting for the reader before the socket is paused (the service then holds the rest). */
+const HIGH_WATER = 1_000;
+/** After a reconnect, history is read again from this long before the last event seen. */
+const OVERLAP_MS = 5_000;
+
+const historySchema = z.array(liveFrameSchema);
+
+/** A set of the newest `capacity` ids: memory stays bounded however long tail runs. */
+class RecentIds {
+  private readonly ids = new Set<string>();
+  constructor(private readonly capacity: number) {}
+  /** False when the id was seen already. */
+  add(id: string): boolean {
+    if (this.ids.has(id)) return false;
+    this.ids.add(id);
+    if (this.ids.size > this.capacity) {
+      const oldest = this.ids.values().next();
+      if (!oldest.done) this.ids.delete(oldest.value);
+    }
+    return true;
+  }
+}
+
+type Item = { frame: LiveFrame } | { opened: true } | { end: LiveSocketEnd };
+
+/**
+ * `cas tail`: the recent events of the project (or of a session, a user, some names) from
+ * `live-events/events`, then each new one from the live socket as it commits. The socket is opened
+ * before the history is read, and after every reconnect the history is read again from just before
+ * the last event seen, so nothing committed meanwhile is missed and, by event id, nothing is
+ * yielded twice. With a session it ends after that session's `Session Ended`.
+ */
+export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGenerator<LiveFrame> {
+  const now = deps.now ?? Date.now;
+  const seen = new RecentIds(SEEN_IDS);
+  const names = new Set(options.events ?? []);
+  const keep = (f: LiveFrame) =>
+    (names.size === 0 || names.has(f.event)) && (options.user === undefined || f.user_id === options.user);
+  const ends = (f: LiveFrame) =>
+    options.session !== undefined && f.session_id === options.session && f.event === SESSION_ENDED_EVENT;
+  let from = now() - options.sinceMs;
+
+  const history = async (): Promise<LiveFrame[]> => {
+    const found = await liveEvents(
+      deps.client,
+      {
+        start: new Date(from).toISOString(),
+        // Events may carry times ahead of this clock; a day covers any sane skew.
+        end: new Date(now() + 86_400_000).toISOString(),
+        limit: HISTORY_LIMIT,
+        ...(options.session === undefined ? {} : { session_id: options.session }),
+      },
+      { schema: historySchema, ...(deps.signal ? { signal: deps.signal } : {}) },
+    );
+    return found.reverse();
+  };
+  /** What of `frames` is new and wanted; `done` once the session's end went by. */
+  const fresh = (frames: readonly LiveFrame[]) => {
+    const out: LiveFrame[] = [];
+    for (const f of frames) {
+      if (!seen.add(f.event_id)) continue;
+      from = Math.max(from, Date.parse(f.timestamp) - OVERLAP_MS);
+      if (keep(f)) out.push(f);
+      if (ends(f)) return { out, done: true };
+    }
+    return { out, done: false };
+  };
+
+  if (!options.follow) {
+    yield* fresh(await history()).out;
+    return;
+  }
+
+  const queue: Item[] = [];
+  let wake: (() => void) | undefined;
+  const push = (item: Item) => {
+    queue.push(item);
+    if (queue.length > HIGH_WATER) socket.pause();
+    wake?.();
+  };
+  const socket = openLiveSocket({
+    client: deps.client,
+    sessionId: options.session,
+    signal: deps.signal,
+    onFrame: (frame) => push({ frame }),
+    onOpen: () => push({ opened: true }),
+    onRetry: ({ delayMs, error }) =>
+      deps.notice?.(`live events: ${error.message}; reconnecting in ${Math.ceil(delayMs / 100) / 10} s`),
+  });
+  void socket.done.then((end) => push({ end }));
+  try {
+    let opened = false;
+    for (;;) {
+      const item = queue.shift();
+      if (!item) {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        wake = undefined;
+        continue;
+      }
+      if (queue.length < HIGH_WATER / 10) socket.resume();
+      if ('opened' in item) {
+        opened = true;
+        const { out, done } = fresh(await history());
+        yield* out;
+        if (done) return;
+      } else if ('frame' in item) {
+        // Frames before the first history are kept in order behind it (they queue after `opened`).
+        const { out, done } = fresh([item.frame]);
+        yield* out;
+        if (done) return;
+      } else {
+        if (item.end.reason !== 'failed') return;
+        // No socket at all (a service without live events): the history still answers the question.
+        if (!opened) yield* fresh(await history()).out;
+        throw item.end.error;
+      }
+    }
+  } finally {
+    socket.close();
+  }
+}
+
+export { LiveSocketError };
+
+const SINCE_UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `--since`: `30s`, `10m`, `2h`, `7d`, or an ISO 8601 time; ms back from `now`. */
+export function parseSince(value: string, now: number): number {
+  const match = /^(\d+)\s*([smhd])$/i.exec(value.trim());
+  if (match) return Number(match[1]) * (SINCE_UNITS[match[2]!.toLowerCase()] ?? 0);
+  const at = Date.parse(value);
+  if (/^\d{4}-\d{2}-\d{2}/.test(value) && !Number.isNaN(at)) return Math.max(0, now - at);
+  throw new UsageError(
+    `--since: expected a duration such as 30s, 10m, 2h or 7d, or an ISO time, got "${value}"`,
+  );
+}
