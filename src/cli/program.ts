@@ -248,11 +248,18 @@ file:line: reason. Ctrl-C or SIGTERM: the checkpoint is saved, exit 130.
     .command('chart')
     .description('chart the data: build chartControls from flags, fetch the chart, render it')
     .addArgument(
-      new Argument('<chart>', 'segmentation | retention | sessions | users').choices([
+      new Argument(
+        '<chart>',
+        'segmentation | retention | sessions | users | funnel | intents | sentiment | conversations',
+      ).choices([
         'segmentation',
         'retention',
         'sessions',
         'users',
+        'funnel',
+        'intents',
+        'sentiment',
+        'conversations',
       ]),
     )
     .option('--from <when>', 'range start: YYYY-MM-DD (that day in --tz) or an ISO 8601 time')
@@ -266,7 +273,24 @@ file:line: reason. Ctrl-C or SIGTERM: the checkpoint is saved, exit 130.
     )
     .option('--period <unit>', 'bin size: day, week or month (default: day)')
     .option('--tz <zone>', 'IANA time zone of the bins (default: the system zone)')
-    .option('--event <name>', 'segmentation series / sessions containing it (repeatable)', inOrder('event'))
+    .option(
+      '--event <name>',
+      'segmentation series / sessions containing it / funnel step, in order (repeatable)',
+      inOrder('event'),
+    )
+    .option(
+      '--measure <agg:prop>',
+      'segmentation: what the --event before it measures: count, or sum/avg/min/max/p50/p90/p95/p99 of a numeric property (sum:cost, p95:runtime)',
+      inOrder('measure'),
+    )
+    .option(
+      '--window <span>',
+      'funnel: how long after step 1 the later steps may come: 12h, 1d, 2w (default: the range)',
+    )
+    .option(
+      '--analyse <what>',
+      'conversations: intentConversion (default), firstIntentFriction, newIntents, sentiment, duration, prompts',
+    )
     .option(
       '--where <expr>',
       '"<prop> <op> <value>": filters the --event (or other event flag) before it',
@@ -305,7 +329,7 @@ file:line: reason. Ctrl-C or SIGTERM: the checkpoint is saved, exit 130.
     )
     .option(
       '--intent <name>',
-      'only users who showed this intent in the range (repeatable; "Any Intent")',
+      'only users who showed this intent in the range (repeatable; "Any Intent"); sentiment: the intent whose conversations it splits',
       inOrder('intent'),
     )
     .option(
@@ -335,6 +359,11 @@ file:line: reason. Ctrl-C or SIGTERM: the checkpoint is saved, exit 130.
         'cas chart users --trait plan=free,pro --user-where "country in US,CA" --json',
         'cas chart segmentation --event Purchase --performed "Signed Up" --print-controls > controls.json',
         'cas chart segmentation --controls controls.json --period week',
+        'cas chart segmentation --event "Conversation Turn" --measure p95:completion_tokens --last 30d',
+        'cas chart funnel --event "Conversation Started" --event "Conversation Turn" --event Purchase --window 1d --last 30d',
+        'cas chart intents --trait plan --last 30d',
+        'cas chart sentiment --intent "Any Intent" --last 30d',
+        'cas chart conversations --analyse duration --period week --last 12w',
       ]) +
         '\nOperators: = != > >= < <=, in / not in (a,b,c), between (low,high), ~ / !~ (RE2 regex),\n' +
         '=i / !=i (case-insensitive). Numbers and true/false are typed; quote to keep a string: "zip = \'02134\'".\n',

@@ -1,3 +1,4 @@
+import { CONVERSATION_ANALYSES } from '../shared/analysis-controls.js';
 import { type ChartControlsByKind, type ChartKind, parseChartControls } from '../shared/chart-controls.js';
 import type { GroupByProperty, TraitGroup } from '../shared/chart-filters.js';
 import { isTimeZone } from '../shared/primitives.js';
@@ -29,6 +30,10 @@ export const CHART_KIND: Readonly<Record<CliChart, ChartKind>> = {
   retention: 'retention',
   sessions: 'session',
   users: 'user-composition',
+  funnel: 'funnel',
+  intents: 'intent-distribution',
+  sentiment: 'sentiment-analysis',
+  conversations: 'conversation-analysis',
 };
 
 export interface ChartFlags extends RangeFlags {
@@ -38,6 +43,10 @@ export interface ChartFlags extends RangeFlags {
   trait?: string | undefined;
   userWhere?: readonly string[] | undefined;
   cohort?: string | undefined;
+  /** funnel: `--window 12h|1d|2w`, how long after step 1 the later steps may come. */
+  window?: string | undefined;
+  /** conversations: `--analyse <what>` (default intentConversion). */
+  analyse?: string | undefined;
   /** `--controls <file|->`, already read: flags override its fields. */
   controls?: { source: string; text: string } | undefined;
 }
@@ -69,6 +78,11 @@ const REQUIRED: Partial<Record<CliChart, { key: string; message: string; hint: s
     message: 'the users chart needs --trait <name>',
     hint: 'e.g. cas chart users --trait plan',
   },
+  funnel: {
+    key: 'eventFilters',
+    message: 'funnel needs its steps: --event <name>, in order, at least one',
+    hint: 'e.g. cas chart funnel --event "Conversation Started" --event "Conversation Turn" --window 1d',
+  },
 };
 
 const FLAG_HINTS: Readonly<Record<string, string>> = {
@@ -77,6 +91,8 @@ const FLAG_HINTS: Readonly<Record<string, string>> = {
   '--event': 'e.g. --event "Conversation Turn"',
   '--performed': 'e.g. --performed "Purchase >= 3"',
   '--tz': 'e.g. --tz Europe/Paris',
+  '--window': 'e.g. --window 12h, --window 1d, --window 2w',
+  '--analyse': `one of ${CONVERSATION_ANALYSES.join(', ')}`,
   '--from': 'e.g. --from 2025-03-01 --to 2025-03-31, or --last 30d (at most 1,000 bins)',
   '--to': 'e.g. --from 2025-03-01 --to 2025-03-31 (the --to day is included)',
   '--last': 'e.g. --last 30d, --last 12w, --last 6m (at most 1,000 bins)',
@@ -123,6 +139,42 @@ function buildRange(flags: ChartFlags, env: ChartEnv, base: unknown, origins: Ma
   if (flags.tz !== undefined) origins.set('range.tz', `--tz ${flags.tz}`);
   if (flags.tz !== undefined || !baseRange) range.tz = tz;
   return range;
+}
+
+const WINDOW_UNITS = { h: 'hour', d: 'day', w: 'week' } as const;
+
+/** `--window 12h` → conversionWindow; the schema checks the bounds and names the flag. */
+function conversionWindow(text: string): unknown {
+  const m = /^(\d+)([hdw])$/.exec(text.trim());
+  if (!m) throw new UsageError(`--window ${text}: expected a number and h, d or w`, FLAG_HINTS['--window']);
+  return { number: Number(m[1]), unit: WINDOW_UNITS[m[2] as keyof typeof WINDOW_UNITS] };
+}
+
+/** Fields only some charts have: the funnel's window, the sentiment intent, the analysis. */
+function chartFields(
+  chart: CliChart,
+  flags: ChartFlags,
+  base: Record<string, unknown>,
+  intentFilter: unknown,
+  origins: Map<string, string>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (flags.window !== undefined) {
+    if (chart !== 'funnel') throw notFor('--window', chart);
+    out.conversionWindow = conversionWindow(flags.window);
+    origins.set('conversionWindow', `--window ${flags.window}`);
+  }
+  if (flags.analyse !== undefined) {
+    if (chart !== 'conversations') throw notFor('--analyse', chart);
+    out.analyse = flags.analyse;
+    origins.set('analyse', `--analyse ${flags.analyse}`);
+  } else if (chart === 'conversations' && base.analyse === undefined) {
+    out.analyse = 'intentConversion';
+  }
+  if (intentFilter !== undefined) out.intentFilter = intentFilter;
+  else if (chart === 'sentiment' && base.intentFilter === undefined)
+    out.intentFilter = { intent: 'Any Intent' };
+  return out;
 }
 
 function traitGroup(text: string, flag: string): TraitGroup {
@@ -225,6 +277,7 @@ export function buildChartControls(chart: CliChart, flags: ChartFlags, env: Char
   }
   if (seq.intents.length > 0) out.shownIntents = seq.intents;
   Object.assign(out, groupings(chart, flags, origins));
+  Object.assign(out, chartFields(chart, flags, base, seq.intentFilter, origins));
 
   const required = REQUIRED[chart];
   if (required && out[required.key] === undefined) throw new UsageError(required.message, required.hint);

@@ -1,4 +1,5 @@
 import type { EventFilterInput, IntentFilterInput, PropertyFilterInput } from '../shared/chart-filters.js';
+import { type Measure, parseMeasureText } from '../shared/chart-measure.js';
 import { parsePerformed, parseWhere } from './chart-expr.js';
 import { UsageError } from './errors.js';
 
@@ -9,18 +10,28 @@ import { UsageError } from './errors.js';
  * which is what a person reading the command left to right expects.
  */
 
-export const CLI_CHARTS = ['segmentation', 'retention', 'sessions', 'users'] as const;
+export const CLI_CHARTS = [
+  'segmentation',
+  'retention',
+  'sessions',
+  'users',
+  'funnel',
+  'intents',
+  'sentiment',
+  'conversations',
+] as const;
 export type CliChart = (typeof CLI_CHARTS)[number];
 
 export interface OrderedFlag {
-  /** The flag without dashes: event, where, start-event, return-event, performed, intent. */
+  /** The flag without dashes: event, where, measure, start-event, return-event, performed, intent. */
   flag: string;
   value: string;
 }
 
 const ALL: readonly CliChart[] = CLI_CHARTS;
 const APPLIES: Readonly<Record<string, readonly CliChart[]>> = {
-  event: ['segmentation', 'sessions'],
+  event: ['segmentation', 'sessions', 'funnel'],
+  measure: ['segmentation'],
   'start-event': ['retention'],
   'return-event': ['retention'],
   performed: ALL,
@@ -35,6 +46,12 @@ export const CHART_HINTS: Readonly<Record<CliChart, string>> = {
     'retention takes --start-event and --return-event (each may be followed by --where), and --trait',
   sessions: 'sessions takes --event to keep sessions containing it, and --trait to group by a user trait',
   users: 'the users chart takes --trait <name> (the slices) and --group-by <trait>',
+  funnel:
+    'funnel takes --event per step, in order (each may be followed by --where), --window 1d, and --trait',
+  intents: 'the intents chart takes the user filters and --trait to group by a user trait',
+  sentiment:
+    'sentiment takes one --intent <name> (default "Any Intent"; --where filters its attributes) and --trait',
+  conversations: 'conversations takes --analyse <what> and --trait to group by a user trait',
 };
 
 export function notFor(flag: string, chart: CliChart): UsageError {
@@ -47,13 +64,15 @@ export interface SequenceResult {
   returnEvents: EventFilterInput[];
   performed: EventFilterInput[];
   intents: IntentFilterInput[];
+  /** The sentiment chart's one `--intent`. */
+  intentFilter?: IntentFilterInput;
   /** chartControls path → the flag occurrence that produced it, for error messages. */
   origins: Map<string, string>;
 }
 
 interface Target {
   path: string;
-  filter: { with?: PropertyFilterInput[] | undefined };
+  filter: { with?: PropertyFilterInput[] | undefined; measure?: Measure | undefined };
 }
 
 export function walkSequence(chart: CliChart, sequence: readonly OrderedFlag[]): SequenceResult {
@@ -93,6 +112,23 @@ export function walkSequence(chart: CliChart, sequence: readonly OrderedFlag[]):
       case 'event':
         target = add(result.events, { event_name: value }, `eventFilters[${result.events.length}]`, label);
         break;
+      case 'measure': {
+        if (!target?.path.startsWith('eventFilters[')) {
+          throw new UsageError(
+            `${label}: --measure measures the --event before it, and none came before`,
+            'e.g. --event "Conversation Turn" --measure p95:completion_tokens',
+          );
+        }
+        if (target.filter.measure !== undefined)
+          throw new UsageError(`${label}: this --event already has a --measure`);
+        const measure = parseMeasureText(value);
+        if (typeof measure === 'string') {
+          throw new UsageError(`${label}: ${measure}`, 'e.g. --measure sum:cost or --measure p95:runtime');
+        }
+        target.filter.measure = measure;
+        result.origins.set(`${target.path}.measure`, label);
+        break;
+      }
       case 'start-event': {
         if (result.startingEvent) {
           throw new UsageError(
@@ -122,9 +158,19 @@ export function walkSequence(chart: CliChart, sequence: readonly OrderedFlag[]):
           label,
         );
         break;
-      case 'intent':
-        target = add(result.intents, { intent: value }, `shownIntents[${result.intents.length}]`, label);
+      case 'intent': {
+        if (chart !== 'sentiment') {
+          target = add(result.intents, { intent: value }, `shownIntents[${result.intents.length}]`, label);
+          break;
+        }
+        // The sentiment chart's --intent is the intent whose conversations it splits (intentFilter).
+        if (result.intentFilter) throw new UsageError(`${label}: the sentiment chart takes one --intent`);
+        const filter: IntentFilterInput = { intent: value };
+        result.intentFilter = filter;
+        result.origins.set('intentFilter', label);
+        target = { path: 'intentFilter', filter };
         break;
+      }
     }
   }
   return result;

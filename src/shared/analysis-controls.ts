@@ -58,7 +58,9 @@ export function windowMs(w: ConversionWindow): number {
 export const FUNNEL_DESCRIPTION =
   'Funnel (ours where the OpenAPI is silent, first-touch like Mixpanel): eventFilters are the ordered ' +
   "steps. A person enters at their first step-1 event in the range (and in that step's within); " +
-  'step k counts the first matching event strictly after the step k-1 event the person reached, ' +
+  'step k counts the first matching event strictly after the step k-1 event the person reached ' +
+  '(events at one instant in the order session/conversation start, identify, the rest, conversation ' +
+  'end, session end, then by event_id, so one event never serves two steps), ' +
   'within conversionWindow of the entry and before the range end. A later step-1 event never ' +
   're-enters. count = persons reaching the step, percent = 100 x count / step-1 count. number_of, ' +
   'number_of_operator, combine_previous_operation and groupBy of a step do not apply (steps are ' +

@@ -65,6 +65,8 @@ export const chart: Action = async (ctx, args) => {
     trait: text(f.trait),
     userWhere: texts(f.userWhere),
     cohort: text(f.cohort),
+    window: text(f.window),
+    analyse: text(f.analyse),
     controls: await readControls(text(f.controls)),
   };
   const env = { now: new Date(), defaultTz: Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC' };

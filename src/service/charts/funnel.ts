@@ -5,6 +5,7 @@ import {
   funnelResponseSchema,
 } from '../../shared/analysis-responses.js';
 import type { FunnelControls } from '../../shared/chart-controls.js';
+import { EVENT_NAMES } from '../../shared/event-bodies.js';
 import { POINT_BYTES } from './budget.js';
 import { type ChartContext, intersect, span } from './context.js';
 import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
@@ -18,7 +19,7 @@ import { selectedCondition, userSelection } from './user-selection.js';
 /**
  * Funnel (first-touch, like Mixpanel; analysis-controls.ts FUNNEL_DESCRIPTION): a person enters at
  * their first step-1 event in the range; each later step is the first matching event strictly after
- * the previous step's, within the conversion window of the entry. Persons who reach step k also
+ * the previous step's (in time, then event order at one instant), within the conversion window of the entry. Persons who reach step k also
  * reached every step before it, so one `reached` index per person says it all.
  */
 
@@ -27,6 +28,20 @@ export const CHART_NAME = 'Funnel';
 /** SQL for "t is within the window after the entry t0": the range end alone bounds it when absent. */
 function windowed(q: Query, w: ConversionWindow | undefined, t: string, t0: string): string[] {
   return w ? [`epoch_ms(${t}) < epoch_ms(${t0}) + ${q.params.number(windowMs(w))}`] : [];
+}
+
+/**
+ * Events at one instant are in shared/event-order.ts's order (a conversation's start before its
+ * turns, its end after them), then by event_id: "after" is strict in (time, rank, id), so one event
+ * never serves two steps and a generated start at its first turn's instant still comes first.
+ */
+function rankSql(q: Query, event: string): string {
+  const p = q.params;
+  const names = (list: string[]) => list.map((n) => p.bind(n)).join(', ');
+  return `CASE WHEN ${event} IN (${names([EVENT_NAMES.sessionStarted, EVENT_NAMES.conversationStarted])}) THEN 0
+    WHEN ${event} IN (${names([EVENT_NAMES.userIdentified, EVENT_NAMES.userAliased])}) THEN 1
+    WHEN ${event} = ${p.bind(EVENT_NAMES.conversationEnded)} THEN 3
+    WHEN ${event} = ${p.bind(EVENT_NAMES.sessionEnded)} THEN 4 ELSE 2 END`;
 }
 
 /** CTE `reach`: person, grp, reached (0-based index of the last step the person reached). */
@@ -42,25 +57,26 @@ function funnelFacts(q: Query, ctx: ChartContext, c: FunnelControls): string {
   );
   const hits = q.cte(
     'hits',
-    `SELECT * FROM (SELECT s.person, s.ts, ${flags.join(', ')} FROM ${scan} s
+    `SELECT * FROM (SELECT s.person, s.ts, {'t': s.ts, 'r': ${rankSql(q, 's.event')}, 'id': s.event_id} AS o,
+        ${flags.join(', ')} FROM ${scan} s
        WHERE ${all(['s.person IS NOT NULL', ...selectedCondition(selected, 's.person')])})
      WHERE ${steps.map((_, i) => `h${i}`).join(' OR ')}`,
   );
   let previous = q.cte(
     'step_0',
-    `SELECT person, min(ts) AS t0, min(ts) AS t FROM ${hits} WHERE h0 GROUP BY person`,
+    `SELECT person, min(ts) AS t0, min(o) AS o FROM ${hits} WHERE h0 GROUP BY person`,
   );
   const reached = [`SELECT person, 0 AS k FROM ${previous}`];
   for (let k = 1; k < steps.length; k++) {
     const on = [
       `h.person = a.person`,
       `h.h${k}`,
-      'h.ts > a.t',
+      'h.o > a.o',
       ...windowed(q, c.conversionWindow, 'h.ts', 'a.t0'),
     ];
     previous = q.cte(
       `step_${k}`,
-      `SELECT a.person, a.t0, min(h.ts) AS t FROM ${previous} a JOIN ${hits} h ON ${all(on)} GROUP BY a.person, a.t0`,
+      `SELECT a.person, a.t0, min(h.o) AS o FROM ${previous} a JOIN ${hits} h ON ${all(on)} GROUP BY a.person, a.t0`,
     );
     reached.push(`SELECT person, ${k} AS k FROM ${previous}`);
   }

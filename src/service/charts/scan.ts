@@ -71,7 +71,8 @@ export class ScanValues {
 
 /**
  * A subquery of the project's events in `window` (and the request's scope), one row per event with
- * columns event, ts, session_id, conversation_id, properties, person and the `values` filters asked for. Filters refer to these
+ * columns event, event_id, ts, session_id, conversation_id, properties, person and the `values` filters
+ * asked for. Filters refer to these
  * columns through the alias `s`.
  */
 export function eventScan(q: Query, ctx: ChartContext, window: Window, values?: ScanValues): string {
@@ -87,7 +88,7 @@ export function eventScan(q: Query, ctx: ChartContext, window: Window, values?: 
     `e.ts < ${p.instant(window.hi)}`,
     ...scopeConditions(q, ctx, 'e'),
   ];
-  return `(SELECT e.event, e.ts, e.session_id, e.conversation_id, ${['e.properties', `${person} AS person`, ...extra].join(', ')}
+  return `(SELECT e.event, e.event_id, e.ts, e.session_id, e.conversation_id, ${['e.properties', `${person} AS person`, ...extra].join(', ')}
     FROM events e ${joins.join(' ')}
     WHERE ${where.join(' AND ')})`;
 }
