@@ -43,12 +43,14 @@ describe('live events as the JavaScript SDK reads them', () => {
     const key = await realtimeKey(t, undefined, { authorization: t.apiKey, 'x-app-id': t.projectId });
     const socket = await openSocket(sdkSocketUrl(t.url), sdkHeaders(key));
     const s = 'js-live';
-    expect((await js('start-session', { session_id: s, user_id: 'u-js', timestamp: at(0) })).status).toBe(200);
-    const turn = { session_id: s, conversation_id: 'c1', properties: { user: 'hi', assistant: 'hello' } };
-    expect((await js('conversation-turn', { ...turn, timestamp: at(10) })).status).toBe(200);
-    expect((await js('end-conversation', { session_id: s, conversation_id: 'c1', timestamp: at(20) })).status).toBe(
+    expect((await js('start-session', { session_id: s, user_id: 'u-js', timestamp: at(0) })).status).toBe(
       200,
     );
+    const turn = { session_id: s, conversation_id: 'c1', properties: { user: 'hi', assistant: 'hello' } };
+    expect((await js('conversation-turn', { ...turn, timestamp: at(10) })).status).toBe(200);
+    expect(
+      (await js('end-conversation', { session_id: s, conversation_id: 'c1', timestamp: at(20) })).status,
+    ).toBe(200);
     const refused = await js('conversation-turn', { ...turn, timestamp: at(30) });
     expect(refused.status).toBe(409);
     expect((await js('end-session', { session_id: s, timestamp: at(40) })).status).toBe(200);
@@ -70,7 +72,11 @@ describe('live events as the JavaScript SDK reads them', () => {
     const errors = socket.frames.filter((f) => f.event === 'MLError');
     expect(errors).toHaveLength(1);
     const message = errorBodySchema.parse(refused.json).message;
-    expect(errors[0]).toMatchObject({ session_id: s, app_id: t.projectId, properties: { error_message: message } });
+    expect(errors[0]).toMatchObject({
+      session_id: s,
+      app_id: t.projectId,
+      properties: { error_message: message },
+    });
     // A project-wide socket stays open after a session ends.
     expect(socket.ws.readyState).toBe(WebSocket.OPEN);
     socket.ws.close();
@@ -83,17 +89,25 @@ describe('live events as the Python SDK reads them', () => {
     const key = await realtimeKey(t, s);
     const socket = await openSocket(t.url.replace(/^http/, 'ws'), sdkHeaders(key));
     const other = 'py-other';
-    expect((await py({ type: 'start_session', session_id: s, user_id: 'u-py', timestamp: at(0) })).status).toBe(200);
-    expect((await py({ type: 'start_session', session_id: other, user_id: 'u-2', timestamp: at(0) })).status).toBe(
-      200,
-    );
+    expect(
+      (await py({ type: 'start_session', session_id: s, user_id: 'u-py', timestamp: at(0) })).status,
+    ).toBe(200);
+    expect(
+      (await py({ type: 'start_session', session_id: other, user_id: 'u-2', timestamp: at(0) })).status,
+    ).toBe(200);
     const turn = (ts: number) => ({
       type: 'track',
       event: 'Conversation Turn',
       session_id: s,
       conversation_id: 'None',
       timestamp: at(ts),
-      properties: { user: 'how much?', assistant: 'ten', model: 'gpt-4o', prompt_tokens: 10, completion_tokens: 5 },
+      properties: {
+        user: 'how much?',
+        assistant: 'ten',
+        model: 'gpt-4o',
+        prompt_tokens: 10,
+        completion_tokens: 5,
+      },
     });
     expect((await py(turn(10))).status).toBe(200);
     expect((await py({ type: 'end_session', session_id: other, timestamp: at(15) })).status).toBe(200);
@@ -111,20 +125,23 @@ describe('live events as the Python SDK reads them', () => {
     expect(socket.frames.every((f) => f.session_id === s)).toBe(true);
     const errors = socket.frames.filter((f) => f.event === 'MLError');
     expect(errors).toHaveLength(1);
-    expect(errors[0]!.properties).toMatchObject({ status: 400, error_message: expect.stringMatching(/type/) });
+    expect(errors[0]!.properties).toMatchObject({
+      status: 400,
+      error_message: expect.stringMatching(/type/),
+    });
     // The socket closed after the last stored event: Session Ended, its summary before it.
     expect(socket.frames.at(-1)).toMatchObject({ event: 'Session Ended' });
   });
 
-  it('a session_id on the socket narrows an unscoped key; one other than the key\'s is refused', async () => {
+  it("a session_id on the socket narrows an unscoped key; one other than the key's is refused", async () => {
     const key = await realtimeKey(t);
     const socket = await openSocket(`${t.url.replace(/^http/, 'ws')}/?session_id=q-live`, sdkHeaders(key));
-    expect((await py({ type: 'start_session', session_id: 'q-noise', user_id: 'u', timestamp: at(0) })).status).toBe(
-      200,
-    );
-    expect((await py({ type: 'start_session', session_id: 'q-live', user_id: 'u', timestamp: at(0) })).status).toBe(
-      200,
-    );
+    expect(
+      (await py({ type: 'start_session', session_id: 'q-noise', user_id: 'u', timestamp: at(0) })).status,
+    ).toBe(200);
+    expect(
+      (await py({ type: 'start_session', session_id: 'q-live', user_id: 'u', timestamp: at(0) })).status,
+    ).toBe(200);
     expect((await py({ type: 'end_session', session_id: 'q-live', timestamp: at(5) })).status).toBe(200);
     expect((await socket.closed).code).toBe(1000);
     expect(socket.frames.map((f) => [f.session_id, f.event])).toEqual([
@@ -132,9 +149,10 @@ describe('live events as the Python SDK reads them', () => {
       ['q-live', 'Session Ended'],
     ]);
     const scoped = await realtimeKey(t, 'q-one');
-    const wrong = await openSocket(`${t.url.replace(/^http/, 'ws')}/?session_id=q-two`, sdkHeaders(scoped)).catch(
-      (e: unknown) => e,
-    );
+    const wrong = await openSocket(
+      `${t.url.replace(/^http/, 'ws')}/?session_id=q-two`,
+      sdkHeaders(scoped),
+    ).catch((e: unknown) => e);
     expect(wrong).toBeInstanceOf(SocketRefused);
     expect((wrong as SocketRefused).status).toBe(401);
   });
@@ -162,11 +180,15 @@ describe('the socket itself', () => {
       expect(parsed.message).not.toContain(key);
     }
     // The browser form and the documented path.
-    const browser = await openSocket(`${base}/bc/v1/live-events/ws?authorization_key=${encodeURIComponent(key)}`);
+    const browser = await openSocket(
+      `${base}/bc/v1/live-events/ws?authorization_key=${encodeURIComponent(key)}`,
+    );
     browser.ws.close();
     expect((await browser.closed).code).toBe(1005);
     // realtime itself authenticates like every route.
-    expect((await t.get('/bc/v1/live-events/realtime', { authorization: '', 'x-app-id': '' })).status).toBe(401);
+    expect((await t.get('/bc/v1/live-events/realtime', { authorization: '', 'x-app-id': '' })).status).toBe(
+      401,
+    );
     expect((await t.get('/bc/v1/live-events/realtime', { authorization: 'Bearer nope' })).status).toBe(403);
   });
 
@@ -175,9 +197,9 @@ describe('the socket itself', () => {
     expect(wsUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
     const key = await realtimeKey(t, 'ws-port');
     const socket = await openSocket(wsUrl!, sdkHeaders(key));
-    expect((await py({ type: 'start_session', session_id: 'ws-port', user_id: 'u', timestamp: at(0) })).status).toBe(
-      200,
-    );
+    expect(
+      (await py({ type: 'start_session', session_id: 'ws-port', user_id: 'u', timestamp: at(0) })).status,
+    ).toBe(200);
     expect((await py({ type: 'end_session', session_id: 'ws-port', timestamp: at(1) })).status).toBe(200);
     expect((await socket.closed).code).toBe(1000);
     expect(socket.frames.map((f) => f.event)).toEqual(['Session Started', 'Session Ended']);

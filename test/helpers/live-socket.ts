@@ -39,7 +39,8 @@ export function openSocket(url: string, headers: Record<string, string> = {}): P
       const deadline = Date.now() + timeoutMs;
       while (frames.length < n) {
         if (Date.now() > deadline) throw new Error(`${frames.length} of ${n} frames arrived`);
-        if (ws.readyState === WebSocket.CLOSED) throw new Error(`closed after ${frames.length} of ${n} frames`);
+        if (ws.readyState === WebSocket.CLOSED)
+          throw new Error(`closed after ${frames.length} of ${n} frames`);
         await new Promise<void>((wake) => {
           waiters.push(wake);
           setTimeout(wake, 200);

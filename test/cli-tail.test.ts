@@ -1,0 +1,130 @@
+import type { ChildProcess } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
+import { liveFrameSchema } from '../src/shared/live-events.js';
+import { CAS_BIN, cleanEnv, startServe, stopChild } from './helpers/cli.js';
+import { spawnTracked } from './helpers/processes.js';
+import { tempDir } from './helpers/temp.js';
+
+/** `cas tail` as a user runs it beside a `cas serve` (real binary from dist, real service process). */
+
+const dir = tempDir('cas-tail-');
+afterAll(() => dir.cleanup());
+
+interface Tail {
+  child: ChildProcess;
+  lines(): string[];
+  /** Resolves once stdout holds `n` lines. */
+  waitLines(n: number, timeoutMs?: number): Promise<void>;
+  exited: Promise<number | null>;
+  stderr(): string;
+}
+
+function startTail(args: string[]): Tail {
+  const child = spawnTracked(process.execPath, [CAS_BIN, 'tail', ...args], {
+    env: cleanEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (err += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const lines = () => out.split('\n').filter((l) => l !== '');
+  return {
+    child,
+    lines,
+    exited,
+    stderr: () => err,
+    async waitLines(n, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (lines().length < n) {
+        if (Date.now() > deadline) throw new Error(`${lines().length} of ${n} lines; stderr: ${err}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+  };
+}
+
+function sender(info: { url: string; api_key: string; project_id: string }) {
+  return async (event: Record<string, unknown>) => {
+    const res = await fetch(`${info.url}/bc/v1/events/queue`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${info.api_key}`,
+        'x-app-id': info.project_id,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify(event),
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+  };
+}
+
+const frames = (t: Tail) => t.lines().map((l) => liveFrameSchema.parse(JSON.parse(l)));
+
+describe('cas tail', () => {
+  it('--session started before the session prints its events as they commit (JSONL when piped) and exits 0 after Session Ended', async () => {
+    const data = `${dir.path}/one`;
+    const { child: serve, info } = await startServe(['--data-dir', data]);
+    try {
+      const tail = startTail(['--data-dir', data, '--session', 'S']);
+      const send = sender(info);
+      await send({ type: 'start_session', session_id: 'S', user_id: 'u1' });
+      await send({ type: 'start_session', session_id: 'other', user_id: 'u2' });
+      await send({
+        type: 'track',
+        event: 'Conversation Turn',
+        session_id: 'S',
+        properties: { user: 'hi', assistant: 'hello' },
+      });
+      // Printed before the session ends: followed live, not read back at the end.
+      await tail.waitLines(3);
+      expect(tail.child.exitCode).toBeNull();
+      await send({ type: 'end_session', session_id: 'S' });
+      expect(await tail.exited, tail.stderr()).toBe(0);
+      const printed = frames(tail);
+      expect(printed.map((f) => f.event)).toEqual([
+        'Session Started',
+        'Conversation Started',
+        'Conversation Turn',
+        'Conversation Ended',
+        'Conversation Summary',
+        'Session Ended',
+      ]);
+      expect(new Set(printed.map((f) => f.session_id))).toEqual(new Set(['S']));
+      expect(new Set(printed.map((f) => f.event_id)).size).toBe(printed.length);
+    } finally {
+      await stopChild(serve);
+    }
+  });
+
+  it('follows across a restart of the service without printing an event twice', async () => {
+    const data = `${dir.path}/two`;
+    let { child: serve, info } = await startServe(['--data-dir', data]);
+    const port = new URL(info.url).port;
+    const remote = ['--endpoint', info.url, '--api-key', info.api_key, '--project', info.project_id];
+    const tail = startTail([...remote, '--json', '--retries', '20']);
+    try {
+      await sender(info)({ type: 'start_session', session_id: 'R', user_id: 'u1', event_id: 'before' });
+      await tail.waitLines(1);
+      expect(await stopChild(serve)).toBe(0);
+      ({ child: serve, info } = await startServe(['--data-dir', data, '--port', port]));
+      await sender(info)({
+        type: 'track',
+        event: 'Feedback Given',
+        session_id: 'R',
+        event_id: 'after',
+        properties: { rating: 5 },
+      });
+      await tail.waitLines(2);
+      // Give a duplicate the chance to show up (history read again after the reconnect).
+      await new Promise((r) => setTimeout(r, 500));
+      const ids = frames(tail).map((f) => f.event_id);
+      expect(ids).toEqual(['before', 'after']);
+      expect(tail.stderr()).toMatch(/reconnecting/);
+    } finally {
+      await stopChild(tail.child);
+      await stopChild(serve);
+    }
+  });
+});
