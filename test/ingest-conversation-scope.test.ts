@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../src/service/store/migrations.js';
+import { derivedSessionId } from '../src/shared/derived-session.js';
 import type { StoredEvent } from '../src/shared/events.js';
 import { at, byName, pythonClient, queue, storedEvents } from './helpers/ingest.js';
 import { startServiceOn, type TestService } from './helpers/service.js';
@@ -206,6 +207,36 @@ describe('conversation ids are scoped to their session', () => {
     // Generated ids stay unique although both conversations are "c" (each derives from its own origin).
     const ids = [...a, ...b].map((e) => e.event_id);
     expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('finds a closed conversation of the stored derived session an imported event joins', async () => {
+    const key = 'user:erin';
+    const gap = { session_key: key, session_gap_ms: 1_800_000, user_id: 'erin' };
+    const stored = derivedSessionId(key, Date.parse(at(3600, OLD_DAY)));
+    const first = await queue(t, [
+      turn(stored, 3600, { conversation_id: 'c', ...gap }, OLD_DAY),
+      {
+        type: 'track',
+        event: 'Conversation Ended',
+        session_id: stored,
+        conversation_id: 'c',
+        timestamp: at(3610, OLD_DAY),
+        ...gap,
+      },
+    ]);
+    expect(first.json).toEqual({ status: 'ok', accepted: 2, duplicates: 0 });
+    // Named by the importer from its own start, the event joins `stored` (within the gap), whose "c"
+    // is closed: it must be loaded under `stored` to be judged, not looked up under the event's name.
+    const later = turn(
+      derivedSessionId(key, Date.parse(at(3700, OLD_DAY))),
+      3700,
+      { conversation_id: 'c', ...gap },
+      OLD_DAY,
+    );
+    expect(await queue(t, [later])).toMatchObject({
+      status: 409,
+      json: { code: 'conversation_closed', issues: [{ path: '[0].conversation_id' }] },
+    });
   });
 
   it('counts one id in two sessions as two conversations in charts, read routes and drilldowns', async () => {
