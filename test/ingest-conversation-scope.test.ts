@@ -274,11 +274,17 @@ describe('conversation ids are scoped to their session', () => {
     const rows = (users.json as { rows: Array<{ id: string }> }).rows;
     expect(rows.map((r) => r.id)).toEqual(['dave']);
 
-    const listed = await t.get(
-      '/bc/v1/live-events/events?start=2025-03-09&end=2025-03-10&limit=100&conversation_id=c&session_id=scope-a',
-    );
-    expect(listed.status).toBe(200);
-    const sessions = new Set((listed.json as StoredEvent[]).map((e) => e.session_id));
-    expect([...sessions]).toEqual(['scope-a']);
+    // Read routes: conversation_id matches the id in every session; with session_id, one conversation.
+    const counts = async (scope: string) => {
+      const ranges = encodeURIComponent(JSON.stringify([{ start: '2025-03-09', end: '2025-03-10' }]));
+      const res = await t.get(
+        `/bc/v1/summary/event-counts?ranges=${ranges}&event_name=Conversation%20Turn${scope}`,
+      );
+      expect(res.status, JSON.stringify(res.json)).toBe(200);
+      return res.json;
+    };
+    expect(await counts('&conversation_id=c')).toEqual([3]);
+    expect(await counts('&conversation_id=c&session_id=scope-b')).toEqual([2]);
+    expect(await counts('&conversation_id=None')).toEqual([5]);
   });
 });
