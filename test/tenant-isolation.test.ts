@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userRecordSchema } from '../src/shared/users.js';
+import { openSocket, realtimeKey, type SdkSocket } from './helpers/live-socket.js';
 import { startTestService, type TestService } from './helpers/service.js';
 import { BODY_ROUTES } from './hostile/bodies.js';
 import { snapshot } from './hostile/harness.js';
@@ -69,6 +70,7 @@ const GETS = [
   chart('user-composition', { selectedTrait: { trait_name: 'secret' } }),
   '/bc/v1/db/retrieve_data?id=x',
   '/bc/v1/openapi.json',
+  '/bc/v1/live-events/realtime',
 ];
 
 describe('a key never reaches another organization’s project', () => {
@@ -159,5 +161,60 @@ describe.each([
     );
     const after = (await snapshot(t, A1.project, A1.key)) as { tables: { sessions: unknown } };
     expect(after.tables.sessions).toEqual((beforeA as { tables: { sessions: unknown } }).tables.sessions);
+  });
+});
+
+describe('live-event sockets (issue 17)', () => {
+  it("a socket hears only its own project's frames and refusals, even of a session id other tenants use", async () => {
+    const base = t.url.replace(/^http/, 'ws');
+    const open = async (w: Who, session?: string) =>
+      openSocket(base, { Authorization: `Bearer ${await realtimeKey(t, session, as(w))}` });
+    const tenants: Array<[Who, string]> = [
+      [A1, SECRET.A1],
+      [A2, SECRET.A2],
+      [B, SECRET.B],
+    ];
+    const project = new Map<Who, SdkSocket>();
+    const session = new Map<Who, SdkSocket>();
+    for (const [w] of tenants) {
+      project.set(w, await open(w));
+      session.set(w, await open(w, 'shared-s'));
+    }
+    try {
+      for (const [w, secret] of tenants) {
+        const event = {
+          type: 'track',
+          event: `${secret} Live`,
+          session_id: 'shared-s',
+          user_id: 'alice',
+          timestamp: ts(30),
+          properties: { secret },
+        };
+        expect((await t.post('/bc/v1/events/queue', [event], as(w))).status).toBe(200);
+        expect((await t.post('/bc/v1/events/queue', [{ ...event, type: secret }], as(w))).status).toBe(400);
+      }
+      for (const [w, secret] of tenants) {
+        for (const socket of [project.get(w)!, session.get(w)!]) {
+          const deadline = Date.now() + 10_000;
+          while (!socket.frames.some((f) => f.event === 'MLError') && Date.now() < deadline) {
+            await new Promise((r) => setTimeout(r, 50));
+          }
+          const text = JSON.stringify(socket.frames);
+          expect(text).toContain(`${secret} Live`);
+          for (const [, other] of tenants) if (other !== secret) expect(text).not.toContain(other);
+          expect(new Set(socket.frames.map((f) => f.app_id))).toEqual(new Set([w.project]));
+          expect(socket.frames.filter((f) => f.event === 'MLError')).toHaveLength(1);
+        }
+      }
+      // A key names its project: asking for another one on the socket is refused like a bad key.
+      const key = await realtimeKey(t, undefined, as(B));
+      await expect(
+        openSocket(base, { Authorization: `Bearer ${key}`, 'X-App-ID': A1.project }),
+      ).rejects.toMatchObject({
+        status: 401,
+      });
+    } finally {
+      for (const s of [...project.values(), ...session.values()]) s.ws.terminate();
+    }
   });
 });
