@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openRaw } from '../helpers/raw-http.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { BODY_ROUTES, bodyCases, queueCases } from './bodies.js';
-import { expectRefusal, type HostileCase, send, snapshot } from './harness.js';
+import { expectOneLine, expectRefusal, type HostileCase, send, snapshot } from './harness.js';
 import { chartCases, RANGE, readCases } from './queries.js';
 
 /**
@@ -134,6 +135,88 @@ describe('hostile text in valid reads is data', () => {
     const res = await t.get(path);
     expect(res.status, JSON.stringify(res.json).slice(0, 300)).toBe(200);
     check(res.json);
+  });
+});
+
+/** Upgrade requests a websocket library would not send: each gets our 4xx error body, no socket. */
+const UPGRADES: Array<[string, string, number]> = [
+  [
+    'no key',
+    'GET / HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n',
+    401,
+  ],
+  [
+    'forged key',
+    'GET /?authorization_key=lv1.eyJ2IjoxfQ.AAAA HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n',
+    401,
+  ],
+  [
+    'the API key as a socket key',
+    'GET /bc/v1/live-events/ws HTTP/1.1\r\nAuthorization: Bearer test-key\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n',
+    401,
+  ],
+  [
+    'a 10 KB key',
+    `GET / HTTP/1.1\r\nAuthorization: Bearer lv1.${'A'.repeat(10_000)}.x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n`,
+    401,
+  ],
+  [
+    'bad Sec-WebSocket-Key',
+    'GET / HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: short\r\n',
+    400,
+  ],
+  [
+    'no Sec-WebSocket-Key',
+    'GET / HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n',
+    400,
+  ],
+  [
+    'old protocol version',
+    'GET / HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 8\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n',
+    426,
+  ],
+  [
+    'POST upgrade',
+    'POST / HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nContent-Length: 0\r\n',
+    405,
+  ],
+  [
+    'upgrade at a route path',
+    'GET /bc/v1/events/queue HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n',
+    404,
+  ],
+  [
+    'dot segments',
+    'GET /bc/v1/live-events/../../../ws HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n',
+    404,
+  ],
+  [
+    'h2c upgrade with a body',
+    'POST /bc/v1/events/queue HTTP/1.1\r\nUpgrade: h2c\r\nConnection: Upgrade\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n[]',
+    400,
+  ],
+  [
+    'h2c upgrade of a read, served as HTTP',
+    'GET /bc/v1/agg/event-names HTTP/1.1\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n',
+    401,
+  ],
+];
+
+describe('hostile websocket upgrades are refused with our error body', () => {
+  it.each(UPGRADES)('%s', async (_name, head, status) => {
+    const raw = await openRaw(t.url);
+    const withHost = head.replace('HTTP/1.1\r\n', 'HTTP/1.1\r\nHost: x\r\n');
+    await raw.write(head.includes('\r\n\r\n') ? withHost : `${withHost}\r\n`);
+    const outcome = await raw.ended;
+    raw.socket.destroy();
+    expect(outcome.status, outcome.text).toBe(status);
+    const body = JSON.parse(outcome.text.slice(outcome.text.indexOf('\r\n\r\n') + 4)) as {
+      status: number;
+      message: string;
+    };
+    expect(body.status).toBe(status);
+    expectOneLine(body.message);
+    expect(outcome.text).not.toMatch(/101 Switching/);
   });
 });
 

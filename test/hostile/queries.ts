@@ -133,6 +133,12 @@ export function readCases(): HostileCase[] {
       headers: { 'x-app-id': 'other-org-project' },
       status: 403,
     }),
+    get(`/bc/v1/live-events/realtime?session_id=${'s'.repeat(101)}`, 'realtime: session_id of 101 chars'),
+    get('/bc/v1/live-events/realtime', 'realtime: foreign project', {
+      headers: { 'x-app-id': 'other-org-project' },
+      status: 403,
+    }),
+    get('/bc/v1/live-events/realtime', 'realtime: no key', { headers: { authorization: '' }, status: 401 }),
     get(`${COUNTS}`, 'no ranges'),
     get(`${COUNTS}?ranges=not-json`, 'ranges not JSON'),
     get(ranges([]), 'empty ranges'),
