@@ -238,3 +238,34 @@ describe('the socket itself', () => {
     expect(health.status).toBe(200);
   });
 });
+
+describe('the embedded service (a worker thread serving loopback HTTP)', () => {
+  it('accepts sockets too, and closing it with a socket open says 1001 to the reader', async () => {
+    // The built package: the worker entry is a built file beside embedded.js (npm test builds first).
+    const { startEmbeddedService } = (await import(
+      '../dist/service/embedded.js' as string
+    )) as typeof import('../src/service/embedded.js');
+    const data = tempDir('cas-live-embedded-');
+    const embedded = await startEmbeddedService({ dataDir: data.path, log: () => undefined });
+    try {
+      expect(embedded.where).toBe('thread');
+      const headers = { authorization: `Bearer ${embedded.apiKey}`, 'x-app-id': embedded.projectId };
+      const res = await fetch(`${embedded.url}/bc/v1/live-events/realtime`, { headers });
+      const { authorization_key: key } = (await res.json()) as { authorization_key: string };
+      const socket = await openSocket(embedded.url.replace(/^http/, 'ws'), sdkHeaders(key));
+      const sent = await fetch(`${embedded.url}/bc/v1/events/queue`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'start_session', session_id: 'emb', user_id: 'u', timestamp: at(0) }),
+      });
+      expect(sent.status).toBe(200);
+      await socket.frameCount(1);
+      expect(socket.frames[0]).toMatchObject({ event: 'Session Started', session_id: 'emb' });
+      await embedded.close();
+      expect((await socket.closed).code).toBe(1001);
+    } finally {
+      await embedded.close();
+      data.cleanup();
+    }
+  });
+});
