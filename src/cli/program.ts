@@ -1,6 +1,7 @@
 import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 import { VERSION } from '../shared/version.js';
 import type { GlobalFlags } from './config.js';
+import { addDiscoveryCommands } from './program-discovery.js';
 import { addServeLimitOptions } from './serve-limits.js';
 import { addServeReadOptions } from './serve-read-options.js';
 
@@ -395,5 +396,6 @@ file:line: reason. Ctrl-C or SIGTERM: the checkpoint is saved, exit 130.
       run('tail', command.optsWithGlobals(), []),
     );
 
+  addDiscoveryCommands(program, run);
   return program;
 }

@@ -1,0 +1,128 @@
+import { HttpError } from '../client/errors.js';
+import type { Client } from '../client/http-client.js';
+import {
+  createCohort,
+  deleteCohort,
+  evaluateCohort,
+  getCohortById,
+  getCohortByName,
+  listCohorts,
+} from '../client/routes.js';
+import { type CohortBodyInput, type CohortRecord, cohortBodySchema } from '../shared/cohorts.js';
+import { formatPath } from '../shared/errors.js';
+import type { UserRecord } from '../shared/users.js';
+import { parseWhere } from './chart-expr.js';
+import { type OrderedFlag, walkSequence } from './chart-sequence.js';
+import { UsageError } from './errors.js';
+import { wholeNumber } from './users.js';
+
+/**
+ * `cas cohorts list|create|show|delete`. `create` reads the flags `cas chart` reads for its user
+ * filter, with the same parsers: `--user-where` (one trait term holding every condition),
+ * `--performed` (an event term each, a `--where` after it filtering that event), `--intent`, and
+ * `--cohort` (another cohort). Terms combine with AND, as a chart's user filter does, so
+ * `--cohort <name>` on a chart selects exactly the users those flags select inline; `--any` makes it OR.
+ */
+
+export interface CohortCreateOptions {
+  name: string;
+  description?: string | undefined;
+  userWhere?: readonly string[] | undefined;
+  /** `--performed`, `--where`, `--intent` in command-line order. */
+  sequence?: readonly OrderedFlag[] | undefined;
+  cohort?: readonly string[] | undefined;
+  any?: boolean | undefined;
+}
+
+export function cohortBody(options: CohortCreateOptions): CohortBodyInput {
+  const seq = walkSequence('users', options.sequence ?? []);
+  const operator = options.any === true ? 'or' : 'and';
+  const terms: CohortBodyInput['terms'] = [];
+  const userWhere = (options.userWhere ?? []).map((text) => parseWhere(text, '--user-where'));
+  if (userWhere.length > 0) terms.push({ operator, termFilter: { type: 'trait', with: userWhere } });
+  for (const performed of seq.performed) {
+    const { event_name, with: where, number_of, number_of_operator } = performed;
+    terms.push({
+      operator,
+      termFilter: {
+        type: 'event',
+        event_name,
+        ...(where ? { with: where } : {}),
+        ...(number_of !== undefined ? { number_of } : {}),
+        ...(number_of_operator !== undefined ? { number_of_operator } : {}),
+      },
+    });
+  }
+  for (const intent of seq.intents) {
+    terms.push({
+      operator,
+      termFilter: { type: 'intent', intent: intent.intent, ...(intent.with ? { with: intent.with } : {}) },
+    });
+  }
+  for (const name of options.cohort ?? []) terms.push({ operator, termFilter: { type: 'cohort', name } });
+  if (terms.length === 0) {
+    throw new UsageError(
+      'a cohort needs at least one of --user-where, --performed, --intent or --cohort',
+      'e.g. cas cohorts create "Big teams" --user-where "seats >= 5"',
+    );
+  }
+  const body: CohortBodyInput = {
+    name: options.name,
+    ...(options.description !== undefined ? { description: options.description } : {}),
+    terms,
+  };
+  const parsed = cohortBodySchema.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = formatPath(issue?.path ?? []);
+    throw new UsageError(`cohort ${path || 'body'}: ${issue?.message ?? 'invalid'}`);
+  }
+  return body;
+}
+
+export async function runCohortCreate(
+  options: CohortCreateOptions,
+  deps: { client: Client },
+): Promise<CohortRecord> {
+  return createCohort(deps.client, cohortBody(options));
+}
+
+export async function runCohortList(_options: unknown, deps: { client: Client }): Promise<CohortRecord[]> {
+  return listCohorts(deps.client);
+}
+
+/** A cohort by name, else by id (names are what people type; ids what scripts keep). */
+export async function findCohort(client: Client, nameOrId: string): Promise<CohortRecord> {
+  try {
+    return await getCohortByName(client, nameOrId);
+  } catch (error) {
+    if (!(error instanceof HttpError && error.status === 404)) throw error;
+  }
+  return getCohortById(client, nameOrId);
+}
+
+export interface CohortShow {
+  cohort: CohortRecord;
+  /** The first members (`--members n`); `members_shown < members_limit` means that is all of them. */
+  members: UserRecord[];
+  members_limit: number;
+}
+
+export async function runCohortShow(
+  options: { cohort: string; members?: string | undefined },
+  deps: { client: Client },
+): Promise<CohortShow> {
+  const limit = wholeNumber(options.members, '--members', 20, 100_000);
+  const cohort = await findCohort(deps.client, options.cohort);
+  const members = limit === 0 ? [] : await evaluateCohort(deps.client, cohort.cohort_id, { limit });
+  return { cohort, members, members_limit: limit };
+}
+
+export async function runCohortDelete(
+  options: { cohort: string },
+  deps: { client: Client },
+): Promise<{ deleted: string; cohort_id: string }> {
+  const cohort = await findCohort(deps.client, options.cohort);
+  await deleteCohort(deps.client, cohort.cohort_id);
+  return { deleted: cohort.name, cohort_id: cohort.cohort_id };
+}

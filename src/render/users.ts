@@ -1,0 +1,57 @@
+import type { UserDetails, UserList } from '../shared/users-api.js';
+import { type ListingOptions, renderListing } from './listing.js';
+import { keyValueTable, type OutputFormat } from './output.js';
+
+/** `cas users list` (one row per user, traits as `key=value`) and `cas users show` (record + sessions). */
+
+function traitsText(traits: Record<string, string | number | boolean>): string {
+  return Object.entries(traits)
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .join(', ');
+}
+
+export function renderUserList(list: UserList, format: OutputFormat, options: ListingOptions): string {
+  const shown = list.users.length;
+  return renderListing(
+    list,
+    {
+      columns: ['id', 'user_id', 'created_at', 'aliases', 'traits'],
+      rows: list.users.map((u) => [
+        u.id,
+        u.user_id,
+        u.created_at,
+        u.aliases.join(', '),
+        traitsText(u.traits),
+      ]),
+      empty: 'no users',
+      note:
+        shown < list.total
+          ? `${shown} of ${list.total} users (--limit, --offset for more)`
+          : `${list.total} users`,
+    },
+    format,
+    options,
+  );
+}
+
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+
+export function renderUserShow(user: UserDetails, format: OutputFormat, options: ListingOptions): string {
+  const sessions = {
+    columns: ['session_id', 'started_at', 'ended_at', 'duration', 'events'],
+    rows: user.sessions.map((s) => [
+      s.session_id,
+      s.started_at,
+      s.ended_at,
+      seconds(s.duration),
+      s.events.length,
+    ]),
+    empty: 'no sessions',
+  };
+  if (format !== 'table') {
+    // CSV / JSONL: one row per session (the record's own fields are in --json).
+    return renderListing(user, sessions, format, options);
+  }
+  const { sessions: _sessions, ...record } = user;
+  return `${keyValueTable(record, options)}${renderListing(user, sessions, format, options)}`;
+}
