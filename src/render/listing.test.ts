@@ -1,0 +1,174 @@
+import { parse } from 'csv-parse/sync';
+import { describe, expect, it } from 'vitest';
+import type { ConfigReport } from '../commands/config-report.js';
+import { renderNewKey } from './admin.js';
+import { renderConfigReport } from './config-report.js';
+import { renderEvents, renderProperties } from './events.js';
+import { renderListing } from './listing.js';
+import { renderUserList } from './users.js';
+
+const opts = { color: false };
+
+describe('renderListing', () => {
+  const data = { rows: 2 };
+  const listing = {
+    columns: ['name', 'n'],
+    rows: [
+      ['a\u001b]0;x\u0007', 1],
+      ['=cmd', null],
+    ],
+    note: '2 things',
+  };
+
+  it('draws a table with stored text escaped, empty cells as -', () => {
+    const table = renderListing(data, listing, 'table', opts);
+    expect(table).not.toContain('\u001b');
+    expect(table).toContain('a\\x1b]0;x\\x07');
+    expect(table).toMatch(/│ =cmd\s+│ - │/);
+    expect(table.trimEnd().endsWith('2 things')).toBe(true);
+  });
+
+  it('CSV guards formulas and keeps empty cells empty; JSONL is one object per row; JSON is the data', () => {
+    expect(parse(renderListing(data, listing, 'csv', opts))).toEqual([
+      ['name', 'n'],
+      ['a\u001b]0;x\u0007', '1'],
+      ["'=cmd", ''],
+    ]);
+    const lines = renderListing(data, listing, 'jsonl', opts)
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines).toEqual([
+      { name: 'a\u001b]0;x\u0007', n: 1 },
+      { name: '=cmd', n: null },
+    ]);
+    expect(JSON.parse(renderListing(data, listing, 'json', opts))).toEqual(data);
+  });
+
+  it('says the empty text instead of an empty table', () => {
+    expect(renderListing([], { columns: ['a'], rows: [], empty: 'no events' }, 'table', opts)).toBe(
+      'no events\n',
+    );
+  });
+});
+
+describe('discovery renderers', () => {
+  it('events: counts, days of the first and last row, and a total', () => {
+    const text = renderEvents(
+      {
+        events: [
+          {
+            event: 'Turn',
+            count: 3,
+            users: 2,
+            first: '2025-01-02T10:00:00.000Z',
+            last: '2025-01-05T10:00:00.000Z',
+          },
+          {
+            event: 'Buy',
+            count: 1,
+            users: 1,
+            first: '2025-01-03T00:00:00.000Z',
+            last: '2025-01-03T00:00:00.000Z',
+          },
+        ],
+      },
+      'table',
+      opts,
+    );
+    expect(text).toMatch(/│ Turn\s+│ 3\s+│ 2\s+│ 2025-01-02 │ 2025-01-05 │/);
+    expect(text).toContain('2 event names, 4 events');
+  });
+
+  it('properties: types and top values with counts; long values cut in tables only', () => {
+    const long = 'x'.repeat(50);
+    const result = {
+      event: 'Turn',
+      properties: [
+        {
+          property: 'model',
+          count: 3,
+          types: ['string'],
+          distinct: 2,
+          top: [
+            { value: 'gpt', count: 2 },
+            { value: long, count: 1 },
+          ],
+        },
+      ],
+    };
+    expect(renderProperties(result, 'table', opts)).toMatch(/gpt \(2\), x{31}… \(1\)/);
+    expect(parse(renderProperties(result, 'csv', opts))[1]).toEqual([
+      'model',
+      '3',
+      'string',
+      '2',
+      `gpt (2), ${long} (1)`,
+    ]);
+  });
+
+  it('users: says how many are shown of how many', () => {
+    const text = renderUserList(
+      {
+        users: [
+          {
+            id: 'u1',
+            user_id: 'u_1',
+            aliases: ['a'],
+            created_at: '2025-01-01T00:00:00.000Z',
+            traits: { plan: 'pro' },
+          },
+        ],
+        total: 5,
+      },
+      'table',
+      opts,
+    );
+    expect(text).toContain('plan=pro');
+    expect(text).toContain('1 of 5 users');
+  });
+});
+
+describe('secrets', () => {
+  it('a new key shows its secret in every format', () => {
+    const key = {
+      organization_id: 'o',
+      apikey: 'SECRET-abc',
+      key_id: 'key_1',
+      created_at: '2025-01-01T00:00:00.000Z',
+      label: 'ci',
+      current: false,
+    };
+    for (const format of ['table', 'json', 'jsonl', 'csv'] as const) {
+      expect(renderNewKey(key, format, opts)).toContain('SECRET-abc');
+    }
+  });
+
+  it('config never has a key to show', () => {
+    const report: ConfigReport = {
+      mode: 'remote',
+      endpoint: { value: 'https://x', from: 'flag --endpoint', source: { kind: 'flag', name: '--endpoint' } },
+      project: { value: 'p', from: 'env CAS_PROJECT_ID', source: { kind: 'env', name: 'CAS_PROJECT_ID' } },
+      api_key: {
+        set: true,
+        from: 'env CAS_API_KEY; never shown',
+        source: { kind: 'env', name: 'CAS_API_KEY' },
+      },
+      data_dir: { value: '/d', from: 'default (x)', source: { kind: 'default', name: 'x' } },
+      profile: {
+        value: 'default',
+        from: 'default (x)',
+        source: { kind: 'default', name: 'x' },
+        in_config_file: false,
+      },
+      config_file: '/c',
+    };
+    const table = renderConfigReport(report, 'table', opts);
+    expect(table).toMatch(/│ api key\s+│ \(set\)\s+│ env CAS_API_KEY; never shown/);
+    expect(parse(renderConfigReport(report, 'csv', opts))[1]).toEqual([
+      'endpoint',
+      'https://x',
+      'flag --endpoint',
+    ]);
+  });
+});
