@@ -1,7 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { liveFrameSchema } from '../src/shared/live-events.js';
-import { CAS_BIN, cleanEnv, startServe, stopChild } from './helpers/cli.js';
+import { CAS_BIN, cleanEnv, runCli, startServe, stopChild } from './helpers/cli.js';
 import { spawnTracked } from './helpers/processes.js';
 import { tempDir } from './helpers/temp.js';
 
@@ -125,6 +126,26 @@ describe('cas tail', () => {
     } finally {
       await stopChild(tail.child);
       await stopChild(serve);
+    }
+  });
+});
+
+describe('cas serve --ws-port', () => {
+  it('a port already in use exits 2 naming --ws-port', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const res = await runCli(
+        ['serve', '--data-dir', `${dir.path}/ws`, '--port', '0', '--ws-port', String(port)],
+        {
+          timeoutMs: 30_000,
+        },
+      );
+      expect(res.code, res.stderr).toBe(2);
+      expect(res.stderr).toContain(`--ws-port ${port}: already in use`);
+    } finally {
+      taken.close();
     }
   });
 });

@@ -62,13 +62,14 @@ function readIntents(path: string): { value: unknown; source: string } {
 
 /** A --host or --port that cannot be listened on is the caller's to change: a usage error naming it. */
 function listenUsageError(error: unknown, options: ServeOptions): UsageError | undefined {
+  // The live-events listener (service/live/install.ts) marks its own failures.
+  const ws = (error as { wsPort?: unknown } | undefined)?.wsPort === true;
+  const port = ws ? `--ws-port ${options.wsPort}` : `--port ${options.port}`;
   switch ((error as NodeJS.ErrnoException | undefined)?.code) {
     case 'EADDRINUSE':
-      return new UsageError(`--port ${options.port}: already in use on ${options.host}; 0 picks a free port`);
+      return new UsageError(`${port}: already in use on ${options.host}; 0 picks a free port`);
     case 'EACCES':
-      return new UsageError(
-        `--port ${options.port}: not allowed for this user (ports below 1024 need privileges)`,
-      );
+      return new UsageError(`${port}: not allowed for this user (ports below 1024 need privileges)`);
     case 'EADDRNOTAVAIL':
     case 'ENOTFOUND':
     case 'EAI_AGAIN':

@@ -78,11 +78,9 @@ export function liveEvents(options: {
       guardConnections(server, serviceLimits);
       sockets.attach(server, false);
       await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(port, host, () => {
-          server.off('error', reject);
-          resolve();
-        });
+        // Marked, so `cas serve` names --ws-port (not --port) when the port is taken.
+        server.once('error', (error) => reject(Object.assign(error, { wsPort: true })));
+        server.listen(port, host, () => resolve());
       });
       extra.push(server);
       const bound = (server.address() as AddressInfo).port;
