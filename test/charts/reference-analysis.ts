@@ -39,7 +39,8 @@ function withIds(w: World, data: SeedData): Ev[] {
       e.properties ?? null,
     ]);
   const ids = new Map<string, string[]>();
-  (data.events ?? []).forEach((e, i) => ids.set(key(e), [...(ids.get(key(e)) ?? []), `ev-${i}`]));
+  for (const [i, e] of (data.events ?? []).entries())
+    ids.set(key(e), [...(ids.get(key(e)) ?? []), `ev-${i}`]);
   const used = new Map<string, number>();
   return w.events.map((e) => {
     const n = used.get(key(e)) ?? 0;
