@@ -190,6 +190,8 @@ export function buildProgram(run: ActionRunner): Command {
         'gzip -dc export.jsonl.gz | cas import - --format jsonl --kind turn --dry-run --json | head',
         'cas import ../shared/data/bitext-customer-support-4514.csv --kind turn --map user=instruction --map assistant=response --set user_id=bitext-{line}',
         'cas import ../shared/data/arena-hard-v0.1-gpt-4-0613.jsonl --kind turn --map user=messages.0.content --map assistant=messages.1.content.answer --map timestamp=tstamp --set user_id=arena',
+        'cas import fixtures/exports/chatgpt-conversations.json --preset chatgpt --set user_id=me',
+        'cas import fixtures/exports/otlp-traces.json fixtures/exports/anthropic.jsonl',
       ]) +
         `
 Records: CSV with a header row, or one JSON object per line. Columns timestamp, session_id,
@@ -199,6 +201,12 @@ event: event (the name); identify: id, device_id; alias: id, previous_id. Other 
 properties (traits for identify); prop.<name> / trait.<name> force the target. Timestamps: ISO 8601,
 epoch seconds or milliseconds; naive times are read in --tz. A record without a timestamp is sent
 without one (the service stamps it on arrival).
+
+Presets read what LLM apps produce, as it is: chatgpt and claude (data exports, conversations.json),
+openai-chat (Chat Completions and Batch API logs), openai-responses, anthropic (Messages API logs),
+otlp (OTLP/JSON traces with GenAI attributes). Without --preset, --kind, --map and --mapping, a JSON
+file whose first record is plainly one of them is read by its preset. With a preset, --set takes
+only user_id and device_id (the user of formats that name none).
 
 Order does not matter: the whole input is read and sorted (spilling to <data dir>/imports/ when
 large) before anything is sent, so any order of rows and files gives the same events. Users and

@@ -153,6 +153,22 @@ describe('chatgpt preset', () => {
     expect(withUser.events.map((e) => e.session_id)).toEqual(['conv-a', 'conv-a', 'conv-b', 'conv-b']);
   });
 
+  it('dates a message without create_time by its conversation, never by the import', async () => {
+    const untimed = {
+      id: 'conv-c',
+      create_time: T,
+      current_node: 'a',
+      mapping: {
+        u: node('u', null, ['a'], msg('u', 'user', null, text('Hi'))),
+        a: node('a', 'u', [], msg('a', 'assistant', null, text('Hello'))),
+      },
+    };
+    const { events } = await mapPresetFiles(dir.path, 'chatgpt', { 'c.json': JSON.stringify([untimed]) }, [
+      'user_id=me',
+    ]);
+    expect(events.map((e) => e.timestamp)).toEqual([iso(T)]);
+  });
+
   it('stops walking at a cycle or a missing parent', () => {
     const mapping = { a: { parent: 'b' }, b: { parent: 'a' } };
     expect(activeBranch(mapping, 'a').map((n) => n.id)).toEqual(['b', 'a']);

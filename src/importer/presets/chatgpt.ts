@@ -70,14 +70,19 @@ function mapConversation(value: unknown): PresetItem[] {
     | undefined;
   let calls: Call[] = [];
   const flush = (): void => {
-    for (const call of calls) out.push({ ok: true, record: functionRecord(call, base) });
+    for (const call of calls)
+      out.push({
+        ok: true,
+        record: functionRecord(call, base, secondsMs(c.create_time)),
+      });
     calls = [];
     if (user || reply) {
       const at = reply?.at ?? user?.at ?? '';
       const record: PresetRecord = {
         kind: 'turn',
         at,
-        ms: reply?.ms ?? user?.ms,
+        // A message without create_time takes its conversation's, never the time of the import.
+        ms: reply?.ms ?? user?.ms ?? secondsMs(c.create_time),
         ...base,
         properties: {
           user: user?.text ?? '',
@@ -142,13 +147,17 @@ function mapConversation(value: unknown): PresetItem[] {
   return out;
 }
 
-function functionRecord(call: Call, base: { session: string; conversation: string }): PresetRecord {
+function functionRecord(
+  call: Call,
+  base: { session: string; conversation: string },
+  fallbackMs: number | undefined,
+): PresetRecord {
   const runtime =
     call.ms !== undefined && call.end !== undefined && call.end >= call.ms ? call.end - call.ms : undefined;
   return {
     kind: 'function',
     at: call.at,
-    ms: call.ms,
+    ms: call.ms ?? fallbackMs,
     ...base,
     properties: { name: call.name, args: call.args, result: call.result, runtime, call_id: call.id },
     raw: call.raw,

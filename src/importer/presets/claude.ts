@@ -48,7 +48,7 @@ function mapConversation(value: unknown): PresetItem[] {
       const record: PresetRecord = {
         kind: 'turn',
         at: reply?.at ?? user?.at ?? '',
-        ms: reply?.ms ?? user?.ms,
+        ms: reply?.ms ?? user?.ms ?? isoMs(c.created_at),
         ...base,
         properties: {
           user: user?.text ?? '',
