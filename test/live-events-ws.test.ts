@@ -19,7 +19,7 @@ let dir: ReturnType<typeof tempDir>;
 beforeAll(async () => {
   dir = tempDir();
   // A small socket buffer so the slow reader below is cut after little data; --ws-port on a free port.
-  t = await startServiceOn(dir.path, { wsPort: 0, live: { bufferBytes: 256 * 1024 } });
+  t = await startServiceOn(dir.path, { wsPort: 0, live: { bufferBytes: 512 * 1024 } });
 });
 afterAll(async () => {
   await t.stop();
@@ -208,11 +208,31 @@ describe('the socket itself', () => {
     expect(errorBodySchema.parse(await plain.json()).code).toBe('not_found');
   });
 
+  it('a reader that keeps up takes a commit larger than its buffer in stride', async () => {
+    const key = await realtimeKey(t, 'burst');
+    const socket = await openSocket(t.url.replace(/^http/, 'ws'), sdkHeaders(key));
+    const text = 'y'.repeat(1_000);
+    const events = Array.from({ length: 1_100 }, (_, i) => ({
+      type: 'track',
+      event: 'Burst',
+      session_id: 'burst',
+      user_id: 'u-burst',
+      timestamp: at(i),
+      properties: { text },
+    }));
+    expect((await t.post('/bc/v1/events/queue', events)).status).toBe(200);
+    // Session Started, then 1,100 frames of about 1.2 KB: more than the 512 KiB a socket may have waiting.
+    await socket.frameCount(1_101);
+    expect(socket.frames.slice(1).map((f) => f.timestamp)).toEqual(events.map((e) => e.timestamp));
+    expect(socket.ws.readyState).toBe(WebSocket.OPEN);
+    socket.ws.close();
+  });
+
   it('a reader that stops reading is closed (1013) once its buffer is full; the service stays healthy', async () => {
     const key = await realtimeKey(t);
     const socket = await openSocket(t.url.replace(/^http/, 'ws'), sdkHeaders(key));
     const before = t.service.liveSockets();
-    // Stop reading: the kernel's buffers fill, then the service's own, bounded at 256 KiB here.
+    // Stop reading: the kernel's buffers fill, then the service's own, bounded at 512 KiB here.
     (socket.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
     const big = 'x'.repeat(200_000);
     let sent = 0;

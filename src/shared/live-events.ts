@@ -52,11 +52,21 @@ export function mlErrorMessage(frame: LiveFrame): string {
 
 /** What bounds the service's live sockets (ServiceOptions.live). */
 export interface LiveLimits {
-  /** Bytes one socket may leave unread before it is closed (1013); one larger frame still goes to an idle reader. */
+  /** Bytes of frames one socket may have waiting before it is closed (1013); one larger frame still goes to an idle reader. */
   bufferBytes: number;
+  /** Bytes waiting for all sockets together (frames shared by sockets counted for each); beyond it the socket a frame is for is closed. */
+  queuedBytes: number;
   /** Sockets one organization may hold open (429 beyond). */
   socketsPerOrganization: number;
 }
 
-/** Worst case held for slow readers: 50 sockets x 2 MiB (plus one frame each) per organization. */
-export const LIVE_LIMITS: LiveLimits = { bufferBytes: 2 * 1024 * 1024, socketsPerOrganization: 50 };
+/**
+ * A commit of thousands of rows reaches a reader that keeps up (frames wait, shared, while 1 MiB is
+ * on its way); one that stays behind by 16 MiB is closed. All waiting frames together stay within
+ * 128 MiB, whatever the number of sockets.
+ */
+export const LIVE_LIMITS: LiveLimits = {
+  bufferBytes: 16 * 1024 * 1024,
+  queuedBytes: 128 * 1024 * 1024,
+  socketsPerOrganization: 50,
+};

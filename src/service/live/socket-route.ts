@@ -5,14 +5,16 @@ import type { ErrorBody, ErrorCode } from '../../shared/errors.js';
 import { LIMITS } from '../../shared/limits.js';
 import { LIVE_CLOSE, LIVE_SOCKET_PATH, REALTIME_PATH } from '../../shared/live-events.js';
 import type { LiveHub } from './hub.js';
-import { SocketSubscriber } from './subscriber.js';
+import { QueueBudget, SocketSubscriber } from './subscriber.js';
 import type { LiveScope, LiveTokens } from './token.js';
 
 export interface LiveSocketOptions {
   hub: LiveHub;
   tokens: LiveTokens;
-  /** Bytes a socket may leave unread before it is closed (1013). */
+  /** Bytes of frames a socket may have waiting before it is closed (1013). */
   bufferBytes: number;
+  /** Bytes waiting for all sockets together. */
+  queuedBytes: number;
   /** Open sockets one organization may hold. */
   socketsPerOrganization: number;
   log: (line: string) => void;
@@ -126,6 +128,7 @@ export function liveSockets(options: LiveSocketOptions): LiveSockets {
   // Clients send nothing the service reads: a tiny payload limit makes sending a way to be closed.
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024, perMessageDeflate: false });
   const alive = new WeakMap<object, boolean>();
+  const budget = new QueueBudget(options.queuedBytes);
   const ping = setInterval(() => {
     for (const ws of wss.clients) {
       if (alive.get(ws) === false) ws.terminate();
@@ -168,7 +171,7 @@ export function liveSockets(options: LiveSocketOptions): LiveSockets {
         // Anything a client sends is ignored (frames over maxPayload close the socket, 1009).
         ws.on('message', () => undefined);
         let remove: () => void = () => undefined;
-        const subscriber = new SocketSubscriber(scope, ws, options.bufferBytes, () => remove());
+        const subscriber = new SocketSubscriber(scope, ws, options.bufferBytes, budget, () => remove());
         remove = options.hub.add(subscriber);
       });
     } catch (error) {
