@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,12 +36,12 @@ interface AppOutput {
   closedError: string;
 }
 
-function runApp(
-  script: string,
-  env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
+type Run = { code: number | null; stdout: string; stderr: string };
+
+/** A child process in the app's directory (tracked, so it dies with this file whatever happens). */
+function run(args: string[], env: Record<string, string>): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawnTracked(process.execPath, ['--import', TRACE_HOOK, script], {
+    const child = spawnTracked(process.execPath, args, {
       cwd: join(dir.path, 'app'),
       env: cleanEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -55,10 +55,16 @@ function runApp(
   });
 }
 
+const runApp = (script: string, env: Record<string, string>) => run(['--import', TRACE_HOOK, script], env);
+
 const remote = () => ({ CAS_ENDPOINT: svc.url, CAS_API_KEY: svc.apiKey, CAS_PROJECT_ID: svc.projectId });
 
 let out: AppOutput;
 let loaded: string[];
+/** The other runs, started beside the main one (each is a process of its own: wall time matters). */
+let exitRun: Promise<Run>;
+let embeddedRun: Promise<Run>;
+let typesRun: Promise<Run>;
 
 beforeAll(async () => {
   svc = await startTestService();
@@ -68,13 +74,41 @@ beforeAll(async () => {
   for (const name of ['library-app.mjs', 'library-app-embedded.mjs', 'library-app-exit.mjs']) {
     copyFileSync(join(ROOT, 'test/support', name), join(app, name));
   }
+  copyFileSync(join(ROOT, 'test/support/library-app-types.ts'), join(app, 'types.ts'));
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ type: 'module', private: true }));
+  writeFileSync(
+    join(app, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        target: 'ES2022',
+        strict: true,
+        exactOptionalPropertyTypes: true,
+        noEmit: true,
+        types: [],
+        // The package's declarations themselves are checked too, as a strict app would.
+        skipLibCheck: false,
+      },
+      files: ['types.ts'],
+    }),
+  );
   const trace = join(dir.path, 'loads.txt');
-  const result = await runApp('library-app.mjs', {
+  const main = runApp('library-app.mjs', {
     ...remote(),
     CAS_TRACE_FILE: trace,
     XDG_DATA_HOME: join(dir.path, 'data-home'),
     LIBRARY_APP_LIVE: LIVE ? '1' : '0',
   });
+  exitRun = runApp('library-app-exit.mjs', { ...remote(), CAS_TRACE_FILE: join(dir.path, 'exit.txt') });
+  embeddedRun = runApp('library-app-embedded.mjs', {
+    CAS_DATA_DIR: join(dir.path, 'embedded-data'),
+    CAS_TRACE_FILE: join(dir.path, 'embedded.txt'),
+  });
+  typesRun = run([join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', app], {});
+  // Settled here, so a failing run fails its own test and never goes unhandled.
+  for (const p of [exitRun, embeddedRun, typesRun]) p.catch(() => undefined);
+  const result = await main;
   expect(result.stderr).toBe('');
   expect(result.code).toBe(0);
   out = JSON.parse(result.stdout) as AppOutput;
@@ -207,10 +241,7 @@ describe('the client library, used as an app uses it (issue 17)', () => {
   );
 
   it('sends what is pending when the app ends without flush or close', async () => {
-    const result = await runApp('library-app-exit.mjs', {
-      ...remote(),
-      CAS_TRACE_FILE: join(dir.path, 'exit.txt'),
-    });
+    const result = await exitRun;
     expect(result).toMatchObject({ code: 0, stderr: '' });
     const query = new URLSearchParams({
       start: '2026-01-05T00:00:00Z',
@@ -229,10 +260,7 @@ describe('the client library, used as an app uses it (issue 17)', () => {
 
   it('without an endpoint, runs the service embedded over the data directory and stops it on close', async () => {
     const dataDir = join(dir.path, 'embedded-data');
-    const result = await runApp('library-app-embedded.mjs', {
-      CAS_DATA_DIR: dataDir,
-      CAS_TRACE_FILE: join(dir.path, 'embedded.txt'),
-    });
+    const result = await embeddedRun;
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const app = JSON.parse(result.stdout) as { user: Record<string, unknown>; errors: unknown[] };
@@ -259,4 +287,10 @@ describe('the client library, used as an app uses it (issue 17)', () => {
       await over.stop();
     }
   });
+
+  it('type-checks an app against the shipped declarations', async () => {
+    const tsc = await typesRun;
+    expect(tsc.stdout + tsc.stderr).toBe('');
+    expect(tsc.code).toBe(0);
+  }, 60_000);
 });

@@ -15,9 +15,6 @@ import {
  * are strict: `conversation_id` where `conversationId` is meant must not be silently dropped.
  */
 
-/** `Date`, ISO 8601 with `Z` or an offset, or epoch milliseconds (library.md). */
-export type TimestampInput = Date | string | number;
-
 const timestampArg = z
   .union([z.date(), timestampSchema, z.number()], {
     error: 'must be a Date, an ISO 8601 time with Z or an offset, or epoch milliseconds',
@@ -42,7 +39,6 @@ const usageArg = z.custom<unknown>().transform((value, ctx) => {
   for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: 'custom' });
   return z.NEVER;
 });
-export type Usage = { model: string; promptTokens: number; completionTokens: number } | { cost: number };
 
 /** Function-call args and results are JSON text on the wire; other values are JSON-encoded for the caller. */
 const jsonText = z.unknown().transform((value, ctx) => {

@@ -1,12 +1,12 @@
 import { alias, identify, postQueue } from '../client/routes.js';
-import type { UserRecord } from '../shared/users.js';
 import { aliasArgs, identifyArgs, parseArgs, sessionOptionsSchema } from './arguments.js';
-import { type ClientOptions, type ClientSettings, resolveSettings } from './config.js';
+import { type ClientSettings, resolveSettings } from './config.js';
 import { connectLocal, connectRemote, type LibConnection } from './connection.js';
 import { DEFAULT_BATCH, QueueBudget } from './delivery-queue.js';
 import { SessionClosedError } from './errors.js';
 import { openLiveEvents } from './live-events.js';
-import { Session, type SessionOptions, type Traits } from './session.js';
+import { QueuedSession } from './session.js';
+import type { ClientOptions, Session, SessionOptions, Traits, UserRecord } from './types.js';
 
 /**
  * The library's entry (library.md): user identify and alias, awaited; sessions, whose calls are
@@ -16,7 +16,7 @@ export class Client {
   private readonly settings: ClientSettings;
   private readonly log: ((line: string) => void) | undefined;
   private readonly budget: QueueBudget;
-  private readonly sessions = new Set<Session>();
+  private readonly sessions = new Set<QueuedSession>();
   private connection: LibConnection | undefined;
   private connecting: Promise<LibConnection> | undefined;
   private closing: Promise<void> | undefined;
@@ -54,7 +54,7 @@ export class Client {
   createSession(options: SessionOptions): Session {
     if (this.closing) throw new SessionClosedError('client.createSession: the client is closed');
     const o = parseArgs('client.createSession', sessionOptionsSchema, options);
-    const session = new Session(o, {
+    const session = new QueuedSession(o, {
       queue: {
         send: async (events) => {
           const { http } = await this.connect('send');

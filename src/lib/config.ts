@@ -1,23 +1,7 @@
 import { configFilePath, defaultDataDir, firstSet, readConfigFile } from '../shared/config-file.js';
+import type { ClientOptions } from './types.js';
 
-export interface ClientOptions {
-  /** Base URL of the service; else CAS_ENDPOINT > MLSDK_SERVER_BASE > config profile > embedded local service. */
-  endpoint?: string;
-  /** Else CAS_API_KEY > MLSDK_API_KEY > profile (the data directory's own key for the embedded service). */
-  apiKey?: string;
-  /** Else CAS_PROJECT_ID > MLSDK_PROJECT_ID > profile. */
-  projectId?: string;
-  /** The embedded default's data directory; else CAS_DATA_DIR > profile > `$XDG_DATA_HOME/cas`. */
-  dataDir?: string;
-  /** Requests, retries and refusals to stderr. */
-  debug?: boolean;
-  /** Per attempt, whole response included. Default 30 000. */
-  timeoutMs?: number;
-  /** Attempts per request in all, the first included. Default 5. */
-  retries?: number;
-  /** Events waiting to be sent, all sessions together, before calls drop events. Default 10 000. */
-  maxQueueSize?: number;
-}
+export type { ClientOptions };
 
 export interface ClientSettings {
   endpoint: string | undefined;

@@ -1,10 +1,6 @@
-import type { ErrorRecord } from '../shared/errors.js';
+import type { ServiceError } from './types.js';
 
-/**
- * What `getErrors()` lists and `onError` receives (spec part 7): `status` is the HTTP status, or -1
- * when no answer came (network, time-out, an event dropped from a full queue).
- */
-export type ServiceError = ErrorRecord & { errored: true };
+export type { ServiceError };
 
 /** A call on a session after `flush()`, or on a client after `close()`. */
 export class SessionClosedError extends Error {

@@ -1,9 +1,7 @@
 import type { LiveFrame } from '../shared/live-events.js';
 import type { LibConnection } from './connection.js';
-import { type ServiceError, serviceError } from './errors.js';
-
-/** One frame of the live-events socket: an event of the session, sent by the app or generated. */
-export type LiveEvent = LiveFrame;
+import { serviceError } from './errors.js';
+import type { LiveEvent, ServiceError } from './types.js';
 
 export interface LiveHandlers {
   onEvent: (event: LiveEvent) => void;

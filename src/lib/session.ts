@@ -8,38 +8,24 @@ import {
   type SessionOptionsInput,
   sessionAliasArgs,
   sessionIdentifyArgs,
-  type TimestampInput,
   trackEventArgs,
   turnArgs,
-  type Usage,
   usageArgs,
 } from './arguments.js';
 import { DeliveryQueue, type DeliveryQueueOptions } from './delivery-queue.js';
-import { type ServiceError, SessionClosedError } from './errors.js';
-import type { LiveEvent, LiveHandlers, LiveListener } from './live-events.js';
+import { SessionClosedError } from './errors.js';
+import type { LiveHandlers, LiveListener } from './live-events.js';
+import type {
+  Attributes,
+  LiveEvent,
+  Properties,
+  ServiceError,
+  Session,
+  TimestampInput,
+  Traits,
+  Usage,
+} from './types.js';
 import { checkWire, type SessionContext, type WireObject, wire } from './wire.js';
-
-export type Attributes = Record<string, string | number | boolean>;
-export type Properties = Record<string, string | number | boolean | string[] | number[]>;
-export type Traits = Record<string, string | number | boolean>;
-
-export interface SessionOptions {
-  sessionId: string;
-  /** The conversation of every conversation call that names none. */
-  conversationId?: string;
-  /** The user's id; `id` or `deviceId` is required. */
-  id?: string;
-  deviceId?: string;
-  /** Sent with the session's start. */
-  attributes?: Attributes;
-  /** Every error the library detects for this session, HTTP or websocket. */
-  onError?: (error: ServiceError) => void;
-  /** Opens the live-events socket for this session: its events, those the service generates included. */
-  onEvent?: (event: LiveEvent) => void;
-}
-
-export type TokenUsage = { model: string; promptTokens: number; completionTokens: number };
-export type { Usage };
 
 /** What a Session needs from its Client: where batches go and the shared bounds. */
 export interface SessionDeps {
@@ -49,7 +35,7 @@ export interface SessionDeps {
   log?: ((line: string) => void) | undefined;
   now?: () => Date;
   /** Called once when the session is flushed for good, so the client stops tracking it. */
-  onClosed?: (session: Session) => void;
+  onClosed?: (session: QueuedSession) => void;
 }
 
 /** Errors kept for getErrors(); past it the oldest go (hasErrors() stays true). */
@@ -59,7 +45,7 @@ const MAX_ERRORS = 10_000;
  * One session of one user or device (spec part 1): each call validates, enqueues and returns; the
  * queue's worker sends. Obtained from `Client.createSession`.
  */
-export class Session {
+export class QueuedSession implements Session {
   readonly sessionId: string;
   private readonly ctx: SessionContext;
   private readonly queue: DeliveryQueue;

@@ -11,9 +11,9 @@ import type {
   sessionIdentifyArgs,
   trackEventArgs,
   turnArgs,
-  Usage,
   usageArgs,
 } from './arguments.js';
+import type { Usage } from './types.js';
 
 /** One event as the queue route takes it, with the id that makes a retry harmless. */
 export type WireObject = Record<string, unknown> & { event_id: string };

@@ -1,0 +1,17 @@
+import { describe, expectTypeOf, it } from 'vitest';
+import type { ErrorRecord } from '../shared/errors.js';
+import type { StoredEvent } from '../shared/events.js';
+import type { LiveFrame } from '../shared/live-events.js';
+import type { UserRecord as WireUserRecord } from '../shared/users.js';
+import type { LiveEvent, ServiceError, UserRecord } from './types.js';
+
+/** The hand-written public types say what the shared schemas say (checked by `tsc`, see types.ts). */
+describe('public types', () => {
+  it('match the wire schemas they stand for', () => {
+    expectTypeOf<WireUserRecord>().toEqualTypeOf<UserRecord>();
+    expectTypeOf<StoredEvent>().toExtend<LiveEvent>();
+    expectTypeOf<LiveEvent>().toExtend<StoredEvent>();
+    expectTypeOf<LiveFrame>().toExtend<LiveEvent>();
+    expectTypeOf<ServiceError>().toExtend<ErrorRecord>();
+  });
+});
