@@ -1,0 +1,87 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../../test/helpers/temp.js';
+import { resolveSettings } from './config.js';
+
+let dir: { path: string; cleanup: () => void };
+let env: Record<string, string | undefined>;
+
+beforeEach(() => {
+  dir = tempDir();
+  mkdirSync(join(dir.path, 'cas'));
+  env = { XDG_CONFIG_HOME: dir.path, XDG_DATA_HOME: join(dir.path, 'data') };
+});
+afterEach(() => dir.cleanup());
+
+const writeConfig = (value: unknown) =>
+  writeFileSync(join(dir.path, 'cas', 'config.json'), JSON.stringify(value));
+
+describe('library settings: option > CAS_* > MLSDK_* > config profile > embedded default', () => {
+  it('is the embedded default when nothing is configured', () => {
+    expect(resolveSettings({}, env)).toEqual({
+      endpoint: undefined,
+      apiKey: undefined,
+      projectId: undefined,
+      dataDir: join(dir.path, 'data', 'cas'),
+      profile: 'default',
+      debug: false,
+      timeoutMs: 30_000,
+      retries: 5,
+      maxQueueSize: 10_000,
+    });
+  });
+
+  it('walks down the chain one level at a time', () => {
+    writeConfig({
+      profiles: { default: { endpoint: 'https://profile.example', api_key: 'pk', project_id: 'pp' } },
+    });
+    expect(resolveSettings({}, env)).toMatchObject({
+      endpoint: 'https://profile.example',
+      apiKey: 'pk',
+      projectId: 'pp',
+    });
+    env.MLSDK_SERVER_BASE = 'https://mlsdk.example/';
+    env.MLSDK_API_KEY = 'mk';
+    expect(resolveSettings({}, env)).toMatchObject({
+      endpoint: 'https://mlsdk.example',
+      apiKey: 'mk',
+      projectId: 'pp',
+    });
+    env.CAS_ENDPOINT = 'http://cas.example:9';
+    env.CAS_PROJECT_ID = 'cp';
+    expect(resolveSettings({}, env)).toMatchObject({
+      endpoint: 'http://cas.example:9',
+      apiKey: 'mk',
+      projectId: 'cp',
+    });
+    expect(resolveSettings({ endpoint: 'http://opt:1', apiKey: 'ok', projectId: 'op' }, env)).toMatchObject({
+      endpoint: 'http://opt:1',
+      apiKey: 'ok',
+      projectId: 'op',
+    });
+  });
+
+  it('takes the profile named by CAS_PROFILE, else the file default', () => {
+    writeConfig({
+      default_profile: 'a',
+      profiles: { a: { data_dir: '/data/a' }, b: { data_dir: '/data/b' } },
+    });
+    expect(resolveSettings({}, env).dataDir).toBe('/data/a');
+    expect(resolveSettings({}, { ...env, CAS_PROFILE: 'b' }).dataDir).toBe('/data/b');
+    expect(resolveSettings({ dataDir: '/opt' }, { ...env, CAS_DATA_DIR: '/env' }).dataDir).toBe('/opt');
+  });
+
+  it('refuses what cannot work, naming the option', () => {
+    expect(() => resolveSettings({ endpoint: 'ftp://x' }, env)).toThrow(/endpoint must be an http\(s\) URL/);
+    expect(() => resolveSettings({ endpoint: 'http://x' }, env)).toThrow(
+      /apiKey .* is required with an endpoint/,
+    );
+    expect(() => resolveSettings({ endpoint: 'http://x', apiKey: 'k' }, env)).toThrow(
+      /projectId .* is required/,
+    );
+    expect(() => resolveSettings({ timeoutMs: -1 }, env)).toThrow(/timeoutMs must be a number >= 0/);
+    writeConfig('not an object');
+    expect(() => resolveSettings({}, env)).toThrow(/config file .*config\.json/);
+  });
+});
