@@ -38,7 +38,7 @@ describe('npm package', () => {
       ]),
     );
     for (const file of files) {
-      expect(file).toMatch(/^(package\.json|README\.md|LICENSE|bin\/cas\.js|dist\/.+\.(js|d\.ts))$/);
+      expect(file).toMatch(/^(package\.json|README\.md|LICENSE|bin\/cas\.js|dist\/.+\.(js|d\.ts|json))$/);
       expect(file).not.toMatch(/\.test\.js$|^dist\/sea\/|^dist\/cas-/);
     }
   });
