@@ -1,0 +1,43 @@
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { detectPresets, type ImportFlags, importSettings } from './import-options.js';
+
+const EXPORTS = fileURLToPath(new URL('../../fixtures/exports/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../fixtures/', import.meta.url));
+const chatgpt = `${EXPORTS}chatgpt-conversations.json`;
+
+const settle = (paths: string[], flags: ImportFlags) => detectPresets(importSettings(paths, flags), flags);
+const presets = async (paths: string[], flags: ImportFlags = {}) =>
+  (await settle(paths, flags)).files.map((f) => f.preset);
+
+describe('cas import --preset', () => {
+  it.each([
+    [
+      { preset: 'gemini' },
+      '--preset must be one of chatgpt, claude, openai-chat, openai-responses, anthropic, otlp, got "gemini"',
+    ],
+    [{ preset: 'chatgpt', map: ['user=q'] }, '--preset chatgpt maps the records itself; drop --map'],
+    [{ preset: 'claude', kind: 'turn' }, '--preset claude maps the records itself; drop --kind'],
+    [{ preset: 'otlp', format: 'csv' }, '--preset otlp reads JSON, not --format csv'],
+    [
+      { preset: 'chatgpt', set: ['prop.plan=pro'] },
+      '--set "prop.plan=pro": with --preset only user_id and device_id can be set',
+    ],
+  ])('%j is refused naming the flag', (flags, message) => {
+    expect(() => importSettings([chatgpt], flags)).toThrow(message);
+  });
+
+  it('reads every file with the preset given, whatever its name', async () => {
+    expect(await presets([chatgpt, `${EXPORTS}anthropic.jsonl`], { preset: 'chatgpt' })).toEqual([
+      'chatgpt',
+      'chatgpt',
+    ]);
+  });
+
+  it('detects each JSON file without a flat-mapping flag, and leaves the others to the flat mapping', async () => {
+    const files = [chatgpt, `${EXPORTS}otlp-traces.json`, `${FIXTURES}events.jsonl`, `${FIXTURES}turns.csv`];
+    expect(await presets(files, { set: ['user_id=me'] })).toEqual(['chatgpt', 'otlp', undefined, undefined]);
+    expect(await presets([chatgpt], { kind: 'turn' })).toEqual([undefined]);
+    expect(await presets([chatgpt], { set: ['prop.plan=pro'] })).toEqual([undefined]);
+  });
+});
