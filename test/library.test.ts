@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,8 +16,6 @@ import { tempDir } from './helpers/temp.js';
  */
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TRACE_HOOK = fileURLToPath(new URL('./support/trace-loads.mjs', import.meta.url));
-/** The live-events socket (the other half of issue 17) is exercised once its client exists. */
-const LIVE = existsSync(join(ROOT, 'dist/client/live-socket.js'));
 const HEAVY = /@duckdb|\/fastify\/|\/dist\/service\//;
 
 const dir = tempDir('cas-library-');
@@ -98,7 +96,6 @@ beforeAll(async () => {
     ...remote(),
     CAS_TRACE_FILE: trace,
     XDG_DATA_HOME: join(dir.path, 'data-home'),
-    LIBRARY_APP_LIVE: LIVE ? '1' : '0',
   });
   exitRun = runApp('library-app-exit.mjs', { ...remote(), CAS_TRACE_FILE: join(dir.path, 'exit.txt') });
   embeddedRun = runApp('library-app-embedded.mjs', {
@@ -229,16 +226,13 @@ describe('the client library, used as an app uses it (issue 17)', () => {
     expect(res.json).toMatchObject({ id: 'u-lib', traits: { plan: 'pro', name: 'Ada' } });
   });
 
-  it.skipIf(!LIVE)(
-    'onEvent received every stored event of the session once, in order, the summaries included',
-    async () => {
-      const rows = await stored();
-      expect(out.liveEvents.map((e) => e.event_id)).toEqual(rows.map((r) => r.event_id));
-      expect(
-        out.liveEvents.find((e) => e.event === 'Conversation Summary' && e.conversation_id === 'c2'),
-      ).toBeDefined();
-    },
-  );
+  it('onEvent received every stored event of the session once, in order, the summaries included', async () => {
+    const rows = await stored();
+    expect(out.liveEvents.map((e) => e.event_id)).toEqual(rows.map((r) => r.event_id));
+    expect(
+      out.liveEvents.find((e) => e.event === 'Conversation Summary' && e.conversation_id === 'c2'),
+    ).toBeDefined();
+  });
 
   it('sends what is pending when the app ends without flush or close', async () => {
     const result = await exitRun;

@@ -12,6 +12,7 @@ import { startService } from './service.js';
 export interface WorkerStart {
   dataDir: string;
   memoryLimit: string;
+  prices?: string | undefined;
 }
 
 /** Messages in: `close`, or a batch for the in-process queue (answered by `{ answer }` with its id). */
@@ -27,10 +28,16 @@ export type WorkerMessage =
 const port = parentPort;
 if (!port) throw new Error('embedded-worker.js runs only as a worker thread');
 const post = (message: WorkerMessage) => port.postMessage(message);
-const { dataDir, memoryLimit } = workerData as WorkerStart;
+const { dataDir, memoryLimit, prices } = workerData as WorkerStart;
 
 try {
-  const service = await startService({ dataDir, port: 0, memoryLimit, log: (line) => post({ log: line }) });
+  const service = await startService({
+    dataDir,
+    port: 0,
+    memoryLimit,
+    prices,
+    log: (line) => post({ log: line }),
+  });
   port.on('message', (message: WorkerRequest) => {
     if (typeof message === 'object') {
       const { id, batch } = message.queue;

@@ -25,6 +25,8 @@ export interface EmbeddedOptions {
   log: (line: string) => void;
   /** Run on the caller's thread even where a worker is possible (tests, profiling). */
   inline?: boolean;
+  /** `--prices`: a price file merged over the built-in table. */
+  prices?: string | undefined;
 }
 
 /**
@@ -54,6 +56,7 @@ async function startInline(options: EmbeddedOptions): Promise<EmbeddedService> {
     port: 0,
     log: options.log,
     memoryLimit: EMBEDDED_MEMORY_LIMIT,
+    prices: options.prices,
   });
   return {
     url: service.url,
@@ -107,7 +110,11 @@ async function start(options: EmbeddedOptions): Promise<EmbeddedService> {
   const entry = options.inline ? undefined : workerEntry();
   if (!entry) return startInline(options);
   const worker = new Worker(entry, {
-    workerData: { dataDir: options.dataDir, memoryLimit: EMBEDDED_MEMORY_LIMIT } satisfies WorkerStart,
+    workerData: {
+      dataDir: options.dataDir,
+      memoryLimit: EMBEDDED_MEMORY_LIMIT,
+      prices: options.prices,
+    } satisfies WorkerStart,
   });
   let onClosed: () => void = () => undefined;
   const waiting = new Map<number, { resolve(a: LocalAnswer): void; reject(e: Error): void }>();

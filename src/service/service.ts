@@ -17,9 +17,11 @@ import {
 import { HandlersInFlight } from './handlers-in-flight.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { buildServer } from './http/server.js';
+import { setActivePrices } from './ingest/costs.js';
 import type { IngestStats } from './ingest/ingest-stats.js';
 import { Ingestor } from './ingest/ingestor.js';
 import { localQueue } from './ingest/local-queue.js';
+import { PriceTable, readPriceFile } from './ingest/price-table.js';
 import { liveEvents } from './live/install.js';
 import { classifyDataDirError, DataDirError, DataDirLockedError } from './lock-error.js';
 import { allRoutes } from './routes/index.js';
@@ -44,6 +46,8 @@ export interface ServiceOptions {
   intents?: { value: unknown; source: string };
   /** DuckDB's memory limit: the embedded service's (embedded.ts) or `cas serve --memory-limit`. */
   memoryLimit?: string;
+  /** A price file merged over the built-in table (`--prices`, price-table.ts); the built-in table alone when absent. */
+  prices?: string | undefined;
   /** Reader pool, query time and response-size budgets (`cas serve` flags); READ_LIMITS when absent. */
   reads?: Partial<ReadLimits>;
   /** `cas serve --ws-port`: a second listener for live-event sockets only (the SDKs' :300x -> :400x rule). */
@@ -92,6 +96,9 @@ const SHUTTING_DOWN: LocalAnswer = {
 };
 
 export async function startService(options: ServiceOptions): Promise<RunningService> {
+  // Before the database opens: a bad price file is the caller's to fix, and nothing was started.
+  const builtIn = PriceTable.builtIn();
+  setActivePrices(options.prices === undefined ? builtIn : builtIn.mergedWith(readPriceFile(options.prices)));
   ensureDataDir(options.dataDir);
   const reads: ReadLimits = { ...READ_LIMITS, ...options.reads };
   const db = await open(options.dataDir, options.memoryLimit, reads);

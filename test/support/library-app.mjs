@@ -4,7 +4,6 @@
 // Prints one JSON line: what the app saw (errors, live events, records).
 import { Client, SessionClosedError } from 'cas';
 
-const live = process.env.LIBRARY_APP_LIVE === '1';
 const base = Date.parse('2026-01-05T10:00:00.000Z');
 const at = (seconds) => new Date(base + seconds * 1000);
 const until = async (what, check, ms = 10_000) => {
@@ -27,7 +26,7 @@ const session = client.createSession({
   deviceId: 'dev-lib',
   attributes: { app: 'demo', build: 7 },
   onError: (error) => callbackErrors.push(error),
-  ...(live ? { onEvent: (event) => liveEvents.push(event) } : {}),
+  onEvent: (event) => liveEvents.push(event),
 });
 
 let typeError = '';
@@ -79,12 +78,9 @@ session.trackConversationTurn({ conversationId: 'c1', timestamp: at(8), user: 'l
 session.endSession({ timestamp: at(9), attributes: { outcome: 'done' } });
 await session.flushAndContinue();
 
-if (live) {
-  await until('the Conversation Summary of c2', () =>
-    liveEvents.some((e) => e.event === 'Conversation Summary' && e.conversation_id === 'c2'),
-  );
-  await until('Session Ended', () => liveEvents.some((e) => e.event === 'Session Ended'));
-}
+await until('the Conversation Summary of c2', () =>
+  liveEvents.some((e) => e.event === 'Conversation Summary' && e.conversation_id === 'c2'),
+);
 await session.flush();
 
 let closedError = '';
