@@ -1,7 +1,7 @@
 import { HttpError } from '../client/errors.js';
 import type { Client } from '../client/http-client.js';
 import { eventCounts, listEventNames, listProperties, listUserTraits } from '../client/routes.js';
-import { eventStats } from '../client/stats-routes.js';
+import { eventStats, propertyStats } from '../client/stats-routes.js';
 import type { EventStat } from '../shared/event-stats.js';
 import { nearestNames } from '../shared/nearest-names.js';
 import { formatInZone, resolveInstant } from '../shared/time-bins.js';
@@ -255,9 +255,11 @@ export async function chartHints(
       continue;
     }
     if (event.properties.length === 0) continue;
-    const properties = await optional(
-      listProperties(client, { event_regex: exactRegex(event.name) }, { signal }),
-    );
+    const properties =
+      (await optional(listProperties(client, { event_regex: exactRegex(event.name) }, { signal }))) ??
+      (await optional(propertyStats(client, { event_name: event.name, top: 0 }, { signal })))?.map(
+        (p) => p.property,
+      );
     if (properties === undefined || traitsKnown === undefined) continue;
     for (const property of event.properties) {
       if (properties.includes(property) || traitsKnown.includes(property)) continue;
