@@ -117,12 +117,17 @@ export function buildProgram(run: ActionRunner): Command {
       '--intents <file>',
       'user-defined intents for the served project: JSON [{"name", "description", "patterns": [RE2 regexes]}]',
     )
+    .option(
+      '--prices <file>',
+      "price table merged over the built-in one: LiteLLM's model_prices_and_context_window.json or a file of the same shape",
+    )
     .addHelpText(
       'after',
       examples([
         'cas serve',
         'cas serve --port 9000 --data-dir ./data --api-key K --project P --json',
         'cas serve --intents fixtures/intents.json',
+        'cas serve --prices fixtures/prices.json',
       ]) +
         '\n--api-key/--project with serve provision that key and project (idempotent).' +
         '\n--intents: a user utterance shows an intent when any of its patterns matches (case-insensitive, anywhere);' +
@@ -182,6 +187,10 @@ export function buildProgram(run: ActionRunner): Command {
       '--keep-duplicates',
       'keep exact duplicate records as separate events (default: import them once)',
     )
+    .option(
+      '--prices <file>',
+      'price table merged over the built-in one, for the embedded service only (LiteLLM shape; see cas serve --help)',
+    )
     .addHelpText(
       'after',
       examples([
@@ -240,6 +249,30 @@ file:line: reason. Ctrl-C or SIGTERM: the checkpoint is saved, exit 130.
     )
     .action((files: string[], _options: Record<string, unknown>, command: Command) =>
       run('import', command.optsWithGlobals(), files),
+    );
+
+  program
+    .command('reprice')
+    .description("recompute stored token costs and conversation summaries with the service's price table")
+    .option('--from <when>', 'only turns and usage from then: YYYY-MM-DD (UTC) or an ISO 8601 time')
+    .option(
+      '--to <when>',
+      'only turns and usage before then: a YYYY-MM-DD day is included; an ISO time is exclusive',
+    )
+    .option('--prices <file>', 'price table merged over the built-in one, for the embedded service only')
+    .addHelpText(
+      'after',
+      examples([
+        'cas reprice',
+        'cas reprice --from 2025-01-06 --to 2025-02-02 --json',
+        'cas reprice --prices fixtures/prices.json',
+      ]) +
+        '\nIdempotent: costs the service priced from tokens (cost_known set) are priced again and summaries\n' +
+        'updated in place; costs sent by callers are kept. A running cas serve or --endpoint reprices with\n' +
+        'the table it was started with (cas serve --prices), so --prices is refused there.\n',
+    )
+    .action((_options: Record<string, unknown>, command: Command) =>
+      run('reprice', command.optsWithGlobals(), []),
     );
 
   // cas chart. --where filters the event-like flag just before it, so those flags are collected into

@@ -30,6 +30,28 @@ export interface Connection {
 
 export interface ConnectDeps {
   log: (line: string) => void;
+  /**
+   * `--prices <file>` of `cas import` / `cas reprice`: the embedded service prices with it. A remote
+   * endpoint or a running `cas serve` prices with its own table, so there it is refused.
+   */
+  prices?: string | undefined;
+}
+
+/** A bad price file is a usage error, said before anything starts (loaded only when given). */
+async function checkPriceFile(path: string): Promise<void> {
+  const { PriceFileError, readPriceFile } = await import('../service/ingest/price-table.js');
+  try {
+    readPriceFile(path);
+  } catch (error) {
+    throw error instanceof PriceFileError ? new UsageError(`--prices ${error.message}`) : error;
+  }
+}
+
+function refusePrices(deps: ConnectDeps, where: string): void {
+  if (deps.prices === undefined) return;
+  throw new UsageError(
+    `--prices ${deps.prices}: applies only to the embedded service; ${where} prices with its own table (start it with cas serve --prices)`,
+  );
 }
 
 function clientFor(
@@ -136,12 +158,14 @@ async function findLocalServer(config: Config, deps: ConnectDeps, say: Say): Pro
  * HTTP client, so commands cannot tell the difference.
  */
 export async function connect(config: Config, deps: ConnectDeps): Promise<Connection> {
+  if (deps.prices !== undefined) await checkPriceFile(deps.prices);
   if (config.endpoint !== undefined) {
     if (config.apiKey === undefined)
       throw new UsageError('--api-key (or CAS_API_KEY / MLSDK_API_KEY) is required with --endpoint');
     if (config.projectId === undefined) {
       throw new UsageError('--project (or CAS_PROJECT_ID / MLSDK_PROJECT_ID) is required with --endpoint');
     }
+    refusePrices(deps, `the service at ${config.endpoint}`);
     const client = clientFor(config, config.endpoint, config.apiKey, config.projectId, deps);
     return { client, mode: 'remote', close: () => client.close() };
   }
@@ -154,11 +178,19 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
   const deadline = Date.now() + 10_000;
   for (;;) {
     const local = await findLocalServer(config, deps, say);
-    if (local) return local;
+    if (local) {
+      if (deps.prices !== undefined) await local.close();
+      refusePrices(deps, 'the cas serve running over this data directory');
+      return local;
+    }
     try {
       // Loaded only here: a remote endpoint never pays for fastify and DuckDB.
       const { startEmbeddedService } = await import('../service/embedded.js');
-      const service = await startEmbeddedService({ dataDir: config.dataDir, log: deps.log });
+      const service = await startEmbeddedService({
+        dataDir: config.dataDir,
+        log: deps.log,
+        prices: deps.prices,
+      });
       const apiKey = config.apiKey ?? service.apiKey;
       const projectId = config.projectId ?? service.projectId;
       const client = clientFor(config, service.url, apiKey, projectId, deps);

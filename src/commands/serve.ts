@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { InvalidIntentsError } from '../service/analysis/intent-rules.js';
 import { removeServerFile, writeServerFile } from '../service/data-dir.js';
+import { PriceFileError } from '../service/ingest/price-table.js';
 import { classifyDataDirError } from '../service/lock-error.js';
 import { loopbackUrlFor, randomToken } from '../service/server-identity.js';
 import { type RunningService, startService } from '../service/service.js';
@@ -24,6 +25,8 @@ export interface ServeOptions {
   reads?: Partial<ReadLimits> | undefined;
   /** DuckDB's memory limit (`--memory-limit`); SERVE_MEMORY_LIMIT when absent. */
   memoryLimit?: string | undefined;
+  /** `--prices <file>`: LiteLLM's price file or a local one, merged over the built-in table. */
+  prices?: string | undefined;
 }
 
 export interface ServeInfo {
@@ -105,8 +108,10 @@ export async function runServe(
     memoryLimit: options.memoryLimit ?? SERVE_MEMORY_LIMIT,
     ...(provision ? { provision } : {}),
     ...(intents ? { intents } : {}),
+    prices: options.prices,
   }).catch((error: unknown) => {
     if (error instanceof InvalidIntentsError) throw new UsageError(`--intents ${error.message}`);
+    if (error instanceof PriceFileError) throw new UsageError(`--prices ${error.message}`);
     throw listenUsageError(error, options) ?? error;
   });
   // Other CLI processes send the local key only to a loopback address whose server proves the secret.

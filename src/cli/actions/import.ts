@@ -75,7 +75,8 @@ function connectCountingRetries(ctx: CliContext, stats: ImportStats) {
     if (retry) stats.retries++;
     if (!retry || ctx.config.verbose) ctx.log(line);
   };
-  return connect({ ...ctx.config, verbose: true }, { log });
+  const prices = typeof ctx.flags.prices === 'string' ? ctx.flags.prices : undefined;
+  return connect({ ...ctx.config, verbose: true }, { log, prices });
 }
 
 export const importAction: Action = async (ctx, args) => {

@@ -6,6 +6,7 @@ export const ACTIONS: Record<string, () => Promise<Action>> = {
   alias: async () => (await import('./identify.js')).alias,
   serve: async () => (await import('./serve.js')).serve,
   import: async () => (await import('./import.js')).importAction,
+  reprice: async () => (await import('./reprice.js')).reprice,
   chart: async () => (await import('./chart.js')).chart,
   events: async () => (await import('./discovery.js')).events,
   properties: async () => (await import('./discovery.js')).properties,

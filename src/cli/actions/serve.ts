@@ -17,6 +17,7 @@ export const serve: Action = async (ctx) => {
       apiKey: ctx.config.apiKey,
       project: ctx.config.projectId,
       intents: typeof ctx.flags.intents === 'string' ? ctx.flags.intents : undefined,
+      prices: typeof ctx.flags.prices === 'string' ? ctx.flags.prices : undefined,
       limits: limitsFromFlags(ctx.flags),
       ...readOptionsFromFlags(ctx.flags),
     },

@@ -24,6 +24,8 @@ export interface RouteSpec<Body = unknown, Query = unknown> {
   response: z.ZodType;
   /** Routes without auth: only /healthz. */
   public?: boolean;
+  /** Also takes OTLP's encodings: `application/x-protobuf` bodies (a Buffer) and `Content-Encoding: gzip`. */
+  otlp?: boolean;
   rate?: 'ingest' | 'chart';
   handler(ctx: RouteContext<Body, Query>): Promise<unknown>;
 }

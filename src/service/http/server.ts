@@ -13,6 +13,7 @@ import type { Tenants } from '../store/tenants.js';
 import { authenticate } from './auth.js';
 import { BodyBudget } from './body-budget.js';
 import { clientErrorHandler, frameworkErrorHandler } from './client-errors.js';
+import { decodeContentEncoding } from './content-encoding.js';
 import { guardConnections } from './connection-guard.js';
 import { sendError as send, toServiceError } from './error-reply.js';
 import { parseJsonBody } from './json-body.js';
@@ -106,6 +107,13 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     }
   });
 
+  // OTLP/HTTP's protobuf encoding, for the routes that take it (the trace receiver); elsewhere 415.
+  const protobufRoutes = new Set(options.routes.filter((r) => r.otlp).map((r) => r.url));
+  app.addContentTypeParser('application/x-protobuf', { parseAs: 'buffer' }, (request, body, done) => {
+    if (protobufRoutes.has(request.routeOptions.url ?? '')) done(null, body);
+    else done(new ServiceError(415, 'unsupported_media_type', 'request bodies must be application/json'), undefined);
+  });
+
   // Sockets that finish a request after close() began must not linger in keep-alive, or close()
   // would wait for their idle timeout; telling the client to close them lets shutdown complete.
   let closing = false;
@@ -176,7 +184,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
           );
         }
         reply.raw.once('close', budget.reserve(bytes, request.ip));
-        return payload;
+        return spec.otlp ? decodeContentEncoding(request, payload) : payload;
       },
       handler: async (request, reply) => {
         let body: unknown;
@@ -193,6 +201,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         }
         const tenant = request.tenant ?? { orgId: '', projectId: '' };
         const result = await spec.handler({ tenant, body, query, request, reply });
+        // A handler that answered in another encoding (OTLP protobuf) has sent its reply itself.
+        if (reply.sent) return reply;
         return reply.type('application/json').send(result);
       },
     });

@@ -1,9 +1,11 @@
 import type { Limits } from '../../shared/limits.js';
 import { READ_LIMITS, type ReadLimits } from '../../shared/read-limits.js';
+import { adminRoutes } from '../admin/routes.js';
 import { chartRoutes } from '../charts/routes.js';
 import type { RouteSpec } from '../http/route.js';
 import type { Ingestor } from '../ingest/ingestor.js';
 import { ingestRoutes } from '../ingest/routes.js';
+import { otlpRoutes } from '../otlp/routes.js';
 import { readRoutes } from '../read/index.js';
 import type { Database } from '../store/database.js';
 import { metaRoutes } from './meta.js';
@@ -31,6 +33,8 @@ export function allRoutes(deps: RouteDeps): RouteSpec[] {
   routes.push(...chartRoutes(deps.db, deps.limits, { budget }));
   routes.push(
     ...ingestRoutes(deps.ingestor, deps.limits),
+    ...otlpRoutes(deps.ingestor, deps.limits),
+    ...adminRoutes(deps.db),
     ...readRoutes(deps.db, deps.limits, reads.responseBytes),
   );
   if (deps.live) routes.push(deps.live);

@@ -1,0 +1,42 @@
+import type { Client } from '../client/http-client.js';
+import { reprice } from '../client/reprice-routes.js';
+import type { RepriceBody, RepriceResult } from '../shared/reprice.js';
+import { UsageError } from './errors.js';
+
+export interface RepriceOptions {
+  from?: string | undefined;
+  to?: string | undefined;
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * A `--from` / `--to` value as an instant: a YYYY-MM-DD day is that UTC day (and `--to` includes it
+ * whole, as in `cas chart`), anything else an ISO 8601 time with Z or an offset.
+ */
+function instant(flag: '--from' | '--to', value: string): string {
+  if (DAY.test(value)) {
+    const start = Date.parse(`${value}T00:00:00Z`);
+    if (Number.isNaN(start)) throw new UsageError(`${flag} ${value}: not a calendar day`);
+    return new Date(flag === '--to' ? start + 86_400_000 : start).toISOString();
+  }
+  if (!/[zZ]|[+-]\d{2}:?\d{2}$/.test(value) || Number.isNaN(Date.parse(value))) {
+    throw new UsageError(`${flag} ${value}: give YYYY-MM-DD or an ISO 8601 time with Z or an offset`);
+  }
+  return new Date(Date.parse(value)).toISOString();
+}
+
+export function repriceBody(options: RepriceOptions): RepriceBody {
+  const body: RepriceBody = {};
+  if (options.from !== undefined) body.from = instant('--from', options.from);
+  if (options.to !== undefined) body.to = instant('--to', options.to);
+  if (body.from !== undefined && body.to !== undefined && body.from >= body.to) {
+    throw new UsageError(`--to ${options.to}: must be after --from ${options.from}`);
+  }
+  return body;
+}
+
+/** `cas reprice`: the service recomputes stored token costs and conversation summaries with its price table. */
+export function runReprice(options: RepriceOptions, deps: { client: Client }): Promise<RepriceResult> {
+  return reprice(deps.client, repriceBody(options));
+}
