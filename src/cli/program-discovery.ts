@@ -53,7 +53,10 @@ export function addDiscoveryCommands(program: Command, run: ActionRunner): void 
     )
     .action(handler(run, 'properties'));
 
-  const users = program.command('users').description('the people of the project');
+  const users = program
+    .command('users')
+    .description('the people of the project')
+    .addHelpText('after', examples(['cas users list', 'cas users show u1']));
   users
     .command('list')
     .description('users with their ids, aliases and traits (100 at a time)')
@@ -88,7 +91,8 @@ export function addDiscoveryCommands(program: Command, run: ActionRunner): void 
 function addCohortCommands(program: Command, run: ActionRunner): void {
   const cohorts = program
     .command('cohorts')
-    .description('named user definitions, usable as --cohort in charts');
+    .description('named user definitions, usable as --cohort in charts')
+    .addHelpText('after', examples(['cas cohorts list']));
   cohorts
     .command('list')
     .description('the cohorts of the project and their terms')
@@ -158,7 +162,10 @@ function addCohortCommands(program: Command, run: ActionRunner): void {
 }
 
 function addAdminCommands(program: Command, run: ActionRunner): void {
-  const intents = program.command('intents').description("the project's user-defined intents");
+  const intents = program
+    .command('intents')
+    .description("the project's user-defined intents")
+    .addHelpText('after', examples(['cas intents list']));
   intents
     .command('list')
     .description('user-defined intents with their patterns and attributes')
@@ -189,7 +196,10 @@ function addAdminCommands(program: Command, run: ActionRunner): void {
     )
     .action(handler(run, 'intents-remove'));
 
-  const keys = program.command('keys').description("the organization's API keys");
+  const keys = program
+    .command('keys')
+    .description("the organization's API keys")
+    .addHelpText('after', examples(['cas keys list']));
   keys
     .command('list')
     .description('key ids, labels and creation times (secrets are never listed)')

@@ -140,6 +140,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           reads,
           serverSecret: options.serverSecret,
           live: live.route,
+          tenants,
         }),
       ),
       bodyLimit: limits.bodyBytes,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { formatPath } from '../../shared/errors.js';
 import { rows, text } from '../ingest/sql.js';
+import { listUdis, rulesOf, seedUdis } from '../intents/store.js';
 import type { Queryable } from '../store/database.js';
 
 /**
@@ -81,8 +82,14 @@ export async function storeIntentRules(q: Queryable, projectId: string, rules: r
   ]);
 }
 
-/** The project's rules; a column written by an older version that no longer parses counts as none. */
+/**
+ * The project's rules: its user-defined intents (intents/store.ts) not archived. A data directory
+ * whose project has none yet but kept rules in `projects.intents` (before migration 5) still uses
+ * those; a column that no longer parses counts as none.
+ */
 export async function loadIntentRules(q: Queryable, projectId: string): Promise<IntentRule[]> {
+  const udis = await listUdis(q, projectId);
+  if (udis.length > 0) return rulesOf(udis);
   const row = await q.one<{ intents: string | null }>(
     'SELECT intents::VARCHAR AS intents FROM projects WHERE project_id = $1',
     [projectId],
@@ -92,7 +99,7 @@ export async function loadIntentRules(q: Queryable, projectId: string): Promise<
   return parsed.success ? parsed.data : [];
 }
 
-/** `cas serve --intents`: validates the file's rules (regexes compiled by DuckDB) and stores them for the project. */
+/** `cas serve --intents`: validates the file's rules (regexes compiled by DuckDB) and adds them to the project's intents. */
 export async function installIntentRules(
   db: { read: Queryable; write<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> },
   projectId: string,
@@ -100,6 +107,8 @@ export async function installIntentRules(
 ): Promise<IntentRule[]> {
   const rules = parseIntentRules(intents.value, intents.source);
   await checkPatterns(db.read, rules, intents.source);
-  await db.write((tx) => storeIntentRules(tx, projectId, rules));
+  // Seeds the project's user-defined intents: those of the file it does not have by name are added,
+  // nothing is replaced (intents added or edited through /udi stay as they are).
+  await db.write((tx) => seedUdis(tx, projectId, rules));
   return rules;
 }

@@ -1,5 +1,6 @@
 import type { ChartRange, TimeWithin } from '../../shared/chart-filters.js';
 import { type Bin, binsOf, resolveInstant } from '../../shared/time-bins.js';
+import type { CohortDefinitions } from '../cohorts/store.js';
 import type { Queryable } from '../store/database.js';
 import { type ChartBudget, ResponseBudget } from './budget.js';
 import { DrilldownStore } from './drilldown-store.js';
@@ -34,6 +35,8 @@ export interface ChartContext {
   drilldowns: DrilldownStore;
   /** Points and bytes of this response so far. */
   budget: ResponseBudget;
+  /** The project's cohorts, loaded when a user filter names one (cohorts/store.ts). */
+  cohorts?: CohortDefinitions | undefined;
 }
 
 /** For callers without a service (tests, benchmarks): ids work within the process only. */
@@ -42,6 +45,7 @@ const memoryDrilldowns = new DrilldownStore();
 export interface ContextExtras {
   drilldowns?: DrilldownStore;
   budget?: ChartBudget;
+  cohorts?: CohortDefinitions | undefined;
 }
 
 export function binKey(bin: Bin): string {
@@ -73,6 +77,7 @@ export function makeContext(
     sessionIdsPerPoint,
     drilldowns: extras.drilldowns ?? memoryDrilldowns,
     budget: new ResponseBudget(extras.budget),
+    cohorts: extras.cohorts,
   };
 }
 

@@ -1,6 +1,7 @@
 import type { RetrieveDataResponse } from '../../shared/chart-responses.js';
 import { retrieveDataResponseSchema } from '../../shared/chart-responses.js';
 import type { Scalar } from '../../shared/primitives.js';
+import { cohortsFor } from '../cohorts/store.js';
 import { invalidInput, notFound } from '../errors.js';
 import type { Queryable } from '../store/database.js';
 import { type ChartContext, defaultDrilldowns, makeContext } from './context.js';
@@ -176,6 +177,7 @@ export async function retrieveData(
   await assertChartValid(extras.checks ?? db, value.controls);
   const ctx = makeContext(db, project, value.controls.range, value.scope, limits.sessionIdsPerPoint, {
     drilldowns,
+    cohorts: await cohortsFor(db, project, value.controls),
   });
   const max = Math.max(0, Math.trunc(limits.maxRows));
   const outside = () => invalidInput([{ path: 'id', message: 'names a point the chart does not have' }]);

@@ -17,6 +17,7 @@ import {
 import { LIMITS } from '../../shared/limits.js';
 import { idSchema } from '../../shared/primitives.js';
 import { binsOf } from '../../shared/time-bins.js';
+import { cohortsFor } from '../cohorts/store.js';
 import { invalidInput } from '../errors.js';
 import { route } from '../http/route.js';
 import { leaseRead } from '../read/lease.js';
@@ -125,7 +126,8 @@ export function chartRoutes(db: Database, limits: ChartLimits = LIMITS, options:
         if (!parsed.ok) throw invalidInput(parsed.issues);
         await assertChartValid(db.read, parsed.value);
         assertCells(cellsAtLeast(kind, parsed.value, binsOf(parsed.value.range).length), budget);
-        return leaseRead(db, tenant, (q) => {
+        return leaseRead(db, tenant, async (q) => {
+          const cohorts = await cohortsFor(q, tenant.projectId, parsed.value);
           const ctx = makeContext(
             q,
             tenant.projectId,
@@ -135,6 +137,7 @@ export function chartRoutes(db: Database, limits: ChartLimits = LIMITS, options:
             {
               drilldowns,
               budget,
+              cohorts,
             },
           );
           return CHARTS[kind](ctx, parsed.value);

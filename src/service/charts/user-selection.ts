@@ -1,5 +1,5 @@
-import { ALL_USERS, type IntentFilter, type UserFilter } from '../../shared/chart-filters.js';
-import { invalidInput } from '../errors.js';
+import type { IntentFilter, UserFilter } from '../../shared/chart-filters.js';
+import { cohortCondition } from '../cohorts/condition.js';
 import type { ChartContext } from './context.js';
 import { eventMatcher, intentMatcher, type Matcher } from './event-filter.js';
 import { compileList } from './filter-list.js';
@@ -34,11 +34,8 @@ export function userSelection(
 
   let combined = '';
   filters.forEach((f, i) => {
-    if (f.cohort !== undefined && f.cohort !== ALL_USERS) {
-      // Routes validate cohorts first; this keeps any other caller from getting a silent "everyone".
-      throw invalidInput([{ path: `userFilters[${i}].cohort`, message: 'unknown cohort' }]);
-    }
     const holds = all([
+      f.cohort === undefined ? 'TRUE' : cohortCondition(p, ctx, f.cohort, `userFilters[${i}].cohort`, join),
       ...(f.with ?? []).map((w) => propertyCondition(p, w, jsonValue(p, 'u.traits', w.property_name))),
       join(f.shown_intents?.length ?? 0, (v) =>
         (f.shown_intents ?? []).map((s) => intentMatcher(p, ctx, s, v)),

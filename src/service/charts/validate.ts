@@ -1,11 +1,10 @@
-import {
-  ALL_USERS,
-  type ChartRange,
-  type EventFilter,
-  type IntentFilter,
-  type PropertyFilter,
-  type TimeWithin,
-  type UserFilter,
+import type {
+  ChartRange,
+  EventFilter,
+  IntentFilter,
+  PropertyFilter,
+  TimeWithin,
+  UserFilter,
 } from '../../shared/chart-filters.js';
 import type { Issue } from '../../shared/errors.js';
 import { resolveInstant } from '../../shared/time-bins.js';
@@ -13,8 +12,7 @@ import { invalidInput } from '../errors.js';
 import type { Queryable } from '../store/database.js';
 
 /**
- * Checks the chart schema cannot make (decisions §6), each naming the JSON path: cohorts other than
- * "All Users", regexes RE2 rejects (asked of DuckDB itself, the engine that will run them), zones
+ * Checks the chart schema cannot make (decisions §6), each naming the JSON path: regexes RE2 rejects (asked of DuckDB itself, the engine that will run them), zones
  * DuckDB does not know, and `within` bounds that only order once resolved in range.tz.
  */
 
@@ -84,11 +82,7 @@ async function regexProblem(db: Queryable, pattern: string): Promise<string | un
 export async function chartIssues(db: Queryable, c: FilterFields): Promise<Issue[]> {
   const issues: Issue[] = [];
   if (!(await zoneKnown(db, c.range.tz))) issues.push({ path: 'range.tz', message: 'unknown time zone' });
-  for (const [i, u] of (c.userFilters ?? []).entries()) {
-    if (u.cohort !== undefined && u.cohort !== ALL_USERS) {
-      issues.push({ path: `userFilters[${i}].cohort`, message: `unknown cohort "${u.cohort}"` });
-    }
-  }
+  // Cohort names are checked where the chart compiles them, against the project's cohorts.
   for (const [path, f] of propertyFilters(c)) {
     if (f.operator !== 'regex' && f.operator !== 'not_regex') continue;
     const problem = await regexProblem(db, String(f.values[0]));

@@ -11,16 +11,21 @@ function schemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   return json;
 }
 
-function queryParameters(schema: z.ZodType): JsonSchema[] {
+function queryParameters(schema: z.ZodType, place: 'query' | 'path' = 'query'): JsonSchema[] {
   const json = schemaOf(schema, 'input');
   const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set((json.required ?? []) as string[]);
   return Object.entries(properties).map(([name, value]) => ({
     name,
-    in: 'query',
-    required: required.has(name),
+    in: place,
+    required: place === 'path' || required.has(name),
     schema: value,
   }));
+}
+
+/** fastify's `/udi/:id` is OpenAPI's `/udi/{id}`. */
+function openApiPath(url: string): string {
+  return url.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
 }
 
 /** OpenAPI 3.1 of the routes as registered, from the same zod schemas that validate requests. */
@@ -31,6 +36,7 @@ export function buildOpenApi(routes: ReadonlyArray<RouteSpec>, version: string):
     const op: JsonSchema = {
       tags: [r.tag],
       summary: r.summary,
+      ...(r.description ? { description: r.description } : {}),
       responses: {
         '200': {
           description: 'OK',
@@ -53,8 +59,13 @@ export function buildOpenApi(routes: ReadonlyArray<RouteSpec>, version: string):
         content: { 'application/json': { schema: schemaOf(r.body, 'input') } },
       };
     }
-    if (r.query) op.parameters = queryParameters(r.query);
-    paths[r.url] = { ...paths[r.url], [r.method.toLowerCase()]: op };
+    const parameters = [
+      ...(r.params ? queryParameters(r.params, 'path') : []),
+      ...(r.query ? queryParameters(r.query) : []),
+    ];
+    if (parameters.length > 0) op.parameters = parameters;
+    const path = openApiPath(r.url);
+    paths[path] = { ...paths[path], [r.method.toLowerCase()]: op };
   }
   return {
     openapi: '3.1.0',

@@ -2,10 +2,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Scope } from '../identity/identity.js';
 
-export interface RouteContext<Body, Query> {
+export interface RouteContext<Body, Query, Params = unknown> {
   tenant: Scope;
   body: Body;
   query: Query;
+  /** Path parameters (`/udi/:id`), validated by `params` when the route declares it. */
+  params: Params;
   request: FastifyRequest;
   reply: FastifyReply;
 }
@@ -14,23 +16,29 @@ export interface RouteContext<Body, Query> {
  * One route, declared once: fastify registers it, the OpenAPI document describes it, and the runner
  * validates its input with the same zod schemas. `rate` picks the rate-limit bucket.
  */
-export interface RouteSpec<Body = unknown, Query = unknown> {
-  method: 'GET' | 'POST';
+export interface RouteSpec<Body = unknown, Query = unknown, Params = unknown> {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** fastify syntax for path parameters (`/bc/v1/udi/:id`); the OpenAPI document shows `{id}`. */
   url: string;
   summary: string;
+  /** Longer text for the OpenAPI document: our decisions where the public description is silent. */
+  description?: string;
   tag: string;
   body?: z.ZodType<Body>;
   query?: z.ZodType<Query>;
+  params?: z.ZodType<Params>;
+  /** Rebuild bracket-form object parameters (`range[start]=…`) before `query` validates them. */
+  bracketQuery?: boolean;
   response: z.ZodType;
   /** Routes without auth: only /healthz. */
   public?: boolean;
   /** Also takes OTLP's encodings: `application/x-protobuf` bodies (a Buffer) and `Content-Encoding: gzip`. */
   otlp?: boolean;
   rate?: 'ingest' | 'chart';
-  handler(ctx: RouteContext<Body, Query>): Promise<unknown>;
+  handler(ctx: RouteContext<Body, Query, Params>): Promise<unknown>;
 }
 
 /** Lets each module declare routes with their own body/query types in one array. */
-export function route<Body, Query>(spec: RouteSpec<Body, Query>): RouteSpec {
+export function route<Body, Query, Params = unknown>(spec: RouteSpec<Body, Query, Params>): RouteSpec {
   return spec as unknown as RouteSpec;
 }

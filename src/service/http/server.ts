@@ -5,6 +5,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
+import { bracketObjects } from '../../shared/api-params.js';
 import { issuesFromZod } from '../../shared/errors.js';
 import { LIMITS, type Limits } from '../../shared/limits.js';
 import { invalidInput, ServiceError, storageUnavailable } from '../errors.js';
@@ -35,6 +36,8 @@ export interface ServerOptions {
 declare module 'fastify' {
   interface FastifyRequest {
     tenant?: Scope;
+    /** SHA-256 of the key that authenticated the request (the key routes mark it as `current`). */
+    keyHash?: string;
   }
 }
 
@@ -172,6 +175,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
           throw error;
         }
         request.tenant = auth.tenant;
+        request.keyHash = auth.keyHash;
         options.rateLimiter?.take(auth.keyHash, spec.rate ?? 'ingest');
       },
       preParsing: async (request, reply, payload) => {
@@ -195,12 +199,21 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         }
         let query: unknown = request.query;
         if (spec.query) {
-          const parsed = spec.query.safeParse(request.query);
+          const raw = spec.bracketQuery
+            ? bracketObjects(request.query as Record<string, unknown>)
+            : request.query;
+          const parsed = spec.query.safeParse(raw);
           if (!parsed.success) throw invalidInput(issuesFromZod(parsed.error));
           query = parsed.data;
         }
+        let params: unknown = request.params;
+        if (spec.params) {
+          const parsed = spec.params.safeParse(request.params);
+          if (!parsed.success) throw invalidInput(issuesFromZod(parsed.error));
+          params = parsed.data;
+        }
         const tenant = request.tenant ?? { orgId: '', projectId: '' };
-        const result = await spec.handler({ tenant, body, query, request, reply });
+        const result = await spec.handler({ tenant, body, query, params, request, reply });
         // A handler that answered in another encoding (OTLP protobuf) has sent its reply itself.
         if (reply.sent) return reply;
         return reply.type('application/json').send(result);

@@ -1,4 +1,5 @@
 import type { ConversationAnalyser } from '../analysis/analyser.js';
+import type { IntentRule } from '../analysis/intent-rules.js';
 import { type IdentityTouch, onIdentityTouched, type Scope } from '../identity/identity.js';
 import type { Database, Queryable } from '../store/database.js';
 import { loadProjectCache } from './cache-load.js';
@@ -56,6 +57,12 @@ export class Ingestor {
       if (this.preparing) this.pendingTouches.push([project, touch]);
       else this.caches.get(project)?.identityTouched(touch);
     });
+  }
+
+  /** The project's user-defined intents changed (/udi): conversations that close from now on use `rules`. */
+  intentsChanged(project: string, rules: readonly IntentRule[]): void {
+    const cache = this.caches.get(project);
+    if (cache) cache.intents = rules;
   }
 
   /** Stores a request's events; `source` may be a validating thunk that throws a 400. */

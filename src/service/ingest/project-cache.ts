@@ -52,7 +52,8 @@ export class ProjectCache {
   constructor(
     readonly projectId: string,
     readonly known: KnownSets,
-    readonly intents: readonly IntentRule[],
+    /** Replaced when the project's user-defined intents change (Ingestor.intentsChanged). */
+    public intents: readonly IntentRule[],
   ) {
     this.identity = new IdentityMaps({ ids: known.ids, devices: known.devices });
   }

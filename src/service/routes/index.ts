@@ -8,7 +8,9 @@ import { ingestRoutes } from '../ingest/routes.js';
 import { otlpRoutes } from '../otlp/routes.js';
 import { readRoutes } from '../read/index.js';
 import type { Database } from '../store/database.js';
+import type { Tenants } from '../store/tenants.js';
 import { metaRoutes } from './meta.js';
+import { publicApiRoutes } from './public-api.js';
 import { userRoutes } from './users.js';
 
 export interface RouteDeps {
@@ -20,6 +22,8 @@ export interface RouteDeps {
   reads?: ReadLimits | undefined;
   /** `cas serve`'s server.json secret, proved on /healthz. */
   serverSecret?: string | undefined;
+  /** Organizations, projects and keys: the /orgkeys routes manage the caller's organization's keys. */
+  tenants?: Tenants | undefined;
   /** `GET /bc/v1/live-events/realtime` (service/live/), made with the service's socket keys. */
   live?: RouteSpec | undefined;
 }
@@ -38,5 +42,6 @@ export function allRoutes(deps: RouteDeps): RouteSpec[] {
     ...readRoutes(deps.db, deps.limits, reads.responseBytes),
   );
   if (deps.live) routes.push(deps.live);
+  routes.push(...publicApiRoutes(deps));
   return routes;
 }

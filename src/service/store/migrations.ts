@@ -88,6 +88,17 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
     sql: `ALTER TABLE sessions ADD COLUMN provisional_end VARCHAR;
       ALTER TABLE sessions ADD COLUMN derived_key VARCHAR;`,
   },
+  {
+    // Issue 18: named cohorts (terms as sent, validated) and user-defined intents, per project.
+    // `cas serve --intents` seeds user_defined_intents; projects.intents is only read as a fallback.
+    version: 5,
+    name: 'cohorts and user-defined intents',
+    sql: `CREATE TABLE cohorts (project_id VARCHAR NOT NULL, cohort_id VARCHAR NOT NULL, name VARCHAR NOT NULL,
+        description VARCHAR, terms JSON NOT NULL, created_at TIMESTAMPTZ NOT NULL, updated_at TIMESTAMPTZ NOT NULL);
+      CREATE TABLE user_defined_intents (project_id VARCHAR NOT NULL, udi_id VARCHAR NOT NULL, name VARCHAR NOT NULL,
+        description VARCHAR NOT NULL, attributes JSON NOT NULL, archived BOOLEAN NOT NULL, patterns JSON NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL);`,
+  },
 ];
 
 export async function migrate(db: Queryable): Promise<void> {

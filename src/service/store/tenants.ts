@@ -6,6 +6,12 @@ export interface Tenant {
   projectId: string;
 }
 
+export interface StoredKey {
+  keyHash: string;
+  label: string | null;
+  createdAt: Date;
+}
+
 export function hashKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
@@ -76,6 +82,67 @@ export class Tenants {
     if (orgId === undefined) return 'forbidden';
     if (this.projects.get(projectId) !== orgId) return 'forbidden';
     return { orgId, projectId };
+  }
+
+  /** The public name of a key: never the secret, enough to revoke it (`key_` + 16 hex of its hash). */
+  static keyId(keyHash: string): string {
+    return `key_${keyHash.slice(0, 16)}`;
+  }
+
+  async listKeys(orgId: string): Promise<StoredKey[]> {
+    const rows = await this.db.read.all<{ key_hash: string; label: string | null; created_at: Date }>(
+      'SELECT key_hash, label, created_at FROM api_keys WHERE org_id = $1 ORDER BY created_at, key_hash',
+      [orgId],
+    );
+    return rows.map((r) => ({ keyHash: r.key_hash, label: r.label, createdAt: r.created_at }));
+  }
+
+  /** The stored hash a secret or key id names, when it is one of the organization's keys. */
+  async findKey(orgId: string, secretOrId: string): Promise<string | undefined> {
+    const keys = await this.listKeys(orgId);
+    const byId = /^key_[0-9a-f]{16}$/.test(secretOrId)
+      ? keys.find((k) => Tenants.keyId(k.keyHash) === secretOrId)
+      : undefined;
+    const hash = byId?.keyHash ?? hashKey(secretOrId);
+    return keys.some((k) => k.keyHash === hash) ? hash : undefined;
+  }
+
+  /**
+   * Stores a key for the organization (a new random one unless `secret` is given) and, in the same
+   * transaction, revokes `replaces` (a rotation). A secret already held by another organization is
+   * refused ('taken'); one the organization holds already is kept as it is.
+   */
+  async addKey(
+    orgId: string,
+    options: { secret?: string; label?: string | undefined; replaces?: string } = {},
+  ): Promise<{ secret: string; keyHash: string } | 'taken'> {
+    const secret = options.secret ?? newApiKey();
+    const keyHash = hashKey(secret);
+    const owner = this.keys.get(keyHash);
+    if (owner !== undefined && owner !== orgId) return 'taken';
+    await this.db.write(async (tx) => {
+      await tx.run('INSERT INTO api_keys VALUES ($1, $2, $3, now()) ON CONFLICT DO NOTHING', [
+        keyHash,
+        orgId,
+        options.label ?? null,
+      ]);
+      if (options.replaces !== undefined) {
+        await tx.run('DELETE FROM api_keys WHERE key_hash = $1 AND org_id = $2', [options.replaces, orgId]);
+      }
+    });
+    await this.refresh();
+    return { secret, keyHash };
+  }
+
+  /** Revokes the given hashes of the organization's keys; the index forgets them at once. */
+  async revokeKeys(orgId: string, keyHashes: readonly string[]): Promise<void> {
+    if (keyHashes.length === 0) return;
+    await this.db.write(async (tx) => {
+      for (const hash of keyHashes) {
+        await tx.run('DELETE FROM api_keys WHERE key_hash = $1 AND org_id = $2', [hash, orgId]);
+      }
+    });
+    await this.refresh();
   }
 
   async setIntents(projectId: string, intentsJson: string): Promise<void> {
