@@ -245,18 +245,14 @@ describe('cas import of real export and log formats', () => {
     ]);
   });
 
-  it('a re-import stores nothing new', async () => {
+  it('a re-import stores nothing new: the same run is already complete, and sent again it is all duplicates', async () => {
     const before = await countInDataDir(data);
-    const again = await runCli([
-      'import',
-      ...Object.keys(files).map((name) => join(dir.path, name)),
-      '--set',
-      'user_id=me',
-      '--data-dir',
-      data,
-      '--json',
-      '--restart',
-    ]);
+    const args = ['import', ...Object.keys(files).map((name) => join(dir.path, name)), '--set', 'user_id=me'];
+    const same = await runCli([...args, '--data-dir', data, '--json']);
+    expect(same.code).toBe(0);
+    expect(same.stderr).toMatch(/already imported/);
+    expect(JSON.parse(same.stdout)).toMatchObject({ events: 0, accepted: 0 });
+    const again = await runCli([...args, '--data-dir', data, '--json', '--restart']);
     expect(again.code).toBe(0);
     const summary = JSON.parse(again.stdout);
     expect(summary).toMatchObject({ records: 20, accepted: 0, duplicates: summary.events });

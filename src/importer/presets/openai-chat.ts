@@ -29,7 +29,10 @@ function create(): PresetMapper {
       const line = obj(value);
       const id = str(line?.custom_id);
       const body = obj(line?.body);
-      if (id !== undefined && body && Array.isArray(body.messages)) batchRequests.set(id, body);
+      if (id === undefined || !body || !Array.isArray(body.messages)) return;
+      // Only what the output line's turn reads is kept: the history before the last user message is not.
+      const messages = body.messages.slice(Math.max(0, lastUserIndex(body.messages)));
+      batchRequests.set(id, { model: body.model, user: body.user, metadata: body.metadata, messages });
     },
     map(value) {
       const line = obj(value);
