@@ -2,8 +2,11 @@ import { HttpError } from '../client/errors.js';
 import type { Client } from '../client/http-client.js';
 import { listEventNames, listProperties, listPropertyValues } from '../client/routes.js';
 import { eventStats, propertyStats } from '../client/stats-routes.js';
+import { PROPERTY_TOP_MAX } from '../shared/event-stats.js';
 import type { Scalar } from '../shared/primitives.js';
 import { exactRegex } from './chart-hints.js';
+import { UsageError } from './errors.js';
+import { wholeNumber } from './users.js';
 
 /**
  * `cas events [--like <re>]` and `cas properties <event>`: what a project's data holds, so chart
@@ -59,12 +62,15 @@ export interface PropertiesResult {
 }
 
 export async function runProperties(
-  options: { event: string; top?: number | undefined },
+  options: { event: string; top?: string | number | undefined },
   deps: { client: Client },
 ): Promise<PropertiesResult> {
   const { client } = deps;
   const { event } = options;
-  const top = options.top ?? 5;
+  const top =
+    typeof options.top === 'number' ? options.top : wholeNumber(options.top, '--top', 5, PROPERTY_TOP_MAX);
+  if (event.trim() === '')
+    throw new UsageError('cas properties needs an event name', 'e.g. cas properties "Conversation Turn"');
   let properties: PropertyRow[] | undefined;
   try {
     properties = await propertyStats(client, { event_name: event, top });

@@ -22,9 +22,8 @@ export const events: Action = async (ctx) => {
 };
 
 export const properties: Action = async (ctx, args) => {
-  const top = text(ctx.flags.top);
   const result = await withConnection(ctx, (c) =>
-    runProperties({ event: args[0] ?? '', top: top === undefined ? undefined : Number(top) }, c),
+    runProperties({ event: args[0] ?? '', top: text(ctx.flags.top) }, c),
   );
   ctx.out(renderProperties(result, ctx.format, listingOptions(ctx)));
   if (result.unknown) ctx.log(unknownEventLine(result.event, result.unknown.known));
