@@ -138,9 +138,21 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     return send(reply, new ServiceError(500, 'internal', 'internal error; the service logged it'));
   });
 
+  // hasRoute compares route patterns, not URLs: `/udi/abc` must be matched against `/udi/:id` here.
+  const parametric = options.routes
+    .filter((r) => r.url.includes(':'))
+    .map((r) => ({
+      method: r.method,
+      pattern: new RegExp(
+        `^${r.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_][A-Za-z0-9_]*/g, '[^/]+')}/?$`,
+      ),
+    }));
   const noRoute = (request: FastifyRequest, reply: FastifyReply) => {
     const url = request.url.split('?')[0] ?? '/';
-    const allowed = METHODS.filter((method) => app.hasRoute({ method, url }));
+    const allowed = METHODS.filter(
+      (method) =>
+        app.hasRoute({ method, url }) || parametric.some((r) => r.method === method && r.pattern.test(url)),
+    );
     if (allowed.length > 0) {
       reply.header('Allow', allowed.join(', '));
       return send(

@@ -1,0 +1,282 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DemoEvent } from '../src/service/db-api/demo-data.js';
+import { call, identifies, ingestGenerated, ok, turnsOf, withQuery } from './helpers/api.js';
+import { startServiceOn, type TestService } from './helpers/service.js';
+import { tempDir } from './helpers/temp.js';
+
+/**
+ * Cohorts and user-defined intents on generated data: a cohort used as `cohort` in a UserFilter gives
+ * the chart the equivalent inline filter gives, evaluate lists the users the test finds itself, and
+ * /udi changes what closing conversations find (serve --intents seeds, replacing nothing).
+ */
+
+const SEED_INTENTS = [{ name: 'cancel', description: 'wants to cancel', patterns: ['\\bcancel'] }];
+
+let t: TestService;
+let sent: DemoEvent[];
+const dir = tempDir();
+beforeAll(async () => {
+  t = await startServiceOn(dir.path, {
+    intents: { value: SEED_INTENTS, source: 'intents.json' },
+    limits: { chartRatePerSecond: 10_000, chartBurst: 10_000 },
+  });
+  sent = await ingestGenerated(t, { users: 12, seed: 3 });
+});
+afterAll(async () => {
+  await t.stop();
+  dir.cleanup();
+});
+
+const range = { start: '2025-01-01', end: '2025-01-20', period: 'week', tz: 'Europe/Berlin' };
+
+/** A chart with its drilldown ids left out (they name the query, which differs by construction). */
+async function chart(kind: string, controls: Record<string, unknown>) {
+  const res = await call(t, 'GET', withQuery(`/bc/v1/charts/${kind}-chart`, { chartControls: controls }));
+  expect(res.status, JSON.stringify(res.json)).toBe(200);
+  return JSON.parse(JSON.stringify(res.json), (k, v) => (k === 'drilldown_id' ? undefined : v)) as unknown;
+}
+
+const plan = () => String(identifies(sent)[0]!.traits.plan);
+const model = () => String(turnsOf(sent)[0]!.properties.model);
+
+describe('cohorts', () => {
+  let cohortId = '';
+
+  it('creates a cohort and finds it by id, by name and in the list', async () => {
+    const created = await call(t, 'POST', '/bc/v1/cohorts', {
+      name: 'planned',
+      description: 'one plan, used one model',
+      terms: [
+        { termFilter: { type: 'trait', with: [{ property_name: 'plan', values: [plan()] }] } },
+        {
+          operator: 'and',
+          termFilter: {
+            type: 'event',
+            event_name: 'Conversation Turn',
+            with: [{ property_name: 'model', values: [model()] }],
+          },
+        },
+      ],
+    });
+    expect(created.status, JSON.stringify(created.json)).toBe(200);
+    const record = created.json as { cohort_id: string; name: string; app_id: string };
+    cohortId = record.cohort_id;
+    expect(record).toMatchObject({ name: 'planned', app_id: t.projectId });
+    expect(await ok(t, '/bc/v1/cohorts/byId', { cohort_id: cohortId })).toEqual(created.json);
+    expect(await ok(t, '/bc/v1/cohorts/byName', { name: 'planned' })).toEqual(created.json);
+    expect(await ok(t, '/bc/v1/cohorts')).toEqual([created.json]);
+  });
+
+  it('filters a chart exactly as the equivalent inline user filter does', async () => {
+    const inline = {
+      with: [{ property_name: 'plan', values: [plan()] }],
+      performed_events: [
+        { event_name: 'Conversation Turn', with: [{ property_name: 'model', values: [model()] }] },
+      ],
+    };
+    for (const kind of ['segmentation', 'user-composition', 'retention']) {
+      const base =
+        kind === 'segmentation'
+          ? { range, eventFilters: [{ event_name: 'Conversation Turn' }] }
+          : kind === 'retention'
+            ? { range, startingEvent: { event_name: 'Session Started' } }
+            : { range, selectedTrait: { trait_name: 'country' } };
+      const byCohort = await chart(kind, { ...base, userFilters: [{ cohort: 'planned' }] });
+      const byInline = await chart(kind, { ...base, userFilters: [inline] });
+      expect(byCohort, kind).toEqual(byInline);
+      const everyone = await chart(kind, base);
+      if (kind === 'segmentation') expect(byCohort).not.toEqual(everyone);
+    }
+  });
+
+  it('evaluate lists the users the generated data says are in it', async () => {
+    const withModel = new Set(
+      turnsOf(sent)
+        .filter((e) => e.properties.model === model())
+        .map((e) => e.session_id),
+    );
+    const expected = identifies(sent)
+      .filter((u) => String(u.traits.plan) === plan())
+      .filter((u) =>
+        sent.some(
+          (e) => e.type === 'start_session' && e.user_id === u.user_id && withModel.has(String(e.session_id)),
+        ),
+      )
+      .map((u) => u.user_id)
+      .sort();
+    const members = await ok<Array<{ id: string }>>(t, '/bc/v1/cohorts/evaluate', { cohort_id: cohortId });
+    expect(members.map((m) => m.id).sort()).toEqual(expected);
+    expect(expected.length).toBeGreaterThan(0);
+    const page = await ok<unknown[]>(t, '/bc/v1/cohorts/evaluate', {
+      cohort_id: cohortId,
+      skip: 1,
+      limit: 1,
+    });
+    expect(page).toHaveLength(Math.min(1, expected.length - 1));
+  });
+
+  it('nests cohorts with or, refuses cycles, unknown names, duplicates and deleting a used cohort', async () => {
+    const nested = await call(t, 'POST', '/bc/v1/cohorts', {
+      name: 'planned or beta',
+      terms: [
+        { termFilter: { type: 'cohort', name: 'planned' } },
+        { operator: 'or', termFilter: { type: 'trait', with: [{ property_name: 'beta', values: [true] }] } },
+      ],
+    });
+    expect(nested.status, JSON.stringify(nested.json)).toBe(200);
+    const inline = [
+      {
+        with: [{ property_name: 'plan', values: [plan()] }],
+        performed_events: [
+          { event_name: 'Conversation Turn', with: [{ property_name: 'model', values: [model()] }] },
+        ],
+      },
+      { with: [{ property_name: 'beta', values: [true] }], combine_previous_operation: 'or' },
+    ];
+    const base = { range, eventFilters: [{ event_name: 'Any Event' }] };
+    expect(await chart('segmentation', { ...base, userFilters: [{ cohort: 'planned or beta' }] })).toEqual(
+      await chart('segmentation', { ...base, userFilters: inline }),
+    );
+
+    const cycle = await call(t, 'PUT', withQuery('/bc/v1/cohorts', { cohort_id: cohortId }), {
+      name: 'planned',
+      terms: [{ termFilter: { type: 'cohort', name: 'planned or beta' } }],
+    });
+    expect(cycle.status).toBe(400);
+    expect(cycle.json).toMatchObject({ issues: [{ path: 'terms[0].termFilter.name' }] });
+    const duplicate = await call(t, 'POST', '/bc/v1/cohorts', {
+      name: 'planned',
+      terms: [{ termFilter: { type: 'cohort', name: 'All Users' } }],
+    });
+    expect(duplicate.status).toBe(409);
+    const unknown = await call(t, 'POST', '/bc/v1/cohorts', {
+      name: 'x',
+      terms: [{ termFilter: { type: 'cohort', name: 'nope' } }],
+    });
+    expect(unknown.status).toBe(400);
+    const used = await call(t, 'DELETE', withQuery('/bc/v1/cohorts', { cohort_id: cohortId }));
+    expect(used.status).toBe(409);
+    const unknownInChart = await call(
+      t,
+      'GET',
+      withQuery('/bc/v1/charts/segmentation-chart', {
+        chartControls: { ...base, userFilters: [{ cohort: 'nope' }] },
+      }),
+    );
+    expect(unknownInChart.status).toBe(400);
+    expect(unknownInChart.json).toMatchObject({ issues: [{ path: 'userFilters[0].cohort' }] });
+  });
+
+  it('updates and deletes', async () => {
+    const nested = await ok<{ cohort_id: string }>(t, '/bc/v1/cohorts/byName', { name: 'planned or beta' });
+    const renamed = await call(t, 'PUT', withQuery('/bc/v1/cohorts', { cohort_id: nested.cohort_id }), {
+      name: 'beta only',
+      terms: [{ termFilter: { type: 'trait', with: [{ property_name: 'beta', values: [true] }] } }],
+    });
+    expect(renamed.status, JSON.stringify(renamed.json)).toBe(200);
+    expect(renamed.json).toMatchObject({ name: 'beta only', cohort_id: nested.cohort_id });
+    const gone = await call(t, 'DELETE', withQuery('/bc/v1/cohorts', { cohort_id: cohortId }));
+    expect(gone.status).toBe(200);
+    expect((await call(t, 'GET', withQuery('/bc/v1/cohorts/byId', { cohort_id: cohortId }))).status).toBe(
+      404,
+    );
+    const betas = identifies(sent)
+      .filter((u) => u.traits.beta === true)
+      .map((u) => u.user_id)
+      .sort();
+    const members = await ok<Array<{ id: string }>>(t, '/bc/v1/cohorts/evaluate', {
+      cohort_id: nested.cohort_id,
+    });
+    expect(members.map((m) => m.id).sort()).toEqual(betas);
+  });
+});
+
+describe('user-defined intents', () => {
+  async function converse(session: string, utterance: string) {
+    const res = await call(t, 'POST', '/bc/v1/events/queue', [
+      { type: 'start_session', session_id: session, user_id: 'udi-user', timestamp: '2025-02-01T10:00:00Z' },
+      {
+        type: 'track',
+        event: 'Conversation Turn',
+        session_id: session,
+        timestamp: '2025-02-01T10:00:05Z',
+        properties: { user: utterance, assistant: 'ok' },
+      },
+      { type: 'end_session', session_id: session, timestamp: '2025-02-01T10:01:00Z' },
+    ]);
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    return ok<string[]>(t, '/bc/v1/agg/intent-names', { session_id: session });
+  }
+
+  it('lists the intents serve --intents seeded, and finds them', async () => {
+    const list = await ok<Array<{ intent: { name: string }; patterns: string[] }>>(t, '/bc/v1/udi');
+    expect(list.map((u) => [u.intent.name, u.patterns])).toEqual([['cancel', ['\\bcancel']]]);
+    expect(await converse('u1', 'please cancel it')).toEqual(['cancel']);
+  });
+
+  it('creates, reads, updates and deletes; the analyser uses the change at once', async () => {
+    const created = await call(t, 'POST', '/bc/v1/udi', {
+      intent: { name: 'book_flight', description: 'wants a flight' },
+      attributes: [{ name: 'destination', description: 'where to' }],
+    });
+    expect(created.status, JSON.stringify(created.json)).toBe(200);
+    const id = (created.json as { user_defined_intent_id: string }).user_defined_intent_id;
+    expect(await ok(t, `/bc/v1/udi/${id}`)).toEqual(created.json);
+    // Without patterns, the name's words are looked for.
+    expect(await converse('u2', 'I want to book a flight to Rome')).toEqual([]);
+    expect(await converse('u3', 'Book flight to Rome')).toEqual(['book_flight']);
+    const updated = await call(t, 'PUT', `/bc/v1/udi/${id}`, {
+      intent: { name: 'book_flight', description: 'wants a flight' },
+      attributes: [],
+      patterns: ['fly to'],
+    });
+    expect(updated.status).toBe(200);
+    expect(await converse('u4', 'I want to fly to Rome')).toEqual(['book_flight']);
+    const archived = await call(t, 'PUT', `/bc/v1/udi/${id}`, {
+      intent: { name: 'book_flight', description: '' },
+      attributes: [],
+      patterns: ['fly to'],
+      archived: true,
+    });
+    expect(archived.status).toBe(200);
+    expect(await converse('u5', 'I want to fly to Rome')).toEqual([]);
+    expect(
+      (await call(t, 'POST', '/bc/v1/udi', { intent: { name: 'cancel', description: '' }, attributes: [] }))
+        .status,
+    ).toBe(409);
+    const badPattern = await call(t, 'POST', '/bc/v1/udi', {
+      intent: { name: 'z', description: '' },
+      attributes: [],
+      patterns: ['('],
+    });
+    expect(badPattern.status).toBe(400);
+    expect(badPattern.json).toMatchObject({ issues: [{ path: 'patterns[0]' }] });
+    expect((await call(t, 'DELETE', `/bc/v1/udi/${id}`)).json).toEqual({ success: true });
+    expect((await call(t, 'GET', `/bc/v1/udi/${id}`)).status).toBe(404);
+    expect((await call(t, 'POST', `/bc/v1/udi/${id}`, {})).status).toBe(405);
+  });
+
+  it('serve --intents again adds what is new and replaces nothing', async () => {
+    const edited = (await ok<Array<{ user_defined_intent_id: string }>>(t, '/bc/v1/udi'))[0]!;
+    await call(t, 'PUT', `/bc/v1/udi/${edited.user_defined_intent_id}`, {
+      intent: { name: 'cancel', description: 'edited' },
+      attributes: [],
+      patterns: ['stop it'],
+    });
+    await t.stop();
+    t = await startServiceOn(dir.path, {
+      intents: {
+        value: [...SEED_INTENTS, { name: 'refund', patterns: ['money back'] }],
+        source: 'intents.json',
+      },
+    });
+    const list = await ok<Array<{ intent: { name: string; description: string }; patterns: string[] }>>(
+      t,
+      '/bc/v1/udi',
+    );
+    expect(list.map((u) => [u.intent.name, u.intent.description, u.patterns])).toEqual([
+      ['cancel', 'edited', ['stop it']],
+      ['refund', '', ['money back']],
+    ]);
+  });
+});
