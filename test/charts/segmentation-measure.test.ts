@@ -48,7 +48,7 @@ beforeAll(async () => {
 });
 afterAll(() => db.close());
 
-const valueOf = async (aggregate: string) => {
+const measured = async (aggregate: string) => {
   const chart = await runChart(db, project, 'segmentation', {
     range: R,
     eventFilters: [{ event_name: 'Turn', measure: { aggregate, property_name: 'cost' } }],
@@ -59,17 +59,17 @@ const valueOf = async (aggregate: string) => {
 
 it('sum, avg, min, max and percentiles of a numeric property per bin', async () => {
   const sum = COSTS.reduce((a, b) => a + b, 0);
-  expect(await valueOf('sum')).toEqual([sum, 100]);
-  expect(await valueOf('avg')).toEqual([sum / COSTS.length, 100]);
-  expect(await valueOf('min')).toEqual([1, 100]);
-  expect(await valueOf('max')).toEqual([9, 100]);
+  expect(await measured('sum')).toEqual([sum, 100]);
+  expect(await measured('avg')).toEqual([sum / COSTS.length, 100]);
+  expect(await measured('min')).toEqual([1, 100]);
+  expect(await measured('max')).toEqual([9, 100]);
   for (const [agg, q] of [
     ['p50', 0.5],
     ['p90', 0.9],
     ['p95', 0.95],
     ['p99', 0.99],
   ] as const) {
-    const [day1, day2] = await valueOf(agg);
+    const [day1, day2] = await measured(agg);
     expect(day1).toBeCloseTo(percentile(COSTS, q), 9);
     expect(day2).toBe(100);
   }

@@ -14,8 +14,8 @@ import type { Tenants } from '../store/tenants.js';
 import { authenticate } from './auth.js';
 import { BodyBudget } from './body-budget.js';
 import { clientErrorHandler, frameworkErrorHandler } from './client-errors.js';
-import { decodeContentEncoding } from './content-encoding.js';
 import { guardConnections } from './connection-guard.js';
+import { decodeContentEncoding } from './content-encoding.js';
 import { sendError as send, toServiceError } from './error-reply.js';
 import { parseJsonBody } from './json-body.js';
 import { AuthFailureLimiter, type RateLimiter } from './rate-limit.js';
@@ -114,7 +114,11 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   const protobufRoutes = new Set(options.routes.filter((r) => r.otlp).map((r) => r.url));
   app.addContentTypeParser('application/x-protobuf', { parseAs: 'buffer' }, (request, body, done) => {
     if (protobufRoutes.has(request.routeOptions.url ?? '')) done(null, body);
-    else done(new ServiceError(415, 'unsupported_media_type', 'request bodies must be application/json'), undefined);
+    else
+      done(
+        new ServiceError(415, 'unsupported_media_type', 'request bodies must be application/json'),
+        undefined,
+      );
   });
 
   // Sockets that finish a request after close() began must not linger in keep-alive, or close()

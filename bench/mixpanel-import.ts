@@ -1,0 +1,75 @@
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+/**
+ * mixpanel-import, the yardstick of the importer alone (issue 16): installed for the bench only, into
+ * a cache folder inside node_modules (never a dependency of the package, never committed), and run
+ * as its own process against the same local sink, with the settings the issue names: 10 workers,
+ * batches of 2,000, transport `got`, no compression. Each turn becomes one Mixpanel event, mapped by
+ * a transformFunc (bench/mixpanel-run.cjs, which also holds the one shim: the job URL).
+ */
+const VERSION = '3.1.43';
+const CACHE = fileURLToPath(new URL('../../node_modules/.cache/cas-bench/mixpanel-import', import.meta.url));
+const RUNNER = fileURLToPath(new URL('../../bench/mixpanel-run.cjs', import.meta.url));
+
+export interface MixpanelRun {
+  records: number;
+  seconds: number;
+  cpu: number;
+  peakRssMb: number;
+}
+
+/** The module folder, installing it first if needed; undefined (with the reason) when it cannot be. */
+export async function ensureMixpanelImport(): Promise<{ dir?: string; problem?: string }> {
+  const dir = join(CACHE, 'node_modules', 'mixpanel-import');
+  const pkg = join(dir, 'package.json');
+  if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { version: string }).version === VERSION)
+    return { dir };
+  mkdirSync(CACHE, { recursive: true });
+  try {
+    await promisify(execFile)(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--no-save', '--prefix', CACHE, `mixpanel-import@${VERSION}`],
+      { timeout: 300_000 },
+    );
+    return { dir };
+  } catch (error) {
+    return {
+      problem: `npm install mixpanel-import@${VERSION} failed: ${(error as Error).message.split('\n')[0]}`,
+    };
+  }
+}
+
+/** One run against `sinkUrl` (`dry`: its dry run, which maps and batches but sends nothing). */
+export async function runMixpanelImport(
+  dir: string,
+  file: string,
+  sinkUrl: string,
+  mode: 'send' | 'dry',
+): Promise<MixpanelRun> {
+  const child = spawn(process.execPath, [RUNNER, dir, file, sinkUrl, mode], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+  let peakKb = 0;
+  const poll = setInterval(() => {
+    try {
+      const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+      if (m) peakKb = Math.max(peakKb, Number(m[1]));
+    } catch {
+      // exited
+    }
+  }, 50);
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  clearInterval(poll);
+  if (code !== 0) throw new Error(`mixpanel-import exited ${code}: ${err.slice(-1000)}`);
+  const line = out.trim().split('\n').pop() ?? '{}';
+  const r = JSON.parse(line) as { records: number; seconds: number; cpu: number };
+  return { ...r, peakRssMb: peakKb / 1024 };
+}
