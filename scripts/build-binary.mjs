@@ -47,6 +47,13 @@ await build({
   minify: true,
   legalComments: 'none',
   plugins: [nativeShim],
+  // ws tries require('bufferutil') and require('utf-8-validate') (optional native speed-ups) when it
+  // loads; inside a single executable that require() prints a warning on every run. Its own switches
+  // turn the attempts off, and minify drops them.
+  define: {
+    'process.env.WS_NO_BUFFER_UTIL': '"1"',
+    'process.env.WS_NO_UTF_8_VALIDATE': '"1"',
+  },
   logLevel: 'warning',
 });
 
