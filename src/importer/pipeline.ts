@@ -14,6 +14,8 @@ import { type OutEvent, originalRecord, type Rejection, type SourceRef, type Wir
 export interface ImportStats {
   /** Reading and sorting the input, then sending it in order. */
   phase: 'reading' | 'sending';
+  /** When the current phase began (ms since the epoch): rates are measured from it. */
+  phaseStartedAt: number;
   /** Records read in this run. */
   records: number;
   /** Records of the sorted run a resume skipped (acknowledged by an earlier run). */
@@ -42,6 +44,7 @@ export interface ImportStats {
 
 export const newStats = (): ImportStats => ({
   phase: 'reading',
+  phaseStartedAt: Date.now(),
   records: 0,
   skipped: 0,
   placed: 0,
@@ -219,6 +222,7 @@ async function countRest(
 async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<PipelineEnd> {
   const { stats } = o;
   stats.phase = 'sending';
+  stats.phaseStartedAt = Date.now();
   const frontier = new Frontier();
   const every = o.checkpointEveryMs ?? 2000;
   const refusedSeqs: number[] = [];

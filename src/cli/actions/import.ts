@@ -19,14 +19,11 @@ interface Progress {
 }
 
 function progress(ctx: CliContext, stats: ImportStats, dryRun: boolean): Progress {
-  let phase = stats.phase;
-  let phaseStarted = Date.now();
   let totalBytes: number | undefined;
   let timer: NodeJS.Timeout | undefined;
   let spinner: Ora | undefined;
   const text = (columns?: number) => {
-    if (stats.phase !== phase) [phase, phaseStarted] = [stats.phase, Date.now()];
-    const info = { totalBytes, elapsedMs: Date.now() - phaseStarted, dryRun };
+    const info = { totalBytes, elapsedMs: Date.now() - stats.phaseStartedAt, dryRun };
     return progressLine(stats, columns === undefined ? info : { ...info, columns });
   };
   // One line that fits (the spinner and a space take 2 columns): a wrapped spinner line leaves copies
