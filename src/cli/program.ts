@@ -158,7 +158,7 @@ export function buildProgram(run: ActionRunner): Command {
     .option('--mapping <file.json>', 'the same as a JSON object {"field": "source", ...}; --map wins')
     .option(
       '--preset <name>',
-      'read a known format: chatgpt, claude, openai-chat, openai-responses, anthropic, otlp (default: detected from a JSON file\'s first record when no --kind/--map/--mapping is given)',
+      "read a known format: chatgpt, claude, openai-chat, openai-responses, anthropic, otlp (default: detected from a JSON file's first record when no --kind/--map/--mapping is given)",
     )
     .option(
       '--set <field=value>',
@@ -175,8 +175,7 @@ export function buildProgram(run: ActionRunner): Command {
     .option('--batch-size <n>', 'events per request (1-2000)', '500')
     .option(
       '--concurrency <n>',
-      'requests in flight; one per lane, events of a session keep their order',
-      '4',
+      'requests in flight; one per lane, events of a session keep their order (default 4; 16 into the embedded service, reached in-process)',
     )
     .option('--resume', 'continue from the checkpoint of an interrupted run of the same input (default)')
     .option('--restart', 'ignore and replace the checkpoint: read and send everything again')

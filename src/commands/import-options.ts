@@ -36,7 +36,8 @@ export interface ImportSettings {
   gapMs: number;
   noEnd: boolean;
   batchSize: number;
-  concurrency: number;
+  /** Absent: 4 requests over HTTP, IN_PROCESS_CONCURRENCY into the embedded service. */
+  concurrency: number | undefined;
   maxErrors: number;
   resume: boolean;
   restart: boolean;
@@ -173,7 +174,8 @@ export function importSettings(paths: readonly string[], flags: ImportFlags): Im
     gapMs: parseDuration('--session-gap', flags.sessionGap ?? '30m'),
     noEnd: flags.end === false,
     batchSize: wholeNumber('--batch-size', flags.batchSize, 500, 1, LIMITS.eventsPerRequest),
-    concurrency: wholeNumber('--concurrency', flags.concurrency, 4, 1, 64),
+    concurrency:
+      flags.concurrency === undefined ? undefined : wholeNumber('--concurrency', flags.concurrency, 4, 1, 64),
     maxErrors: wholeNumber('--max-errors', flags.maxErrors, 100, 0, Number.MAX_SAFE_INTEGER),
     resume: flags.resume !== false,
     restart: flags.restart === true,

@@ -64,6 +64,9 @@ export interface ImportDeps {
   tmpDir?: string;
 }
 
+const HTTP_CONCURRENCY = 4;
+const IN_PROCESS_CONCURRENCY = 16;
+
 /** 400/409/413 refuse a batch's content (decisions §4); the importer isolates the events named. */
 export function refusalOf(error: unknown): Refusal | undefined {
   if (!(error instanceof HttpError)) return undefined;
@@ -207,7 +210,9 @@ export async function runImport(
       spec: s.spec,
       session: { gapMs: s.gapMs, noEnd: s.noEnd, keepDuplicates: s.keepDuplicates, extensions },
       batchSize: s.batchSize,
-      concurrency: s.concurrency,
+      // In-process batches cost no connection: more of them in flight make bigger commits (the
+      // service commits the batches waiting together in one transaction).
+      concurrency: s.concurrency ?? (connection?.postQueue ? IN_PROCESS_CONCURRENCY : HTTP_CONCURRENCY),
       maxErrors: s.maxErrors,
       resume: previous,
       send: client && {
