@@ -48,6 +48,18 @@ type ConversationRow = {
   properties: string | null;
 };
 
+/**
+ * The sessions of some keys, matched on the plain column before the key expression: a semi-join on
+ * session_id spares computing the key for every scanned row (see write-batch.ts's updateChanged).
+ */
+function sessionsOf(
+  chunk: readonly string[],
+  sessionOf: (key: ConversationKey) => string | undefined,
+): string[] {
+  // A chunk of rowsByKeys is a slice of the keys it was given.
+  return [...new Set(chunk.flatMap((key) => sessionOf(key as ConversationKey) ?? []))];
+}
+
 const COUNTED: ReadonlyMap<string, CountedKind> = new Map([
   [EVENT_NAMES.conversationTurn, 'turn'],
   [EVENT_NAMES.conversationUsage, 'usage'],
@@ -66,10 +78,11 @@ async function replay(q: Queryable, project: string, conversations: Conversation
   }>(q, [...byKey.keys()], (chunk) => ({
     sql: `SELECT session_id, conversation_id, event, properties::VARCHAR AS properties,
                epoch_ms(ts)::DOUBLE AS ts FROM events
-             WHERE project_id = $1 AND ${conversationKeySql()} IN (SELECT unnest($2)) AND origin_event_id IS NULL
+             WHERE project_id = $1 AND session_id IN (SELECT unnest($3))
+               AND ${conversationKeySql()} IN (SELECT unnest($2)) AND origin_event_id IS NULL
                AND event IN ('${[...COUNTED.keys()].join("', '")}')
              ORDER BY ts, rowid`,
-    params: [text(project), texts(chunk)],
+    params: [text(project), texts(chunk), texts(sessionsOf(chunk, (key) => byKey.get(key)?.sessionId))],
   }));
   for (const r of found) {
     const c = byKey.get(conversationKey(r.session_id, r.conversation_id));
@@ -164,11 +177,16 @@ async function loadSessions(q: Queryable, cache: ProjectCache, ids: string[]): P
   for (const s of sessions.values()) cache.sessions.set(s.id, s);
 }
 
-async function loadConversations(q: Queryable, cache: ProjectCache, keys: ConversationKey[]): Promise<void> {
+async function loadConversations(
+  q: Queryable,
+  cache: ProjectCache,
+  named: Map<ConversationKey, string>,
+): Promise<void> {
+  const keys = [...named.keys()];
   const found = await rowsByKeys<ConversationRow>(q, keys, (chunk) => ({
     sql: `SELECT ${CONVERSATION_COLUMNS} FROM conversations
-           WHERE project_id = $1 AND ${conversationKeySql()} IN (SELECT unnest($2))`,
-    params: [text(cache.projectId), texts(chunk)],
+           WHERE project_id = $1 AND session_id IN (SELECT unnest($3)) AND ${conversationKeySql()} IN (SELECT unnest($2))`,
+    params: [text(cache.projectId), texts(chunk), texts(sessionsOf(chunk, (key) => named.get(key)))],
   }));
   const loaded = found.map(conversationOf);
   await replay(
@@ -194,8 +212,8 @@ export async function prefetch(
     if (e.session_id !== undefined && cache.needsSession(e.session_id)) sessionIds.add(e.session_id);
   }
   if (sessionIds.size > 0) await loadSessions(q, cache, [...sessionIds]);
-  const conversationKeys = conversationsNamed(cache, events);
-  if (conversationKeys.length > 0) await loadConversations(q, cache, conversationKeys);
+  const named = conversationsNamed(cache, events);
+  if (named.size > 0) await loadConversations(q, cache, named);
   const ids: string[] = [];
   const devices: string[] = [];
   const users: string[] = [];
@@ -224,19 +242,19 @@ export async function prefetch(
  * looked up in the session the event names and, for an event of a derived session that joins or
  * reopens a stored one (reopen-plan.ts), in that one too: conversation ids are scoped to their session.
  */
-function conversationsNamed(cache: ProjectCache, events: readonly WireEvent[]): ConversationKey[] {
+function conversationsNamed(cache: ProjectCache, events: readonly WireEvent[]): Map<ConversationKey, string> {
   const { replays, reroute } = reopenPlan(cache, events, [], Date.now());
   const targets = new Map<number, string>(reroute);
   for (const r of replays.values()) for (const i of r.indices) targets.set(i, r.target);
-  const keys = new Set<ConversationKey>();
+  const named = new Map<ConversationKey, string>();
   events.forEach((e, i) => {
     if (!('conversation_id' in e) || e.conversation_id === undefined || e.session_id === undefined) return;
     for (const session of new Set([e.session_id, targets.get(i) ?? e.session_id])) {
       const key = conversationKey(session, e.conversation_id);
-      if (cache.needsConversation(key)) keys.add(key);
+      if (cache.needsConversation(key)) named.set(key, session);
     }
   });
-  return [...keys];
+  return named;
 }
 
 /**

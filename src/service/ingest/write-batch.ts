@@ -72,6 +72,9 @@ const CONVERSATION_COLUMNS: ReadonlyArray<Column<ConversationRow>> = [
  * its position in that list. Measured on a 100k-row table with 220 ids (an import keeps that many
  * sessions open, started hours apart, so the range bound skips little): 5.7 ms, against 24 ms for
  * `list_contains`, which compares every scanned row with every id; with 20 ids they are within 0.3 ms.
+ * A key that is an expression (conversations: conversation-key.ts) is cheaper behind a semi-join on
+ * a plain column it is built of (`within`): measured on 200k conversations with 220 keys, 17-21 ms
+ * against 44-87 ms for the expression alone, and 11-37 ms for the bare conversation_id it replaced.
  */
 async function updateChanged<R extends { startedAt: number }>(
   q: Queryable,
@@ -79,8 +82,9 @@ async function updateChanged<R extends { startedAt: number }>(
   project: string,
   table: 'sessions' | 'conversations',
   key: string,
-  rows: ReadonlyArray<{ id: string; stored: R; next: R }>,
+  rows: ReadonlyArray<{ id: string; stored: R; next: R; within?: string }>,
   columns: ReadonlyArray<Column<R>>,
+  withinColumn?: string,
 ): Promise<void> {
   const differs = (c: Column<R>, r: { stored: R; next: R }) => c.of(r.stored) !== c.of(r.next);
   const dirty = rows.filter((r) => columns.some((c) => differs(c, r)));
@@ -91,10 +95,12 @@ async function updateChanged<R extends { startedAt: number }>(
     return `${column} = ${as === 'timestamp' ? tsFromMs(value) : as === 'json' ? `${value}::JSON` : value}`;
   });
   const starts = dirty.map((r) => r.stored.startedAt);
+  const within =
+    withinColumn === undefined ? '' : `AND ${withinColumn} IN (SELECT unnest($${changed.length + 5}))`;
   await execWhile(
     q,
     `UPDATE ${table} SET ${assignments.join(', ')}
-      WHERE project_id = $1 AND ${key} IN (SELECT unnest($2))
+      WHERE project_id = $1 ${within} AND ${key} IN (SELECT unnest($2))
         AND started_at BETWEEN make_timestamptz($3 * 1000) AND make_timestamptz($4 * 1000)`,
     [
       text(project),
@@ -108,6 +114,7 @@ async function updateChanged<R extends { startedAt: number }>(
           ? ints(values as Array<number | null>)
           : texts(values as Array<string | null>);
       }),
+      ...(withinColumn === undefined ? [] : [texts(dirty.map((r) => r.within ?? null))]),
     ],
     meanwhile,
   );
@@ -163,7 +170,7 @@ async function writeConversations(
     };
     c.writing = next;
     // Stored rows are found by session and id together: conversation ids are scoped to their session.
-    return { c, id: keyOf(c), stored: c.stored, next };
+    return { c, id: keyOf(c), within: c.sessionId, stored: c.stored, next };
   });
   const fresh = rows.filter((r) => r.stored === null);
   await appendColumns(q, 'conversations', [
@@ -174,7 +181,9 @@ async function writeConversations(
     fresh.map((r) => (r.next.endedAt === null ? null : timestamp(r.next.endedAt))),
     fresh.map((r) => r.next.properties),
   ]);
-  const stored = rows.flatMap(({ id, stored, next }) => (stored ? [{ id, stored, next }] : []));
+  const stored = rows.flatMap(({ id, within, stored, next }) =>
+    stored ? [{ id, within, stored, next }] : [],
+  );
   await updateChanged(
     q,
     meanwhile,
@@ -183,6 +192,7 @@ async function writeConversations(
     conversationKeySql(),
     stored,
     CONVERSATION_COLUMNS,
+    'session_id',
   );
 }
 
