@@ -2,13 +2,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { makeContext } from '../src/service/charts/context.js';
+import { type ChartContext, makeContext } from '../src/service/charts/context.js';
+import { conversationAnalysisChart } from '../src/service/charts/conversation-analysis.js';
+import { funnelChart } from '../src/service/charts/funnel.js';
+import { intentAnalysisChart } from '../src/service/charts/intent-analysis.js';
+import { intentDistributionChart } from '../src/service/charts/intent-distribution.js';
 import { retentionChart } from '../src/service/charts/retention.js';
 import { segmentationChart } from '../src/service/charts/segmentation.js';
+import { sentimentChart } from '../src/service/charts/sentiment.js';
 import { sessionChart } from '../src/service/charts/session-chart.js';
 import { userCompositionChart } from '../src/service/charts/user-composition.js';
 import { type Database, openDatabase } from '../src/service/store/database.js';
 import {
+  type ChartControlsByKind,
   type ChartKind,
   parseChartControls,
   type RetentionControls,
@@ -16,9 +22,10 @@ import {
   type SessionControls,
   type UserCompositionControls,
 } from '../src/shared/chart-controls.js';
+import { ANALYSIS_CASES, ANALYSIS_TARGET, type AnalysisCase, generateSummaries } from './charts-analysis.js';
 
 /**
- * `npm run bench -- charts [--sizes=1000000,10000000] [--runs=5]`: each chart's median latency over
+ * `npm run bench -- charts [--sizes=1000000,10000000] [--runs=5] [--only=spec|analysis]`: each chart's median latency over
  * generated data (90 days, 100 events per user), next to a bare date_trunc count + count-distinct
  * query over the same rows, the yardstick the targets are stated against. Rounds interleave the
  * yardstick and the charts so load from other processes affects both alike.
@@ -35,7 +42,7 @@ const SPAN_US = 90 * 86_400_000_000 - 3_600_000_000;
  * neighbour, so charts resolve persons as they would after imports with identify. Pure SQL over
  * range(): 10M events take well under a minute and a few GB.
  */
-async function generate(db: Database, events: number): Promise<void> {
+export async function generate(db: Database, events: number): Promise<void> {
   const users = Math.max(1, Math.floor(events / 100));
   const sessions = Math.max(1, Math.floor(events / 10));
   const start = (s: string) => `${BASE} + to_microseconds((hash(${s}) % ${SPAN_US})::BIGINT)`;
@@ -59,6 +66,7 @@ async function generate(db: Database, events: number): Promise<void> {
       ELSE json_object('model', ['gpt-4o', 'claude', 'llama'][1 + (hash(i) % 3)::BIGINT], 'tokens', hash(i) % 2000,
         'page', '/p/' || (hash(i) % 50)) END,
     NULL, ${start('i // 10')} FROM range(${events}) t(i)`);
+  await generateSummaries(db, PROJECT, sessions, start, owner);
   await w.run('CHECKPOINT');
 }
 
@@ -127,8 +135,61 @@ async function runCase(db: Database, c: Case): Promise<void> {
   else await userCompositionChart(ctx, v as UserCompositionControls);
 }
 
-function row(label: string, ms: string, ratio: string, target: string): string {
-  return `${label.padEnd(40)}${ms.padStart(10)}${ratio.padStart(8)}${target.padStart(8)}`;
+function row(label: string, ms: string, ratio: string, target: string, verdict = ''): string {
+  return `${label.padEnd(40)}${ms.padStart(10)}${ratio.padStart(8)}${target.padStart(8)}${verdict.padStart(7)}`;
+}
+
+/** One analysis chart, as the route builds it (schema-validated response), HTTP left out. */
+function runAnalysis(db: Database, c: AnalysisCase): Promise<unknown> {
+  const parsed = parseChartControls(c.kind, c.controls(RANGE));
+  if (!parsed.ok) throw new Error(`${c.name}: ${JSON.stringify(parsed.issues)}`);
+  const ctx: ChartContext = makeContext(db.read, PROJECT, parsed.value.range, {}, 1000);
+  const v = parsed.value;
+  switch (c.kind) {
+    case 'funnel':
+      return funnelChart(ctx, v as ChartControlsByKind['funnel']);
+    case 'intent-distribution':
+      return intentDistributionChart(ctx, v as ChartControlsByKind['intent-distribution']);
+    case 'sentiment-analysis':
+      return sentimentChart(ctx, v as ChartControlsByKind['sentiment-analysis']);
+    case 'conversation-analysis':
+      return conversationAnalysisChart(ctx, v as ChartControlsByKind['conversation-analysis']);
+    default:
+      return intentAnalysisChart(ctx, v as ChartControlsByKind['intent-analysis']);
+  }
+}
+
+/**
+ * The issue-18 rows: each chart against its own yardstick query (charts-analysis.ts), medians of
+ * interleaved runs, OK when within the target, SHORT otherwise; a chart whose answer differs from
+ * its yardstick's says so, since its ratio would then compare different work.
+ */
+async function benchAnalysis(db: Database, params: unknown[], runs: number): Promise<void> {
+  console.log(row('issue-18 chart [its own yardstick]', 'median ms', 'ratio', 'target', 'verdict'));
+  for (const c of ANALYSIS_CASES) {
+    // DuckDB refuses more values than a statement has placeholders.
+    const used = Math.max(...[...c.yardstick.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
+    const bare = () => db.read.all(c.yardstick, params.slice(0, used) as never);
+    const chart = () => runAnalysis(db, c);
+    const same = c.answer(await bare()) === c.answer(await chart());
+    const yard: number[] = [];
+    const mine: number[] = [];
+    for (let r = 0; r < runs; r++) {
+      yard.push(await time(bare));
+      mine.push(await time(chart));
+    }
+    const ratio = median(mine) / median(yard);
+    const verdict = !same ? 'DIFFERS' : ratio <= ANALYSIS_TARGET ? 'OK' : 'SHORT';
+    console.log(
+      row(
+        `${c.name} [${median(yard).toFixed(0)} ms]`,
+        median(mine).toFixed(0),
+        ratio.toFixed(2),
+        `<=${ANALYSIS_TARGET}x`,
+        verdict,
+      ),
+    );
+  }
 }
 
 async function time(fn: () => Promise<unknown>): Promise<number> {
@@ -143,6 +204,9 @@ function median(xs: number[]): number {
   return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
+/** `--only=analysis` runs just the issue-18 rows (after generating), `--only=spec` just the others. */
+let only: string | undefined;
+
 async function benchSize(events: number, runs: number): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'cas-bench-charts-'));
   try {
@@ -156,19 +220,23 @@ async function benchSize(events: number, runs: number): Promise<void> {
     const samples = new Map<string, number[]>(CASES.map((c) => [c.name, []]));
     // One warm-up round, not measured: first reads fault the file into the page cache.
     await db.read.all(YARDSTICK, params);
-    for (const c of CASES) await runCase(db, c);
-    for (let r = 0; r < runs; r++) {
+    const cases = only === 'analysis' ? [] : CASES;
+    for (const c of cases) await runCase(db, c);
+    for (let r = 0; r < runs && cases.length > 0; r++) {
       yard.push(await time(() => db.read.all(YARDSTICK, params)));
-      for (const c of CASES) samples.get(c.name)!.push(await time(() => runCase(db, c)));
+      for (const c of cases) samples.get(c.name)!.push(await time(() => runCase(db, c)));
     }
     const y = median(yard);
-    console.log(row('query', 'median ms', 'ratio', 'target'));
-    console.log(row('yardstick (date_trunc count+distinct)', y.toFixed(0), '1.00', ''));
-    for (const c of CASES) {
+    if (cases.length > 0) {
+      console.log(row('query', 'median ms', 'ratio', 'target'));
+      console.log(row('yardstick (date_trunc count+distinct)', y.toFixed(0), '1.00', ''));
+    }
+    for (const c of cases) {
       const m = median(samples.get(c.name)!);
       const target = Number.isNaN(c.target) ? '-' : `<=${c.target}x`;
       console.log(row(c.name, m.toFixed(0), (m / y).toFixed(2), target));
     }
+    if (only !== 'spec') await benchAnalysis(db, params, runs);
     await db.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -179,5 +247,6 @@ export async function run(args: string[]): Promise<void> {
   const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
   const sizes = (flag('sizes') ?? '1000000,10000000').split(',').map(Number);
   const runs = Number(flag('runs') ?? 5);
+  only = flag('only');
   for (const size of sizes) await benchSize(size, runs);
 }

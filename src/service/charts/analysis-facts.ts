@@ -62,16 +62,17 @@ export function conversationFacts(q: Query, ctx: ChartContext, c: AnalysisFilter
 /**
  * CTE `intents`: one row per `Intent Informed` event in the range whose conversation is in `convs`:
  * session_id, conversation_id, person, bin, grp, intent, attrs (its attribute names besides intent
- * and source) and its conversation's turns, function_errors and sentiment.
+ * and source; listed only `withAttrs`, else empty) and its conversation's turns, function_errors and
+ * sentiment.
  */
-export function intentFacts(q: Query, ctx: ChartContext, c: AnalysisFilters): string {
+export function intentFacts(q: Query, ctx: ChartContext, c: AnalysisFilters, withAttrs = false): string {
   const p = q.params;
   const convs = conversationFacts(q, ctx, c);
   return q.cte(
     'intents',
     `SELECT s.session_id, s.conversation_id, s.person, ${binExpr(q, ctx, 's.ts')} AS bin, cv.grp,
        json_extract_string(s.properties, '/intent') AS intent,
-       list_filter(coalesce(json_keys(s.properties), []), lambda k: k NOT IN ('intent', 'source')) AS attrs,
+       ${withAttrs ? "list_filter(coalesce(json_keys(s.properties), []), lambda k: k NOT IN ('intent', 'source'))" : '[]::VARCHAR[]'} AS attrs,
        cv.turns, cv.function_errors, cv.sentiment
      FROM ${eventScan(q, ctx, ctx.window)} s
      JOIN ${convs} cv ON cv.session_id IS NOT DISTINCT FROM s.session_id AND cv.conversation_id = s.conversation_id

@@ -6,7 +6,7 @@ import {
 } from '../../shared/analysis-responses.js';
 import type { ConversationAnalysisControls } from '../../shared/chart-controls.js';
 import { conversationFacts, firstSeenCte, intentFacts } from './analysis-facts.js';
-import { type AggRow, type Aggregates, buildAnalysis, ratio } from './analysis-points.js';
+import { type AggRow, type Aggregates, binnedAndWhole, buildAnalysis, ratio } from './analysis-points.js';
 import { binKey, type ChartContext } from './context.js';
 import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
 import { binExpr } from './scan.js';
@@ -68,18 +68,19 @@ const SHAPES: Record<ConversationAnalyse, Shape> = {
   },
 };
 
-const SETS = 'GROUP BY GROUPING SETS ((bin, grp), ())';
-
 function conversationSql(q: Query, ctx: ChartContext, c: ConversationAnalysisControls): string {
   const convs = conversationFacts(q, ctx, c);
-  return q.sql(`SELECT bin::VARCHAR AS bin, grp, grouping(bin, grp)::DOUBLE / 3 AS whole,
-      count(*)::DOUBLE AS n, count(*) FILTER (WHERE n_intents > 0)::DOUBLE AS with_intents,
+  return q.sql(
+    binnedAndWhole(
+      convs,
+      `count(*)::DOUBLE AS n, count(*) FILTER (WHERE n_intents > 0)::DOUBLE AS with_intents,
       count(*) FILTER (WHERE n_intents > 0 AND (function_errors > 0 OR sentiment = 'negative'))::DOUBLE AS friction,
       count(*) FILTER (WHERE sentiment = 'positive')::DOUBLE AS positive,
       count(*) FILTER (WHERE sentiment = 'negative')::DOUBLE AS negative,
       count(*) FILTER (WHERE sentiment = 'neutral')::DOUBLE AS neutral,
-      sum(duration_s)::DOUBLE AS duration, sum(turns)::DOUBLE AS turns
-    FROM ${convs} ${SETS}`);
+      coalesce(sum(duration_s), 0)::DOUBLE AS duration, coalesce(sum(turns), 0)::DOUBLE AS turns`,
+    ),
+  );
 }
 
 function newIntentsSql(q: Query, ctx: ChartContext, c: ConversationAnalysisControls): string {
@@ -87,10 +88,17 @@ function newIntentsSql(q: Query, ctx: ChartContext, c: ConversationAnalysisContr
   const intents = intentFacts(q, ctx, c);
   const first = firstSeenCte(q, ctx);
   const fresh = `f.first >= ${p.instant(ctx.window.lo)} AND f.first < ${p.instant(ctx.window.hi)} AND ${binExpr(q, ctx, 'f.first')} = i.bin`;
-  return q.sql(`SELECT i.bin::VARCHAR AS bin, i.grp AS grp, grouping(i.bin, i.grp)::DOUBLE / 3 AS whole,
-      count(DISTINCT i.person)::DOUBLE AS users, count(DISTINCT [i.session_id, i.conversation_id, i.intent])::DOUBLE AS shown,
-      count(DISTINCT i.intent) FILTER (WHERE ${fresh})::DOUBLE AS fresh, count(*)::DOUBLE AS n
-    FROM ${intents} i LEFT JOIN ${first} f ON f.intent = i.intent GROUP BY GROUPING SETS ((i.bin, i.grp), ())`);
+  const joined = q.cte(
+    'joined',
+    `SELECT i.*, coalesce(${fresh}, FALSE) AS is_new FROM ${intents} i LEFT JOIN ${first} f ON f.intent = i.intent`,
+  );
+  return q.sql(
+    binnedAndWhole(
+      joined,
+      `count(DISTINCT person)::DOUBLE AS users, count(DISTINCT [session_id, conversation_id, intent])::DOUBLE AS shown,
+      count(DISTINCT intent) FILTER (WHERE is_new)::DOUBLE AS fresh, count(*)::DOUBLE AS n`,
+    ),
+  );
 }
 
 export async function conversationAnalysisChart(

@@ -6,7 +6,7 @@ import {
 } from '../../shared/analysis-responses.js';
 import type { IntentAnalysisControls } from '../../shared/chart-controls.js';
 import { intentFacts } from './analysis-facts.js';
-import { type AggRow, type Aggregates, buildAnalysis, ratio } from './analysis-points.js';
+import { type AggRow, type Aggregates, binnedAndWhole, buildAnalysis, ratio } from './analysis-points.js';
 import { binKey, type ChartContext } from './context.js';
 import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
 import { all, Query } from './sql.js';
@@ -78,27 +78,50 @@ const SHAPES: Record<IntentAnalyse, Shape> = {
   },
 };
 
+const DONE = 'function_errors = 0';
+
+/** Every aggregate an analyse may read, by name; those starting `u_` are distinct counts, computed once. */
+const AGGREGATES: Record<string, string> = {
+  n: 'count(*)',
+  fulfilled: `count(*) FILTER (WHERE ${DONE})`,
+  turns_fulfilled: `coalesce(sum(turns) FILTER (WHERE ${DONE}), 0)`,
+  one_turn: `count(*) FILTER (WHERE ${DONE} AND turns <= 1)`,
+  accepted: 'count(*) FILTER (WHERE turns >= 2)',
+  attrs: 'coalesce(sum(len(attrs)), 0)',
+  attrs_accepted: 'coalesce(sum(len(attrs)) FILTER (WHERE turns >= 2), 0)',
+  positive: `count(*) FILTER (WHERE ${DONE} AND sentiment = 'positive')`,
+  negative: `count(*) FILTER (WHERE ${DONE} AND sentiment = 'negative')`,
+  neutral: `count(*) FILTER (WHERE ${DONE} AND sentiment = 'neutral')`,
+  u_offered: 'count(DISTINCT intent)',
+  u_fulfilled: `count(DISTINCT intent) FILTER (WHERE ${DONE})`,
+  u_attrs: 'len(list_distinct(flatten(list(attrs))))',
+};
+
+/** What each analyse reads: only those are computed (attribute lists and distinct counts are not free). */
+const NEEDS: Record<IntentAnalyse, string[]> = {
+  intentFulfillmentFriction: ['fulfilled', 'turns_fulfilled', 'u_fulfilled'],
+  intentFulfillmentRate: ['n', 'fulfilled', 'u_fulfilled'],
+  intentFulfillmentSentiment: ['fulfilled', 'positive', 'negative', 'neutral', 'u_fulfilled'],
+  intentAcceptanceRate: ['n', 'accepted', 'u_offered'],
+  attributeAcceptanceRate: ['attrs', 'attrs_accepted', 'u_attrs'],
+  intentFulfillmentEfficiency: ['fulfilled', 'turns_fulfilled', 'one_turn', 'u_fulfilled'],
+};
+
+function aggregatesSql(intents: string, analyse: IntentAnalyse): string {
+  const needs = NEEDS[analyse];
+  const sql = (name: string) => `(${AGGREGATES[name]})::DOUBLE`;
+  const binned = needs.filter((n) => !n.startsWith('u_')).map((n) => `${sql(n)} AS ${n}`);
+  const once = needs.filter((n) => n.startsWith('u_')).map((n): [string, string] => [sql(n), n]);
+  return binnedAndWhole(intents, binned.join(', '), once);
+}
+
 export async function intentAnalysisChart(
   ctx: ChartContext,
   c: IntentAnalysisControls,
 ): Promise<AnalysisResponse> {
   const q = new Query();
-  const intents = intentFacts(q, ctx, c);
-  const done = 'function_errors = 0';
-  const sql = q.sql(`SELECT bin::VARCHAR AS bin, grp, grouping(bin, grp)::DOUBLE / 3 AS whole,
-      count(*)::DOUBLE AS n, count(DISTINCT intent)::DOUBLE AS u_offered,
-      count(*) FILTER (WHERE ${done})::DOUBLE AS fulfilled,
-      count(DISTINCT intent) FILTER (WHERE ${done})::DOUBLE AS u_fulfilled,
-      coalesce(sum(turns) FILTER (WHERE ${done}), 0)::DOUBLE AS turns_fulfilled,
-      count(*) FILTER (WHERE ${done} AND turns <= 1)::DOUBLE AS one_turn,
-      count(*) FILTER (WHERE turns >= 2)::DOUBLE AS accepted,
-      sum(len(attrs))::DOUBLE AS attrs,
-      coalesce(sum(len(attrs)) FILTER (WHERE turns >= 2), 0)::DOUBLE AS attrs_accepted,
-      len(list_distinct(flatten(list(attrs))))::DOUBLE AS u_attrs,
-      count(*) FILTER (WHERE ${done} AND sentiment = 'positive')::DOUBLE AS positive,
-      count(*) FILTER (WHERE ${done} AND sentiment = 'negative')::DOUBLE AS negative,
-      count(*) FILTER (WHERE ${done} AND sentiment = 'neutral')::DOUBLE AS neutral
-    FROM ${intents} GROUP BY GROUPING SETS ((bin, grp), ())`);
+  const intents = intentFacts(q, ctx, c, c.analyse === 'attributeAcceptanceRate');
+  const sql = q.sql(aggregatesSql(intents, c.analyse));
   const rows = await ctx.db.all<AggRow>(sql, q.params.values);
   const encode = tokenEncoder(ctx, 'intent-analysis', c);
   const drill = (bin: number, grp: string | undefined) => {
