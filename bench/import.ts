@@ -1,129 +1,27 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createReadStream, createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { parse } from 'csv-parse';
+import { generateTurns, type Order, writeTurnFiles } from './import-data.js';
+import { ensureMixpanelImport, runMixpanelImport } from './mixpanel-import.js';
+import { nativeImport } from './native-yardstick.js';
+import { printTable, type Row } from './report.js';
+import { startSink } from './sink.js';
 
 /**
- * `npm run bench -- import [--records=N] [--sink | --endpoint=URL] [--formats=csv,jsonl] [--keep]
- * [--order-records=N] [--only-orders]`: generates
- * N turns (default 1,000,000) as CSV and as JSONL, measures the raw parse rate (csv-parse with
- * `columns: false`; readline + JSON.parse) and `cas import` end to end into the embedded service (the
- * built CLI as a child process), then the same import of a 10x smaller file for peak RSS. Targets
- * (issue 4): import/raw >= 0.5 for CSV and >= 0.4 for JSONL; peak RSS < 250 MB and within 20% between
- * the two sizes. `--sink` sends to a minimal HTTP server in this process that only acknowledges,
- * which measures the importer alone (reading, mapping, sessionizing, hashing, HTTP) without the service.
- * Then (issue 14) the same --order-records turns (default 200,000; 0 skips) with explicit session ids,
- * as a file sorted by time, shuffled and grouped by session: time and peak RSS of each import, since
- * an import reads and sorts the whole input (spilling past a budget) before it sends.
+ * `npm run bench -- import [--records=300000] [--big=1000000] [--full] [--keep]` (issue 16): every
+ * figure as a ratio to a yardstick doing the same job in the same run.
+ * - `cas import` into the embedded service / DuckDB doing the same job natively (native-yardstick.ts),
+ *   for CSV and JSONL, sorted by time and shuffled, at --records turns; at --big turns CSV shuffled
+ *   and JSONL sorted (all four with --full); peak RSS at --big turns and its growth from --records/3.
+ * - The importer alone: `cas import --endpoint <sink>` / mixpanel-import into the same sink
+ *   (events/s), and both dry runs.
+ * - `cas import --endpoint` to a separate `cas serve` / the native yardstick.
+ * The whole run is timed too: at its default size it must finish in under 5 minutes.
  */
 const CAS_BIN = fileURLToPath(new URL('../../bin/cas.js', import.meta.url));
-const MODELS = ['gpt-4o', 'gpt-4o-mini', 'claude-3-5-sonnet', 'llama-3.1-70b'];
-const INTENTS = ['reset_password', 'billing_question', 'track_order', 'product_info', 'complaint'];
-const HEADER = [
-  'timestamp',
-  'user_id',
-  'user',
-  'assistant',
-  'model',
-  'prompt_tokens',
-  'completion_tokens',
-  'intent',
-];
-
-/**
- * Turns sorted by time; ~200 sessions active at once (a turn every ~20 s each, 1-9 turns per
- * session) and users coming back hours later, so sessionizing does real work as in real exports.
- */
-function* turns(n: number): Generator<Record<string, string | number>> {
-  let seed = 42;
-  const rand = (): number => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed / 0x80000000;
-  };
-  const users = Math.max(10, Math.floor(n / 50));
-  const fresh = () => ({
-    user: `user${Math.floor(rand() * users)}`,
-    left: 1 + Math.floor(rand() * 9),
-    intent: INTENTS[Math.floor(rand() * INTENTS.length)] ?? '',
-    model: MODELS[Math.floor(rand() * MODELS.length)] ?? '',
-  });
-  const active = Array.from({ length: 200 }, fresh);
-  let t = Date.UTC(2024, 0, 1);
-  for (let i = 0; i < n; i++) {
-    t += 50 + Math.floor(rand() * 100);
-    const slot = Math.floor(rand() * active.length);
-    const s = active[slot]!;
-    yield {
-      timestamp: new Date(t).toISOString(),
-      user_id: s.user,
-      user: `How do I fix problem ${i % 997} with my account, order ${i}?`,
-      assistant: `Sure: open Settings, choose "Account", then follow step ${i % 13}. Anything else?`,
-      model: s.model,
-      prompt_tokens: 20 + (i % 500),
-      completion_tokens: 10 + (i % 300),
-      intent: s.intent,
-    };
-    if (--s.left === 0) active[slot] = fresh();
-  }
-}
-
-const csvField = (v: string | number): string => {
-  const s = String(v);
-  return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
-};
-
-export async function writeInputs(base: string, n: number): Promise<{ csv: string; jsonl: string }> {
-  const csv = createWriteStream(`${base}.csv`);
-  const jsonl = createWriteStream(`${base}.jsonl`);
-  let c = `${HEADER.join(',')}\n`;
-  let j = '';
-  for (const turn of turns(n)) {
-    c += `${HEADER.map((h) => csvField(turn[h] ?? '')).join(',')}\n`;
-    j += `${JSON.stringify(turn)}\n`;
-    if (c.length > 1 << 20) {
-      if (!csv.write(c)) await once(csv, 'drain');
-      if (!jsonl.write(j)) await once(jsonl, 'drain');
-      c = '';
-      j = '';
-    }
-  }
-  csv.end(c);
-  jsonl.end(j);
-  await Promise.all([once(csv, 'close'), once(jsonl, 'close')]);
-  return { csv: `${base}.csv`, jsonl: `${base}.jsonl` };
-}
-
-async function rawCsv(path: string): Promise<number> {
-  let n = -1; // the header row
-  for await (const _ of createReadStream(path).pipe(parse({ columns: false }))) n++;
-  return n;
-}
-
-async function rawJsonl(path: string): Promise<number> {
-  let n = 0;
-  for await (const line of createInterface({
-    input: createReadStream(path),
-    crlfDelay: Number.POSITIVE_INFINITY,
-  })) {
-    if (line !== '') {
-      JSON.parse(line);
-      n++;
-    }
-  }
-  return n;
-}
-
-async function timed(fn: () => Promise<number>): Promise<{ records: number; seconds: number }> {
-  const start = process.hrtime.bigint();
-  const records = await fn();
-  return { records, seconds: Number(process.hrtime.bigint() - start) / 1e9 };
-}
 
 interface ImportRun {
   seconds: number;
@@ -137,10 +35,7 @@ async function casImport(file: string, dataDir: string, extra: string[]): Promis
   const child = spawn(
     process.execPath,
     [CAS_BIN, 'import', file, '--kind', 'turn', '--json', '--data-dir', dataDir, ...extra],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, NO_COLOR: '1' },
-    },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
   );
   let stdout = '';
   let stderr = '';
@@ -159,156 +54,177 @@ async function casImport(file: string, dataDir: string, extra: string[]): Promis
   clearInterval(poll);
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   if (code !== 0) throw new Error(`cas import exited ${code}: ${stderr.slice(-2000)}`);
-  return { seconds, peakRssMb: peakKb / 1024, summary: JSON.parse(stdout) as Record<string, unknown> };
+  const json = stdout.slice(stdout.lastIndexOf('\n{') + 1);
+  return { seconds, peakRssMb: peakKb / 1024, summary: JSON.parse(json) as Record<string, unknown> };
 }
 
-/** Acknowledges every batch (counting repeated ids as duplicates), as cheaply as a server can. */
-async function startSink(): Promise<{ url: string; close: () => Promise<void> }> {
-  const seen = new Set<string>();
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const events = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Array<{ event_id: string }>;
-      let accepted = 0;
-      for (const e of events) {
-        if (!seen.has(e.event_id)) accepted++;
-        seen.add(e.event_id);
-      }
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ status: 'ok', accepted, duplicates: events.length - accepted }));
+/** A separate `cas serve` on a free port; resolves once it says where it listens. */
+async function casServe(dataDir: string): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(
+    process.execPath,
+    [CAS_BIN, 'serve', '--data-dir', dataDir, '--port', '0', '--api-key', 'bench-key', '--project', 'bench'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m?.[1]) resolve(m[1]);
     });
+    child.on('exit', (code) => reject(new Error(`cas serve exited ${code}`)));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
-
-const ORDER_HEADER = 'kind,timestamp,session_id,user_id,user,assistant,model,prompt_tokens,completion_tokens';
-
-/** `n` turns in sessions of 8 with explicit ids (~13 open at once), in three orders of the same rows. */
-async function writeOrders(
-  base: string,
-  n: number,
-): Promise<Record<'sorted' | 'shuffled' | 'grouped', string>> {
-  const sessions = Math.max(1, Math.floor(n / 8));
-  const rows: Array<{ s: number; line: string }> = [];
-  for (let i = 0; i < n; i++) {
-    const s = i % sessions;
-    const at = new Date(Date.UTC(2025, 0, 1) + s * 37_000 + Math.floor(i / sessions) * 60_000).toISOString();
-    rows.push({
-      s,
-      line: `turn,${at},s${s},u${s % 3000},question ${i},answer ${i},gpt-4o-mini,${100 + (i % 50)},200`,
-    });
-  }
-  let seed = 14;
-  const rand = (): number => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed / 0x80000000;
-  };
-  const write = async (name: string, ordered: Array<{ line: string }>): Promise<string> => {
-    const path = `${base}-${name}.csv`;
-    const out = createWriteStream(path);
-    let chunk = `${ORDER_HEADER}\n`;
-    for (const r of ordered) {
-      chunk += `${r.line}\n`;
-      if (chunk.length > 1 << 20) {
-        if (!out.write(chunk)) await once(out, 'drain');
-        chunk = '';
-      }
-    }
-    out.end(chunk);
-    await once(out, 'close');
-    return path;
-  };
-  const sorted = await write('sorted', rows);
-  const shuffled = [...rows];
-  for (let i = shuffled.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
-  }
-  const grouped = [...rows].sort((a, b) => a.s - b.s);
-  return { sorted, shuffled: await write('shuffled', shuffled), grouped: await write('grouped', grouped) };
-}
-
-/** The three orders of the same records, each into a fresh data directory: time, peak RSS, all stored. */
-async function runOrders(dir: string, n: number, target: string[]): Promise<void> {
-  console.log(`\n${fmt(n)} turns with explicit session ids in three orders (issue 14)`);
-  const files = await writeOrders(join(dir, 'order'), n);
-  for (const [order, file] of Object.entries(files)) {
-    const run = await casImport(file, join(dir, `data-order-${order}`), target);
-    const s = run.summary;
-    const complete = Number(s.records) === n && Number(s.rejected) === 0 && s.stopped === false;
-    console.log(
-      `  ${order.padEnd(8)} ${run.seconds.toFixed(1)} s (${fmt(n / run.seconds)} records/s), ` +
-        `${fmt(Number(s.accepted))} events accepted, peak RSS ${run.peakRssMb.toFixed(0)} MB ` +
-        `${run.peakRssMb < 250 ? 'ok' : 'MISSED'} (< 250 MB)${complete ? '' : `; INCOMPLETE: ${JSON.stringify(s)}`}`,
-    );
-  }
+  return { url, child };
 }
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 const flag = (args: string[], name: string): string | undefined =>
   args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 
+function complete(run: ImportRun, records: number): string {
+  const s = run.summary;
+  return Number(s.records) === records && Number(s.rejected) === 0 && s.stopped === false
+    ? ''
+    : ` INCOMPLETE ${JSON.stringify(s)}`;
+}
+
 export async function run(args: string[]): Promise<void> {
-  const n = Number(flag(args, 'records') ?? 1_000_000);
-  const sink = args.includes('--sink') ? await startSink() : undefined;
-  const endpoint = sink?.url ?? flag(args, 'endpoint');
-  const target = endpoint ? ['--endpoint', endpoint, '--api-key', 'bench', '--project', 'bench'] : [];
-  const formats = (flag(args, 'formats') ?? 'csv,jsonl').split(',') as Array<'csv' | 'jsonl'>;
-  const orderRecords = Number(flag(args, 'order-records') ?? 200_000);
+  const began = performance.now();
+  const n = Number(flag(args, 'records') ?? 300_000);
+  const big = Number(flag(args, 'big') ?? 1_000_000);
+  const full = args.includes('--full');
   if (!existsSync(CAS_BIN)) throw new Error('build first: npm run build');
   const dir = mkdtempSync(join(tmpdir(), 'cas-bench-import-'));
+  const rows: Row[] = [];
+  const sink = await startSink();
   try {
-    if (args.includes('--only-orders')) {
-      await runOrders(dir, orderRecords, target);
-      return;
-    }
-    const where = sink ? 'an acknowledging sink (the importer alone)' : (endpoint ?? 'the embedded service');
-    console.log(`cas import into ${where}`);
-    console.log(`generating ${fmt(n)} turns (and ${fmt(n / 10)}) as CSV and JSONL in ${dir}`);
-    const big = await writeInputs(join(dir, 'big'), n);
-    const small = await writeInputs(join(dir, 'small'), Math.floor(n / 10));
-    const results: Array<{ format: string; ratio: number; target: number; rss: number; rssSmall: number }> =
-      [];
-    for (const format of formats) {
-      const raw = await timed(() => (format === 'csv' ? rawCsv(big.csv) : rawJsonl(big.jsonl)));
-      const imp = await casImport(big[format], join(dir, `data-${format}`), target);
-      const impSmall = await casImport(small[format], join(dir, `data-${format}-small`), target);
-      const rawRate = raw.records / raw.seconds;
-      const impRate = n / imp.seconds;
-      results.push({
-        format,
-        ratio: impRate / rawRate,
-        target: format === 'csv' ? 0.5 : 0.4,
-        rss: imp.peakRssMb,
-        rssSmall: impSmall.peakRssMb,
-      });
-      console.log(
-        `${format}: raw parse ${fmt(rawRate)} records/s (${raw.seconds.toFixed(1)} s); ` +
-          `cas import ${fmt(impRate)} records/s (${imp.seconds.toFixed(1)} s, ${fmt(Number(imp.summary.events))} events, ` +
-          `${fmt(Number(imp.summary.accepted))} accepted); ratio ${(impRate / rawRate).toFixed(2)}; ` +
-          `peak RSS ${imp.peakRssMb.toFixed(0)} MB (${fmt(n / 10)} records: ${impSmall.peakRssMb.toFixed(0)} MB)`,
-      );
-    }
     console.log(
-      '\ntargets: ratio >= 0.5 (CSV) / 0.4 (JSONL); peak RSS < 250 MB and within 20% between sizes',
+      `generating ${fmt(n)}, ${fmt(big)} and ${fmt(n / 3)} turns (CSV, JSONL; sorted, shuffled) in ${dir}`,
     );
-    for (const r of results) {
-      const within = Math.abs(r.rss - r.rssSmall) / Math.max(r.rss, r.rssSmall);
-      const ok = (b: boolean) => (b ? 'ok' : 'MISSED');
-      console.log(
-        `  ${r.format}: ratio ${r.ratio.toFixed(2)} ${ok(r.ratio >= r.target)}; RSS ${r.rss.toFixed(0)} MB ${ok(r.rss < 250)}; ` +
-          `RSS difference ${(100 * within).toFixed(0)}% ${ok(within <= 0.2)}`,
-      );
+    const files: Record<string, Record<Order, { csv: string; jsonl: string }>> = {};
+    for (const size of [n, big, Math.floor(n / 3)]) {
+      const turns = generateTurns(size);
+      files[size] = {
+        sorted: await writeTurnFiles(join(dir, `t${size}`), turns, 'sorted'),
+        shuffled: await writeTurnFiles(join(dir, `t${size}`), turns, 'shuffled'),
+      };
     }
-    if (orderRecords > 0) await runOrders(dir, orderRecords, target);
+    const at = (size: number, order: Order, format: 'csv' | 'jsonl') => files[size]![order][format];
+
+    // 1. Embedded import against DuckDB doing the same job natively.
+    const cases: Array<[number, 'csv' | 'jsonl', Order]> = [
+      [n, 'csv', 'sorted'],
+      [n, 'csv', 'shuffled'],
+      [n, 'jsonl', 'sorted'],
+      [n, 'jsonl', 'shuffled'],
+      [big, 'csv', 'shuffled'],
+      [big, 'jsonl', 'sorted'],
+      ...(full
+        ? [
+            [big, 'csv', 'sorted'] as [number, 'csv', Order],
+            [big, 'jsonl', 'shuffled'] as [number, 'jsonl', Order],
+          ]
+        : []),
+    ];
+    const bigRss: number[] = [];
+    for (const [size, format, order] of cases) {
+      const file = at(size, order, format);
+      const native = await nativeImport(file, join(dir, `native-${size}-${format}-${order}`));
+      const imp = await casImport(file, join(dir, `data-${size}-${format}-${order}`), []);
+      if (size === big && format === 'csv') bigRss.push(imp.peakRssMb);
+      rows.push({
+        figure: `embedded import / native, ${fmt(size)} ${format} ${order}`,
+        value: native.seconds / imp.seconds,
+        target: 0.5,
+        detail: `${imp.seconds.toFixed(1)} s (${fmt(size / imp.seconds)} turns/s) vs ${native.seconds.toFixed(1)} s; ${fmt(native.rows)} rows; RSS ${imp.peakRssMb.toFixed(0)} MB${complete(imp, size)}`,
+      });
+      console.log(`  ${rows.at(-1)?.figure}: ${rows.at(-1)?.detail}`);
+    }
+    // Memory: peak RSS at the big size, and its growth from a third of the default size.
+    const small = await casImport(at(Math.floor(n / 3), 'shuffled', 'csv'), join(dir, 'data-small'), []);
+    const rss = Math.max(...bigRss);
+    rows.push({
+      figure: `embedded import peak RSS, ${fmt(big)} turns (MB)`,
+      value: rss,
+      target: 350,
+      lower: true,
+    });
+    rows.push({
+      figure: `peak RSS growth ${fmt(n / 3)} -> ${fmt(big)} turns`,
+      value: rss / small.peakRssMb,
+      target: 1.2,
+      lower: true,
+      detail: `${small.peakRssMb.toFixed(0)} MB -> ${rss.toFixed(0)} MB`,
+    });
+
+    // 2. The importer alone into a sink, against mixpanel-import into the same sink.
+    const mp = await ensureMixpanelImport();
+    for (const format of ['csv', 'jsonl'] as const) {
+      const file = at(n, 'sorted', format);
+      const sent = sink.events();
+      const cas = await casImport(file, join(dir, `sink-${format}`), [
+        '--endpoint',
+        sink.url,
+        '--api-key',
+        'bench',
+        '--project',
+        'bench',
+      ]);
+      const casRate = (sink.events() - sent) / cas.seconds;
+      const dry = await casImport(file, join(dir, `dry-${format}`), ['--dry-run']);
+      if (!mp.dir) {
+        console.log(`  mixpanel-import unavailable: ${mp.problem}`);
+        continue;
+      }
+      const theirs = await runMixpanelImport(mp.dir, file, sink.url, 'send');
+      const theirsDry = await runMixpanelImport(mp.dir, file, sink.url, 'dry');
+      rows.push({
+        figure: `importer to a sink / mixpanel-import, ${format} (events/s)`,
+        value: casRate / (theirs.records / theirs.seconds),
+        target: 1,
+        detail: `${fmt(casRate)} vs ${fmt(theirs.records / theirs.seconds)} events/s; RSS ${cas.peakRssMb.toFixed(0)} vs ${theirs.peakRssMb.toFixed(0)} MB`,
+      });
+      rows.push({
+        figure: `dry run / mixpanel-import dry run, ${format} (records/s)`,
+        value: theirsDry.seconds / dry.seconds,
+        target: 1,
+        detail: `${dry.seconds.toFixed(1)} s vs ${theirsDry.seconds.toFixed(1)} s`,
+      });
+    }
+
+    // 3. To a separate cas serve over HTTP, against the same yardstick.
+    const file = at(n, 'sorted', 'csv');
+    const native = await nativeImport(file, join(dir, 'native-serve'));
+    const serve = await casServe(join(dir, 'served'));
+    try {
+      const imp = await casImport(file, join(dir, 'client'), [
+        '--endpoint',
+        serve.url,
+        '--api-key',
+        'bench-key',
+        '--project',
+        'bench',
+      ]);
+      rows.push({
+        figure: `import --endpoint to cas serve / native, ${fmt(n)} csv sorted`,
+        value: native.seconds / imp.seconds,
+        target: 0.4,
+        detail: `${imp.seconds.toFixed(1)} s vs ${native.seconds.toFixed(1)} s${complete(imp, n)}`,
+      });
+    } finally {
+      serve.child.kill('SIGTERM');
+      await once(serve.child, 'exit');
+    }
+    const minutes = (performance.now() - began) / 60_000;
+    rows.push({
+      figure: 'npm run bench -- import, whole run (minutes)',
+      value: minutes,
+      target: 5,
+      lower: true,
+    });
+    printTable('import (issue 16)', rows);
   } finally {
+    await sink.close();
     if (!args.includes('--keep')) rmSync(dir, { recursive: true, force: true });
-    await sink?.close();
   }
 }

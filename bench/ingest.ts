@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { startService } from '../src/service/service.js';
 import { bareAppenderRate, baselineRows } from './ingest-baseline.js';
 import type { PosterConfig, PosterReport } from './ingest-poster.js';
+import { printTable } from './report.js';
 
 /**
  * `npm run bench -- ingest [--events=1000000] [--batch=1000] [--lanes=2] [--keep] [--no-baseline]`
@@ -13,8 +14,8 @@ import type { PosterConfig, PosterReport } from './ingest-poster.js';
  * Posts the workload of ingest-workload.ts to POST /bc/v1/events/queue from a separate process and
  * prints events/s, then, in the same run, the rate of a bare DuckDB appender inserting the same events
  * as rows of an events-shaped table: value by value with a single commit and committing every batch,
- * then fed data chunks (the service's own way in) committing every batch. Target (issue 3): the queue
- * reaches at least half the bare insert rate.
+ * then fed data chunks (the service's own way in) committing every batch. Target (issue 16): the queue
+ * reaches at least 0.4 of the fastest of the three bare rates.
  */
 function flag(args: readonly string[], name: string, fallback: number): number {
   const raw = args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
@@ -103,14 +104,19 @@ export async function run(args: string[]): Promise<void> {
     console.log(`bare appender, one commit:          ${fmt(once)} rows/s`);
     const perBatch = await bareAppenderRate(dir, rows, batch);
     console.log(`bare appender, commit every ${batch}: ${fmt(perBatch)} rows/s`);
-    console.log(
-      `queue / bare: ${(queueRate / once).toFixed(2)} of the one-commit rate, ${(queueRate / perBatch).toFixed(2)} of the per-batch rate (target ≥ 0.5)`,
-    );
     // The same appender fed whole data chunks, as the service feeds it: the fastest bare insert.
     const chunks = await bareAppenderRate(dir, rows, batch, 'chunks');
-    console.log(
-      `bare appender, data chunks, commit every ${batch}: ${fmt(chunks)} rows/s (queue / that: ${(queueRate / chunks).toFixed(2)})`,
-    );
+    console.log(`bare appender, data chunks, commit every ${batch}: ${fmt(chunks)} rows/s`);
+    // The yardstick is the fastest of the three ways a bare appender stores the same rows.
+    const bare = Math.max(once, perBatch, chunks);
+    printTable('ingest (issue 16)', [
+      {
+        figure: `queue ingest (${batch}-event batches, another process) / bare appender`,
+        value: queueRate / bare,
+        target: 0.4,
+        detail: `${fmt(queueRate)} events/s vs ${fmt(bare)} rows/s`,
+      },
+    ]);
   } finally {
     if (!args.includes('--keep')) rmSync(dir, { recursive: true, force: true });
   }
