@@ -1,7 +1,9 @@
 import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 import { VERSION } from '../shared/version.js';
+import { addChartOptions, CHART_NAMES, collect, type Sequence } from './chart-options.js';
 import type { GlobalFlags } from './config.js';
 import { addDiscoveryCommands } from './program-discovery.js';
+import { addReportCommand } from './program-report.js';
 import { addServeLimitOptions } from './serve-limits.js';
 import { addServeReadOptions } from './serve-read-options.js';
 
@@ -13,10 +15,6 @@ export type ActionRunner = (
 ) => Promise<void>;
 
 const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
-
-function collect(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
-}
 
 function wsPort(value: string): number {
   const n = Number(value);
@@ -274,117 +272,19 @@ file:line: reason. Ctrl-C or SIGTERM: the checkpoint is saved, exit 130.
       run('reprice', command.optsWithGlobals(), []),
     );
 
-  // cas chart. --where filters the event-like flag just before it, so those flags are collected into
-  // one list in command-line order; the action turns it into chartControls (commands/chart-flags.ts).
-  const sequence: Array<{ flag: string; value: string }> = [];
-  const inOrder = (flag: string) => (value: string) => {
-    sequence.push({ flag, value });
-    return sequence;
-  };
-  const once = (flag: string) => (value: string, previous: unknown) => {
-    if (previous !== undefined) throw new InvalidArgumentError(`${flag} given more than once`);
-    return value;
-  };
-  program
+  // cas chart: the chart flags (chart-options.ts) collect the order-sensitive ones into `sequence`.
+  const sequence: Sequence = [];
+  const chartCommand = program
     .command('chart')
     .description('chart the data: build chartControls from flags, fetch the chart, render it')
-    .addArgument(
-      new Argument(
-        '<chart>',
-        'segmentation | retention | sessions | users | funnel | intents | sentiment | conversations',
-      ).choices([
-        'segmentation',
-        'retention',
-        'sessions',
-        'users',
-        'funnel',
-        'intents',
-        'sentiment',
-        'conversations',
-      ]),
-    )
-    .option('--from <when>', 'range start: YYYY-MM-DD (that day in --tz) or an ISO 8601 time')
-    .option(
-      '--to <when>',
-      'range end: a YYYY-MM-DD day is included; an ISO time is exclusive (default: today)',
-    )
-    .option(
-      '--last <span>',
-      'the last n days/ISO weeks/months up to --to or today: 30d, 12w, 6m (default: 30d)',
-    )
-    .option('--period <unit>', 'bin size: day, week or month (default: day)')
-    .option('--tz <zone>', 'IANA time zone of the bins (default: the system zone)')
-    .option(
-      '--event <name>',
-      'segmentation series / sessions containing it / funnel step, in order (repeatable)',
-      inOrder('event'),
-    )
-    .option(
-      '--measure <agg:prop>',
-      'segmentation: what the --event before it measures: count, or sum/avg/min/max/p50/p90/p95/p99 of a numeric property (sum:cost, p95:runtime)',
-      inOrder('measure'),
-    )
-    .option(
-      '--window <span>',
-      'funnel: how long after step 1 the later steps may come: 12h, 1d, 2w (default: the range)',
-    )
-    .option(
-      '--analyse <what>',
-      'conversations: intentConversion (default), firstIntentFriction, newIntents, sentiment, duration, prompts',
-    )
-    .option(
-      '--where <expr>',
-      '"<prop> <op> <value>": filters the --event (or other event flag) before it',
-      inOrder('where'),
-    )
-    .option(
-      '--group-by <prop>',
-      'segmentation: group each series by a property (prop or prop=v1,v2); others: by a user trait',
-      once('--group-by'),
-    )
-    .option(
-      '--start-event <name>',
-      'retention: the event that puts a user in a cohort',
-      inOrder('start-event'),
-    )
-    .option(
-      '--return-event <name>',
-      'retention: an event that counts as returning (repeatable)',
-      inOrder('return-event'),
-    )
-    .option(
-      '--trait <name>',
-      'users: the trait to slice by; retention/sessions: group by it (name=v1,v2 lists values)',
-      once('--trait'),
-    )
-    .option(
-      '--user-where <expr>',
-      '"<trait> <op> <value>": only users whose trait matches (repeatable)',
-      collect,
-    )
-    .option('--cohort <name>', 'only users of this cohort ("All Users")', once('--cohort'))
-    .option(
-      '--performed <expr>',
-      '"<event> [op n]": only users who did it ("Purchase >= 3"; repeatable)',
-      inOrder('performed'),
-    )
-    .option(
-      '--intent <name>',
-      'only users who showed this intent in the range (repeatable; "Any Intent"); sentiment: the intent whose conversations it splits',
-      inOrder('intent'),
-    )
-    .option(
-      '--controls <file>',
-      'chartControls JSON file (- for stdin) sent as is; flags override its fields',
-    )
+    .addArgument(new Argument('<chart>', CHART_NAMES.join(' | ')).choices(CHART_NAMES));
+  addChartOptions(chartCommand, sequence)
     .option('--print-controls', 'print the chartControls that would be sent; send nothing')
     .addOption(
-      new Option('--format <format>', 'output (default: table on a terminal, json otherwise)').choices([
-        'table',
-        'json',
-        'jsonl',
-        'csv',
-      ]),
+      new Option(
+        '--format <format>',
+        'output (default: table on a terminal, json otherwise); html: a self-contained page, as cas report makes',
+      ).choices(['table', 'json', 'jsonl', 'csv', 'html']),
     )
     .option(
       '--no-csv-guard',
@@ -436,6 +336,7 @@ file:line: reason. Ctrl-C or SIGTERM: the checkpoint is saved, exit 130.
       run('tail', command.optsWithGlobals(), []),
     );
 
+  addReportCommand(program, run);
   addDiscoveryCommands(program, run);
   return program;
 }

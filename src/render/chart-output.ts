@@ -32,7 +32,8 @@ export interface ChartRenderOptions {
   csv?: CsvOptions;
 }
 
-function flat(data: ChartData): { columns: readonly string[]; rows: ChartRow[] } {
+/** One row per point or cell: the rows of `--format csv|jsonl` (and the report's tables). */
+export function flatChart(data: ChartData): { columns: readonly string[]; rows: ChartRow[] } {
   switch (data.kind) {
     case 'segmentation':
       return { columns: segmentationColumns(data.response), rows: segmentationRows(data.response) };
@@ -85,7 +86,7 @@ function tables(view: ChartView, options: ChartTableOptions): string {
 export function renderChart(view: ChartView, format: OutputFormat, options: ChartRenderOptions): string {
   if (format === 'json') return json(view.raw);
   if (format === 'csv' || format === 'jsonl') {
-    const { columns, rows } = flat(view);
+    const { columns, rows } = flatChart(view);
     return format === 'csv'
       ? rowsToCsv(columns, rows, options.csv ?? DEFAULT_CSV)
       : rowsToJsonl(columns, rows);

@@ -8,6 +8,7 @@ export const ACTIONS: Record<string, () => Promise<Action>> = {
   import: async () => (await import('./import.js')).importAction,
   reprice: async () => (await import('./reprice.js')).reprice,
   chart: async () => (await import('./chart.js')).chart,
+  report: async () => (await import('./report.js')).report,
   events: async () => (await import('./discovery.js')).events,
   properties: async () => (await import('./discovery.js')).properties,
   'users-list': async () => (await import('./discovery.js')).usersList,

@@ -1,0 +1,91 @@
+import { statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { prepareChart } from '../../commands/chart.js';
+import type { ChartEnv } from '../../commands/chart-flags.js';
+import { UsageError } from '../../commands/errors.js';
+import { planReport, runReport } from '../../commands/report.js';
+import type { SharedFlags } from '../../commands/report-charts.js';
+import { chartLibrary } from '../../render/html/chart-library.js';
+import { buildPage } from '../../render/html/page.js';
+import { orderedFlags, text, texts } from '../chart-values.js';
+import { type Action, withConnection } from '../context.js';
+import { describeFailure, EXIT } from '../exit-codes.js';
+import { openerFor, startOpener } from '../open-file.js';
+import { parseChartWords, splitWords } from '../report-spec.js';
+import { sourceOf } from './chart-html.js';
+
+/** `cas report`: flags → planned charts (all checked before connecting) → the page, written to --out. */
+
+function sharedFlags(f: Record<string, unknown>): SharedFlags {
+  const sequence = orderedFlags(f.sequence);
+  if (sequence[0]?.flag === 'where') {
+    throw new UsageError(
+      `--where ${sequence[0].value}: in cas report, --where filters the --performed or --intent before it`,
+      'e.g. --performed "Purchase" --where "amount > 10"',
+    );
+  }
+  return {
+    range: { from: text(f.from), to: text(f.to), last: text(f.last), period: text(f.period), tz: text(f.tz) },
+    userWhere: texts(f.userWhere) ?? [],
+    cohort: text(f.cohort),
+    sequence,
+  };
+}
+
+function specs(f: Record<string, unknown>): string[][] {
+  return (texts(f.chart) ?? []).map((spec) => {
+    const words = splitWords(spec);
+    if (words.length === 0)
+      throw new UsageError('--chart "": give a chart, e.g. --chart "sessions --trait plan"');
+    return words;
+  });
+}
+
+/** The out file's directory must exist: said before anything is fetched. */
+function outPath(value: string): string {
+  const path = resolve(value);
+  let isDir = false;
+  try {
+    isDir = statSync(dirname(path)).isDirectory();
+  } catch {
+    // Reported below.
+  }
+  if (!isDir) throw new UsageError(`--out ${value}: the directory ${dirname(path)} does not exist`);
+  return path;
+}
+
+export const report: Action = async (ctx) => {
+  const f = ctx.flags;
+  const env: ChartEnv = {
+    now: new Date(),
+    defaultTz: Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC',
+  };
+  const parse = (argv: readonly string[], label: string) => {
+    try {
+      const { chart, flags } = parseChartWords(argv, label);
+      return prepareChart({ chart, flags, env });
+    } catch (error) {
+      const inSpec = label.startsWith('--chart') && error instanceof UsageError;
+      if (!inSpec || error.message.startsWith(label)) throw error;
+      throw new UsageError(`${label}: ${error.message}`, error.hint);
+    }
+  };
+  const options = { specs: specs(f), shared: sharedFlags(f), trait: text(f.trait), parse };
+  const out = outPath(text(f.out) ?? 'report.html');
+  // Flags are checked before connecting: a typo must not first start the embedded service.
+  planReport(options);
+  const result = await withConnection(ctx, (c) =>
+    runReport({ ...options, source: sourceOf(ctx, c), now: env.now }, c),
+  );
+  writeFileSync(out, buildPage(result.page, chartLibrary()));
+  for (const note of result.notes) ctx.log(note);
+  ctx.out(`${out}\n`);
+  if (f.open === true) {
+    const opener = openerFor(out, process.platform, process.env);
+    if (!opener) ctx.log('no display to open it on: open the file above in a browser');
+    else if (!(await startOpener(opener)))
+      ctx.log(`could not run ${opener.command}: open the file above in a browser`);
+  }
+  const first = result.failures[0];
+  return first === undefined ? EXIT.ok : describeFailure(first).code;
+};

@@ -1,0 +1,124 @@
+import { listUserTraits } from '../client/api-routes.js';
+import { ClientError } from '../client/errors.js';
+import type { Client } from '../client/http-client.js';
+import type { PageChart, PageInput } from '../render/html/page.js';
+import { fetchChart } from './chart.js';
+import type { BuiltControls } from './chart-flags.js';
+import {
+  defaultPlans,
+  describeFilters,
+  pickTrait,
+  type ReportPlan,
+  type SharedFlags,
+  shellLine,
+  withShared,
+} from './report-charts.js';
+
+/**
+ * `cas report`: the planned charts fetched one after another (they share the service's reader pool
+ * with whoever else asks) and gathered into one page's input. A chart the service refuses does not
+ * sink the page: it shows the error in its place, and the failure is returned for the exit code.
+ */
+
+export interface ReportOptions {
+  /** `--chart` specs, as `cas chart` words; none: the default page. */
+  specs: ReadonlyArray<readonly string[]>;
+  shared: SharedFlags;
+  /** `--trait` for the default user-composition chart; otherwise one is picked from the data. */
+  trait?: string | undefined;
+  /**
+   * `cas chart` words → validated controls (the CLI's own parser, so flags mean the same); `label`
+   * names the `--chart` spec in errors, or the report itself for a default chart.
+   */
+  parse: (argv: readonly string[], label: string) => BuiltControls;
+  /** Where the data comes from, for the header. */
+  source: string;
+  now: Date;
+}
+
+export interface ReportResult {
+  page: PageInput;
+  failures: ClientError[];
+  /** Notes for stderr (a chart left out, and why). */
+  notes: string[];
+}
+
+export interface ReportPlanned {
+  plan: ReportPlan;
+  argv: string[];
+  built: BuiltControls;
+}
+
+/**
+ * Every chart's flags checked before any connection: a typo must not first start the embedded
+ * service. The default user-composition chart waits for its trait when none was given.
+ */
+export function planReport(options: Omit<ReportOptions, 'source' | 'now'>): ReportPlanned[] {
+  const fromSpecs = options.specs.length > 0;
+  const plans = fromSpecs
+    ? options.specs.map((argv) => ({ title: shellLine(argv), argv: [...argv] }))
+    : defaultPlans(options.trait ?? '').filter((p) => options.trait !== undefined || p.argv[0] !== 'users');
+  return plans.map((plan) => {
+    const argv = withShared(plan.argv, options.shared);
+    return { plan, argv, built: options.parse(argv, fromSpecs ? `--chart "${plan.title}"` : 'cas report') };
+  });
+}
+
+async function discoverTrait(client: Client): Promise<string | undefined> {
+  try {
+    return pickTrait(await listUserTraits(client));
+  } catch (error) {
+    // A service without the discovery routes (or a refusal there) leaves the chart out, not the page.
+    if (error instanceof ClientError) return undefined;
+    throw error;
+  }
+}
+
+function csvName(index: number, argv: readonly string[]): string {
+  return `${String(index + 1).padStart(2, '0')}-${argv[0] ?? 'chart'}.csv`;
+}
+
+export async function runReport(options: ReportOptions, deps: { client: Client }): Promise<ReportResult> {
+  const notes: string[] = [];
+  let planned = planReport(options);
+  if (options.specs.length === 0 && options.trait === undefined) {
+    const trait = await discoverTrait(deps.client);
+    if (trait === undefined) notes.push('no user trait found: the user-composition chart is left out');
+    else planned = planReport({ ...options, trait });
+  }
+  const charts: PageChart[] = [];
+  const failures: ClientError[] = [];
+  for (const [index, { plan, argv, built }] of planned.entries()) {
+    const base = {
+      title: plan.title,
+      command: `cas chart ${shellLine(argv)}`,
+      csvName: csvName(index, argv),
+    };
+    try {
+      charts.push({ ...base, view: await fetchChart(built, deps) });
+    } catch (error) {
+      if (!(error instanceof ClientError)) throw error;
+      failures.push(error);
+      notes.push(`${plan.title}: ${error.message}`);
+      charts.push({ ...base, error: error.message });
+    }
+  }
+  return {
+    page: { title: 'Conversational analytics report', facts: facts(options, planned), charts },
+    failures,
+    notes,
+  };
+}
+
+function facts(options: ReportOptions, planned: readonly ReportPlanned[]): Array<[string, string]> {
+  const range = planned[0]?.built.parsed.range;
+  const out: Array<[string, string]> = [];
+  if (range) {
+    out.push(['Range', `${range.start} to ${range.end} (end excluded), by ${range.period}`]);
+    out.push(['Time zone', range.tz]);
+  }
+  out.push(['Filters', describeFilters(options.shared)]);
+  out.push(['Data source', options.source]);
+  out.push(['Made', options.now.toISOString()]);
+  return out;
+}
