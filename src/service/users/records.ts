@@ -61,9 +61,9 @@ export async function userRecords(
   };
 }
 
-/** An offset past the end returns no rows, so the total is counted apart. */
+/** An offset past the end, or limit 0, returns no rows, so the total is counted apart. */
 async function countOnly(q: Queryable, scope: Scope, query: RecordsQuery): Promise<number> {
-  if (query.offset === undefined || query.offset === 0) return 0;
+  if ((query.offset === undefined || query.offset === 0) && query.limit !== 0) return 0;
   const row = await q.one<{ n: bigint }>(
     `SELECT count(*) AS n FROM users b WHERE b.project_id = $1 AND b.user_id = b.canonical_user_id AND (${query.where ?? 'TRUE'})`,
     [scope.projectId, ...(query.params ?? [])],
