@@ -23,6 +23,10 @@ interface CollectionSpec {
   order: string;
 }
 
+const EVENT_PERSON = `(SELECT ep.primary_id FROM users eu
+  JOIN users ep ON ep.project_id = eu.project_id AND ep.user_id = eu.canonical_user_id
+  WHERE eu.project_id = e.project_id AND eu.user_id = e.user_id)`;
+
 export const COLLECTIONS: Record<DbCollection, CollectionSpec> = {
   users: {
     table: 'users',
@@ -42,7 +46,9 @@ export const COLLECTIONS: Record<DbCollection, CollectionSpec> = {
     fields: {
       event_id: { sql: 'e.event_id', kind: 'text' },
       event: { sql: 'e.event', kind: 'text' },
-      user_id: { sql: 'e.user_id', kind: 'text' },
+      // The person's current primary caller id, as the documents show it (decisions §4), not the
+      // stored row's service id (which no document shows, and which a merge leaves behind).
+      user_id: { sql: EVENT_PERSON, kind: 'text' },
       session_id: { sql: 'e.session_id', kind: 'text' },
       conversation_id: { sql: 'e.conversation_id', kind: 'text' },
       origin_event_id: { sql: 'e.origin_event_id', kind: 'text' },
