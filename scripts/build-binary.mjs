@@ -3,13 +3,14 @@
 // Steps: bundle the CLI to one CommonJS file (esbuild) → SEA blob (node --experimental-sea-config)
 // → copy this node binary and inject the blob (postject) → put DuckDB's native library beside it.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+const require = createRequire(import.meta.url);
 const out = join(root, 'dist');
 const work = join(out, 'sea');
 const platform = `${process.platform}-${process.arch}`;
@@ -37,6 +38,19 @@ const nativeShim = {
   },
 };
 
+// `cas report` inlines ECharts' browser build, which render/html/chart-library.ts reads from
+// node_modules at run time; the executable has none, so that module is replaced by the text itself.
+const chartLibraryText = {
+  name: 'chart-library-as-text',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]render[\\/]html[\\/]chart-library\.ts$/ }, () => {
+      const file = join(dirname(require.resolve('echarts')), 'echarts.min.js');
+      const text = JSON.stringify(readFileSync(file, 'utf8'));
+      return { contents: `export function chartLibrary() { return ${text}; }`, loader: 'js' };
+    });
+  },
+};
+
 await build({
   entryPoints: [join(root, 'src/cli/main.ts')],
   outfile: join(work, 'cas.cjs'),
@@ -46,7 +60,7 @@ await build({
   target: 'node20',
   minify: true,
   legalComments: 'none',
-  plugins: [nativeShim],
+  plugins: [nativeShim, chartLibraryText],
   // ws tries require('bufferutil') and require('utf-8-validate') (optional native speed-ups) when it
   // loads; inside a single executable that require() prints a warning on every run. Its own switches
   // turn the attempts off, and minify drops them.
@@ -71,7 +85,6 @@ execFileSync(process.execPath, ['--experimental-sea-config', seaConfig], { stdio
 
 copyFileSync(process.execPath, binary);
 chmodSync(binary, 0o755);
-const require = createRequire(import.meta.url);
 const postject = join(dirname(require.resolve('postject/package.json')), 'dist', 'cli.js');
 execFileSync(
   process.execPath,

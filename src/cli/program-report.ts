@@ -29,7 +29,6 @@ export function addReportCommand(program: Command, run: ActionRunner): void {
         'cas report --from 2025-01-06 --to 2025-02-02 --period week --tz UTC --out report.html',
         'cas report --last 12w --period week --user-where "plan = pro" --out pro.html',
         'cas report --from 2025-01-06 --to 2025-02-02 --chart "segmentation --event \'Conversation Turn\' --group-by model" --chart "users --trait country" --out models.html',
-        'cas report --from 2025-01-06 --to 2025-02-02 --open',
       ]) +
         '\nDefault charts: turns and conversations, sessions, retention (heat map), users by a trait, funnel,\n' +
         'intents, sentiment, intent conversion and cost. Range and filter flags apply to every chart; under\n' +

@@ -119,7 +119,9 @@ function retention(view: Extract<ChartView, { kind: 'retention' }>, bins: Bins):
     grid: { left: 56, right: 24, top: 24, bottom: 72, containLabel: true },
     xAxis: {
       type: 'category',
-      name: 'periods after',
+      name: 'periods after the cohort',
+      nameLocation: 'middle',
+      nameGap: 26,
       data: Array.from({ length: columns }, (_, i) => String(i)),
     },
     yAxis: { type: 'category', data: rows, inverse: true },
