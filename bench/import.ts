@@ -62,15 +62,28 @@ async function casImport(file: string, dataDir: string, extra: string[]): Promis
 async function casServe(dataDir: string): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(
     process.execPath,
-    [CAS_BIN, 'serve', '--data-dir', dataDir, '--port', '0', '--api-key', 'bench-key', '--project', 'bench'],
+    [
+      CAS_BIN,
+      'serve',
+      '--data-dir',
+      dataDir,
+      '--port',
+      '0',
+      '--api-key',
+      'bench-key',
+      '--project',
+      'bench',
+      '--json',
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';
+  // With --json it prints one line once it listens: {"url", "api_key", "project_id", "data_dir"}.
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout?.on('data', (c: Buffer) => {
       out += c.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m?.[1]) resolve(m[1]);
+      const line = out.split('\n')[0];
+      if (out.includes('\n') && line) resolve((JSON.parse(line) as { url: string }).url);
     });
     child.on('exit', (code) => reject(new Error(`cas serve exited ${code}`)));
   });
