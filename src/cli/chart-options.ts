@@ -1,4 +1,6 @@
 import { type Command, InvalidArgumentError } from 'commander';
+import type { OrderedFlag } from '../commands/chart-sequence.js';
+import { CLI_CHARTS } from '../shared/cli-charts.js';
 
 /**
  * The flags that say which chart to draw, shared by `cas chart`, each `cas report --chart <spec>`
@@ -7,18 +9,11 @@ import { type Command, InvalidArgumentError } from 'commander';
  * in command-line order; the action turns it into chartControls (commands/chart-flags.ts).
  */
 
-export type Sequence = Array<{ flag: string; value: string }>;
+/** The order-sensitive flags in command-line order (commands/chart-sequence.ts walks them). */
+export type Sequence = OrderedFlag[];
 
-export const CHART_NAMES = [
-  'segmentation',
-  'retention',
-  'sessions',
-  'users',
-  'funnel',
-  'intents',
-  'sentiment',
-  'conversations',
-] as const;
+/** The chart names `cas chart` and `--chart` accept: the commands' own list. */
+export const CHART_NAMES = CLI_CHARTS;
 
 export function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];

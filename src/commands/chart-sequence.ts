@@ -1,5 +1,6 @@
 import type { EventFilterInput, IntentFilterInput, PropertyFilterInput } from '../shared/chart-filters.js';
 import { type Measure, parseMeasureText } from '../shared/chart-measure.js';
+import { CLI_CHARTS, type CliChart } from '../shared/cli-charts.js';
 import { parsePerformed, parseWhere } from './chart-expr.js';
 import { UsageError } from './errors.js';
 
@@ -10,17 +11,7 @@ import { UsageError } from './errors.js';
  * which is what a person reading the command left to right expects.
  */
 
-export const CLI_CHARTS = [
-  'segmentation',
-  'retention',
-  'sessions',
-  'users',
-  'funnel',
-  'intents',
-  'sentiment',
-  'conversations',
-] as const;
-export type CliChart = (typeof CLI_CHARTS)[number];
+export { CLI_CHARTS, type CliChart } from '../shared/cli-charts.js';
 
 export interface OrderedFlag {
   /** The flag without dashes: event, where, measure, start-event, return-event, performed, intent. */
