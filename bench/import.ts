@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { childRun } from './child-run.js';
 import { generateTurns, type Order, writeTurnFiles } from './import-data.js';
 import { ensureMixpanelImport, runMixpanelImport } from './mixpanel-import.js';
 import { nativeImport } from './native-yardstick.js';
@@ -37,25 +38,11 @@ async function casImport(file: string, dataDir: string, extra: string[]): Promis
     [CAS_BIN, 'import', file, '--kind', 'turn', '--json', '--data-dir', dataDir, ...extra],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
   );
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  let peakKb = 0;
-  const poll = setInterval(() => {
-    try {
-      const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-      if (m) peakKb = Math.max(peakKb, Number(m[1]));
-    } catch {
-      // The process has just exited.
-    }
-  }, 50);
-  const [code] = (await once(child, 'close')) as [number | null];
-  clearInterval(poll);
+  const { code, stdout, stderr, peakRssMb } = await childRun(child);
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   if (code !== 0) throw new Error(`cas import exited ${code}: ${stderr.slice(-2000)}`);
   const json = stdout.slice(stdout.lastIndexOf('\n{') + 1);
-  return { seconds, peakRssMb: peakKb / 1024, summary: JSON.parse(json) as Record<string, unknown> };
+  return { seconds, peakRssMb, summary: JSON.parse(json) as Record<string, unknown> };
 }
 
 /** A separate `cas serve` on a free port; resolves once it says where it listens. */

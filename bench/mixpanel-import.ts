@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { childRun } from './child-run.js';
 
 /**
  * mixpanel-import, the yardstick of the importer alone (issue 16): installed for the bench only, into
@@ -53,23 +54,9 @@ export async function runMixpanelImport(
   const child = spawn(process.execPath, [RUNNER, dir, file, sinkUrl, mode], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  let peakKb = 0;
-  const poll = setInterval(() => {
-    try {
-      const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-      if (m) peakKb = Math.max(peakKb, Number(m[1]));
-    } catch {
-      // exited
-    }
-  }, 50);
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  clearInterval(poll);
+  const { code, stdout: out, stderr: err, peakRssMb } = await childRun(child);
   if (code !== 0) throw new Error(`mixpanel-import exited ${code}: ${err.slice(-1000)}`);
   const line = out.trim().split('\n').pop() ?? '{}';
   const r = JSON.parse(line) as { records: number; seconds: number; cpu: number };
-  return { ...r, peakRssMb: peakKb / 1024 };
+  return { ...r, peakRssMb };
 }
