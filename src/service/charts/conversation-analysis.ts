@@ -5,7 +5,7 @@ import {
   analysisResponseSchema,
 } from '../../shared/analysis-responses.js';
 import type { ConversationAnalysisControls } from '../../shared/chart-controls.js';
-import { conversationFacts, firstSeenCte, intentFacts } from './analysis-facts.js';
+import { conversationFacts, firstSeenCte, intentFacts, type SummaryField } from './analysis-facts.js';
 import { type AggRow, type Aggregates, binnedAndWhole, buildAnalysis, ratio } from './analysis-points.js';
 import { binKey, type ChartContext } from './context.js';
 import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
@@ -68,19 +68,39 @@ const SHAPES: Record<ConversationAnalyse, Shape> = {
   },
 };
 
-function conversationSql(q: Query, ctx: ChartContext, c: ConversationAnalysisControls): string {
-  const convs = conversationFacts(q, ctx, c);
-  return q.sql(
-    binnedAndWhole(
-      convs,
-      `count(*)::DOUBLE AS n, count(*) FILTER (WHERE n_intents > 0)::DOUBLE AS with_intents,
-      count(*) FILTER (WHERE n_intents > 0 AND (function_errors > 0 OR sentiment = 'negative'))::DOUBLE AS friction,
-      count(*) FILTER (WHERE sentiment = 'positive')::DOUBLE AS positive,
-      count(*) FILTER (WHERE sentiment = 'negative')::DOUBLE AS negative,
-      count(*) FILTER (WHERE sentiment = 'neutral')::DOUBLE AS neutral,
-      coalesce(sum(duration_s), 0)::DOUBLE AS duration, coalesce(sum(turns), 0)::DOUBLE AS turns`,
-    ),
-  );
+/** Each aggregate of the conversation analyses: its SQL and the summary fields it reads. */
+const AGGREGATES: Record<string, { sql: string; fields: SummaryField[] }> = {
+  n: { sql: 'count(*)', fields: [] },
+  with_intents: { sql: 'count(*) FILTER (WHERE n_intents > 0)', fields: ['n_intents'] },
+  friction: {
+    sql: "count(*) FILTER (WHERE n_intents > 0 AND (function_errors > 0 OR sentiment = 'negative'))",
+    fields: ['n_intents', 'function_errors', 'sentiment'],
+  },
+  positive: { sql: "count(*) FILTER (WHERE sentiment = 'positive')", fields: ['sentiment'] },
+  negative: { sql: "count(*) FILTER (WHERE sentiment = 'negative')", fields: ['sentiment'] },
+  neutral: { sql: "count(*) FILTER (WHERE sentiment = 'neutral')", fields: ['sentiment'] },
+  duration: { sql: 'coalesce(sum(duration_s), 0)', fields: ['duration_s'] },
+  turns: { sql: 'coalesce(sum(turns), 0)', fields: ['turns'] },
+};
+
+/** What each analyse reads (newIntents has a query of its own): only those are computed. */
+const NEEDS: Record<Exclude<ConversationAnalyse, 'newIntents'>, string[]> = {
+  intentConversion: ['n', 'with_intents'],
+  firstIntentFriction: ['with_intents', 'friction'],
+  sentiment: ['n', 'positive', 'negative', 'neutral'],
+  duration: ['n', 'duration'],
+  prompts: ['turns', 'duration'],
+};
+
+function conversationSql(
+  q: Query,
+  ctx: ChartContext,
+  c: ConversationAnalysisControls & { analyse: Exclude<ConversationAnalyse, 'newIntents'> },
+): string {
+  const needs = NEEDS[c.analyse].map((name) => ({ name, ...AGGREGATES[name]! }));
+  const fields = [...new Set(needs.flatMap((a) => a.fields))];
+  const convs = conversationFacts(q, ctx, c, fields);
+  return q.sql(binnedAndWhole(convs, needs.map((a) => `(${a.sql})::DOUBLE AS ${a.name}`).join(', ')));
 }
 
 function newIntentsSql(q: Query, ctx: ChartContext, c: ConversationAnalysisControls): string {
@@ -106,7 +126,10 @@ export async function conversationAnalysisChart(
   c: ConversationAnalysisControls,
 ): Promise<AnalysisResponse> {
   const q = new Query();
-  const sql = c.analyse === 'newIntents' ? newIntentsSql(q, ctx, c) : conversationSql(q, ctx, c);
+  const sql =
+    c.analyse === 'newIntents'
+      ? newIntentsSql(q, ctx, c)
+      : conversationSql(q, ctx, { ...c, analyse: c.analyse });
   const rows = await ctx.db.all<AggRow>(sql, q.params.values);
   const encode = tokenEncoder(ctx, 'conversation-analysis', c);
   const drill = (bin: number, grp: string | undefined) => {

@@ -5,7 +5,7 @@ import {
   analysisResponseSchema,
 } from '../../shared/analysis-responses.js';
 import type { IntentAnalysisControls } from '../../shared/chart-controls.js';
-import { intentFacts } from './analysis-facts.js';
+import { intentFacts, type SummaryField } from './analysis-facts.js';
 import { type AggRow, type Aggregates, binnedAndWhole, buildAnalysis, ratio } from './analysis-points.js';
 import { binKey, type ChartContext } from './context.js';
 import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
@@ -107,6 +107,12 @@ const NEEDS: Record<IntentAnalyse, string[]> = {
   intentFulfillmentEfficiency: ['fulfilled', 'turns_fulfilled', 'one_turn', 'u_fulfilled'],
 };
 
+/** The summary fields the analyse's aggregates read (each named in their SQL). */
+function fieldsOf(analyse: IntentAnalyse): SummaryField[] {
+  const sql = NEEDS[analyse].map((n) => AGGREGATES[n]).join(' ');
+  return (['turns', 'function_errors', 'sentiment'] as const).filter((f) => sql.includes(f));
+}
+
 function aggregatesSql(intents: string, analyse: IntentAnalyse): string {
   const needs = NEEDS[analyse];
   const sql = (name: string) => `(${AGGREGATES[name]})::DOUBLE`;
@@ -120,7 +126,7 @@ export async function intentAnalysisChart(
   c: IntentAnalysisControls,
 ): Promise<AnalysisResponse> {
   const q = new Query();
-  const intents = intentFacts(q, ctx, c, c.analyse === 'attributeAcceptanceRate');
+  const intents = intentFacts(q, ctx, c, c.analyse === 'attributeAcceptanceRate', fieldsOf(c.analyse));
   const sql = q.sql(aggregatesSql(intents, c.analyse));
   const rows = await ctx.db.all<AggRow>(sql, q.params.values);
   const encode = tokenEncoder(ctx, 'intent-analysis', c);
