@@ -116,7 +116,8 @@ function retention(view: Extract<ChartView, { kind: 'retention' }>, bins: Bins):
   }
   return {
     tooltip: { position: 'top', confine: true },
-    grid: { left: 56, right: 24, top: 24, bottom: 72, containLabel: true },
+    // The colour scale stands at the right, clear of the axis name under the triangle.
+    grid: { left: 56, right: 88, top: 24, bottom: 48, containLabel: true },
     xAxis: {
       type: 'category',
       name: 'periods after the cohort',
@@ -129,9 +130,9 @@ function retention(view: Extract<ChartView, { kind: 'retention' }>, bins: Bins):
       min: 0,
       max: 100,
       calculable: true,
-      orient: 'horizontal',
-      left: 'center',
-      bottom: 0,
+      orient: 'vertical',
+      right: 0,
+      top: 'middle',
       itemHeight: 120,
     },
     series: [{ name: 'retained %', type: 'heatmap', data, label: { show: columns <= 16 } }],
