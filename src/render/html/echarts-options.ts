@@ -81,17 +81,23 @@ function slices(
       ],
     };
   }
-  const all = groups ?? [];
-  const labels = [...new Set(all.flatMap((g) => g.slices.map((s) => s.label)))];
+  return groupedBars((groups ?? []).map((g) => ({ name: g.group, bars: g.slices })));
+}
+
+/** One bar series per group over the union of their categories (absent ones are 0), in first-seen order. */
+function groupedBars(
+  groups: ReadonlyArray<{ name: string; bars: ReadonlyArray<{ label: string; value: number }> }>,
+): EChartsOption {
+  const labels = [...new Set(groups.flatMap((g) => g.bars.map((b) => b.label)))];
   return {
     tooltip: TOOLTIP_AXIS,
     legend: LEGEND,
     grid: GRID,
     xAxis: { type: 'category', data: labels },
     yAxis: { type: 'value' },
-    series: all.map((g) => {
-      const byLabel = new Map(g.slices.map((s) => [s.label, s.value]));
-      return { name: g.group, type: 'bar', data: labels.map((l) => byLabel.get(l) ?? 0) };
+    series: groups.map((g) => {
+      const byLabel = new Map(g.bars.map((b) => [b.label, b.value]));
+      return { name: g.name, type: 'bar', data: labels.map((l) => byLabel.get(l) ?? 0) };
     }),
   };
 }
@@ -185,18 +191,12 @@ export function echartsOption(view: ChartView): EChartsOption {
     case 'funnel': {
       const r = view.response;
       const groups = r.groups ?? [{ group: 'users', events: r.events ?? [] }];
-      const steps = [...new Set(groups.flatMap((g) => g.events.map((e) => e.event)))];
-      return {
-        tooltip: TOOLTIP_AXIS,
-        legend: LEGEND,
-        grid: GRID,
-        xAxis: { type: 'category', data: steps },
-        yAxis: { type: 'value' },
-        series: groups.map((g) => {
-          const byStep = new Map(g.events.map((e) => [e.event, e.count]));
-          return { name: g.group, type: 'bar', data: steps.map((s) => byStep.get(s) ?? 0) };
-        }),
-      };
+      return groupedBars(
+        groups.map((g) => ({
+          name: g.group,
+          bars: g.events.map((e) => ({ label: e.event, value: e.count })),
+        })),
+      );
     }
     case 'conversation-analysis':
     case 'intent-analysis': {
