@@ -48,29 +48,33 @@ const ALL_FIELDS = Object.keys(SUMMARY_FIELDS) as SummaryField[];
  * CTE `convs`: session_id, conversation_id, person, bin, grp and the `fields` asked for (all by
  * default). Only those are read out of the JSON: the CTE is materialized, so DuckDB cannot drop an
  * unused column, and each extraction costs about as much as the scan (measured on 1M events).
+ * `persons: false` (a caller that reads no `person`) leaves the column out, and with it the join
+ * resolving it when neither user filters nor groupBy need it.
  */
 export function conversationFacts(
   q: Query,
   ctx: ChartContext,
   c: AnalysisFilters,
   fields: readonly SummaryField[] = ALL_FIELDS,
+  options: { persons?: boolean } = {},
 ): string {
   const p = q.params;
   const selected = userSelection(q, ctx, c.userFilters, c.shownIntents);
+  const g = c.groupBy;
+  const persons = (options.persons ?? true) || selected !== undefined || g !== undefined;
   const where = [
     `s.event = ${p.bind(EVENT_NAMES.conversationSummary)}`,
     's.conversation_id IS NOT NULL',
-    's.person IS NOT NULL',
+    persons ? 's.person IS NOT NULL' : 's.user_id IS NOT NULL',
     ...selectedCondition(selected, 's.person'),
   ];
   const columns = fields.map((f) => `, ${SUMMARY_FIELDS[f]} AS ${f}`).join('');
   const latest = q.cte(
     'summaries',
-    `SELECT s.session_id, s.conversation_id, s.person, ${binExpr(q, ctx, 's.ts')} AS bin${columns}
-     FROM ${eventScan(q, ctx, ctx.window)} s WHERE ${all(where)}
+    `SELECT s.session_id, s.conversation_id${persons ? ', s.person' : ''}, ${binExpr(q, ctx, 's.ts')} AS bin${columns}
+     FROM ${eventScan(q, ctx, ctx.window, undefined, { persons })} s WHERE ${all(where)}
      QUALIFY row_number() OVER (PARTITION BY s.session_id, s.conversation_id ORDER BY s.ts DESC) = 1`,
   );
-  const g = c.groupBy;
   return q.cte(
     'convs',
     `SELECT * FROM (SELECT x.*, ${grpOf(q, g)} AS grp FROM ${latest} x
@@ -80,9 +84,9 @@ export function conversationFacts(
 
 /**
  * CTE `intents`: one row per `Intent Informed` event in the range whose conversation is in `convs`:
- * session_id, conversation_id, person, bin, grp, intent, attrs (its attribute names besides intent
- * and source; listed only `withAttrs`, else empty) and the summary `fields` of its conversation
- * (turns, function_errors and sentiment by default).
+ * session_id, conversation_id, person (unless `persons: false`, as for conversationFacts), bin,
+ * grp, intent, attrs (its attribute names besides intent and source; listed only `withAttrs`, else
+ * empty) and the summary `fields` of its conversation (turns, function_errors and sentiment by default).
  */
 export function intentFacts(
   q: Query,
@@ -90,18 +94,20 @@ export function intentFacts(
   c: AnalysisFilters,
   withAttrs = false,
   fields: readonly SummaryField[] = ['turns', 'function_errors', 'sentiment'],
+  options: { persons?: boolean } = {},
 ): string {
   const p = q.params;
-  const convs = conversationFacts(q, ctx, c, fields);
+  const persons = options.persons ?? true;
+  const convs = conversationFacts(q, ctx, c, fields, { persons });
   // `=`, not IS NOT DISTINCT FROM: an event with a conversation_id always has a session (the wire
   // schemas require it of track events), and the plain equality is a faster hash join (~20%).
   return q.cte(
     'intents',
-    `SELECT s.session_id, s.conversation_id, s.person, ${binExpr(q, ctx, 's.ts')} AS bin, cv.grp,
+    `SELECT s.session_id, s.conversation_id${persons ? ', s.person' : ''}, ${binExpr(q, ctx, 's.ts')} AS bin, cv.grp,
        json_extract_string(s.properties, '/intent') AS intent,
        ${withAttrs ? "list_filter(coalesce(json_keys(s.properties), []), lambda k: k NOT IN ('intent', 'source'))" : '[]::VARCHAR[]'} AS attrs,
        ${fields.map((f) => `cv.${f}`).join(', ') || 'NULL AS none'}
-     FROM ${eventScan(q, ctx, ctx.window)} s
+     FROM ${eventScan(q, ctx, ctx.window, undefined, { persons })} s
      JOIN ${convs} cv ON cv.session_id = s.session_id AND cv.conversation_id = s.conversation_id
      WHERE ${all([`s.event = ${p.bind(INTENT_EVENT)}`, "json_extract_string(s.properties, '/intent') IS NOT NULL"])}`,
   );

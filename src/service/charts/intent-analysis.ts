@@ -126,7 +126,10 @@ export async function intentAnalysisChart(
   c: IntentAnalysisControls,
 ): Promise<AnalysisResponse> {
   const q = new Query();
-  const intents = intentFacts(q, ctx, c, c.analyse === 'attributeAcceptanceRate', fieldsOf(c.analyse));
+  // The aggregates read no person: only user filters and groupBy need persons resolved.
+  const intents = intentFacts(q, ctx, c, c.analyse === 'attributeAcceptanceRate', fieldsOf(c.analyse), {
+    persons: false,
+  });
   const sql = q.sql(aggregatesSql(intents, c.analyse));
   const rows = await ctx.db.all<AggRow>(sql, q.params.values);
   const encode = tokenEncoder(ctx, 'intent-analysis', c);

@@ -72,16 +72,27 @@ export class ScanValues {
 
 /**
  * A subquery of the project's events in `window` (and the request's scope), one row per event with
- * columns event, event_id, ts, session_id, conversation_id, properties, person and the `values` filters
- * asked for. Filters refer to these
- * columns through the alias `s`.
+ * columns event, event_id, ts, session_id, conversation_id, properties, user_id, person and the
+ * `values` filters asked for. Filters refer to these columns through the alias `s`.
+ *
+ * `persons: false` leaves out `person` and the join that resolves it, for callers that read no
+ * person (DuckDB cannot drop that LEFT JOIN itself, not knowing `merged` has one row per user).
+ * Such a caller tests `s.user_id IS NOT NULL` for "has a person": an event without a user matches
+ * no merged row, so its person is NULL exactly when its user is.
  */
-export function eventScan(q: Query, ctx: ChartContext, window: Window, values?: ScanValues): string {
-  const merged = mergedCte(q, ctx);
+export function eventScan(
+  q: Query,
+  ctx: ChartContext,
+  window: Window,
+  values?: ScanValues,
+  options: { persons?: boolean } = {},
+): string {
   const p = q.params;
-  const person = personOf('e.user_id', 'm');
-  const joins = [`LEFT JOIN ${merged} m ON m.user_id = e.user_id`];
   const extra = values?.columns() ?? [];
+  const persons = options.persons ?? true;
+  if (!persons && extra.length > 0) throw new Error('scan values read traits, which need the person');
+  const person = personOf('e.user_id', 'm');
+  const joins = persons ? [`LEFT JOIN ${mergedCte(q, ctx)} m ON m.user_id = e.user_id`] : [];
   if (extra.length > 0) joins.push(`LEFT JOIN ${personsCte(q, ctx)} t ON t.person = ${person}`);
   const where = [
     `e.project_id = ${p.bind(ctx.project)}`,
@@ -89,7 +100,8 @@ export function eventScan(q: Query, ctx: ChartContext, window: Window, values?: 
     `e.ts < ${p.instant(window.hi)}`,
     ...scopeConditions(q, ctx, 'e'),
   ];
-  return `(SELECT e.event, e.event_id, e.ts, e.session_id, e.conversation_id, ${['e.properties', `${person} AS person`, ...extra].join(', ')}
+  const columns = ['e.properties', 'e.user_id', ...(persons ? [`${person} AS person`] : []), ...extra];
+  return `(SELECT e.event, e.event_id, e.ts, e.session_id, e.conversation_id, ${columns.join(', ')}
     FROM events e ${joins.join(' ')}
     WHERE ${where.join(' AND ')})`;
 }
