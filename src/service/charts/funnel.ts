@@ -5,6 +5,7 @@ import {
   funnelResponseSchema,
 } from '../../shared/analysis-responses.js';
 import type { FunnelControls } from '../../shared/chart-controls.js';
+import { ANY_EVENT } from '../../shared/chart-filters.js';
 import { EVENT_NAMES } from '../../shared/event-bodies.js';
 import { POINT_BYTES } from './budget.js';
 import { type ChartContext, intersect, span } from './context.js';
@@ -13,7 +14,7 @@ import { eventMatcher, windowCondition } from './event-filter.js';
 import { grouping, groupKeyExpr, shownGroups, topGroupsCte } from './groups.js';
 import { jsonValue } from './property-filter.js';
 import { eventScan, personsCte, ScanValues } from './scan.js';
-import { all, Query } from './sql.js';
+import { all, any, Query } from './sql.js';
 import { selectedCondition, userSelection } from './user-selection.js';
 
 /**
@@ -35,13 +36,42 @@ function windowed(q: Query, w: ConversionWindow | undefined, t: string, t0: stri
  * turns, its end after them), then by event_id: "after" is strict in (time, rank, id), so one event
  * never serves two steps and a generated start at its first turn's instant still comes first.
  */
+const RANKS: ReadonlyArray<[number, string[]]> = [
+  [0, [EVENT_NAMES.sessionStarted, EVENT_NAMES.conversationStarted]],
+  [1, [EVENT_NAMES.userIdentified, EVENT_NAMES.userAliased]],
+  [3, [EVENT_NAMES.conversationEnded]],
+  [4, [EVENT_NAMES.sessionEnded]],
+];
+const OTHER_RANK = 2;
+
+function rankOf(event: string): number {
+  return RANKS.find(([, names]) => names.includes(event))?.[0] ?? OTHER_RANK;
+}
+
 function rankSql(q: Query, event: string): string {
   const p = q.params;
-  const names = (list: string[]) => list.map((n) => p.bind(n)).join(', ');
-  return `CASE WHEN ${event} IN (${names([EVENT_NAMES.sessionStarted, EVENT_NAMES.conversationStarted])}) THEN 0
-    WHEN ${event} IN (${names([EVENT_NAMES.userIdentified, EVENT_NAMES.userAliased])}) THEN 1
-    WHEN ${event} = ${p.bind(EVENT_NAMES.conversationEnded)} THEN 3
-    WHEN ${event} = ${p.bind(EVENT_NAMES.sessionEnded)} THEN 4 ELSE 2 END`;
+  const whens = RANKS.map(
+    ([rank, names]) => `WHEN ${event} IN (${names.map((n) => p.bind(n)).join(', ')}) THEN ${rank}`,
+  );
+  return `CASE ${whens.join(' ')} ELSE ${OTHER_RANK} END`;
+}
+
+/**
+ * The order key of a hit row: DuckDB's sort key of (ts, rank, event_id), a blob whose byte order is
+ * that order. Built once per row, it makes each step's min and "after" plain blob comparisons, where a
+ * struct {t, r, id} was encoded again at every min and compare (1M events, 3 steps: the funnel's SQL
+ * 0.9x). When every step names its event, a hit's rank is its step's, read from the flags instead
+ * of the name.
+ */
+function orderKey(q: Query, c: FunnelControls): string {
+  const names = c.eventFilters.map((f) => f.event_name);
+  const ranks = names.map(rankOf);
+  let rank: string;
+  if (names.includes(ANY_EVENT)) rank = rankSql(q, 's.event');
+  else if (ranks.every((r) => r === ranks[0])) rank = String(ranks[0]);
+  else rank = `CASE ${ranks.map((r, i) => `WHEN h${i} THEN ${r}`).join(' ')} END`;
+  const asc = "'ASC NULLS LAST'";
+  return `create_sort_key(s.ts, ${asc}, ${rank}, ${asc}, s.event_id, ${asc})`;
 }
 
 /** CTE `reach`: person, grp, reached (0-based index of the last step the person reached). */
@@ -50,21 +80,33 @@ function funnelFacts(q: Query, ctx: ChartContext, c: FunnelControls): string {
   const values = new ScanValues(p);
   const steps = c.eventFilters.map((f) => eventMatcher(p, ctx, f, values));
   const windows = steps.map((m) => intersect(m.window, ctx.window));
-  const scan = eventScan(q, ctx, span(windows, ctx.window), values);
+  const scanned = span(windows, ctx.window);
+  const scan = eventScan(q, ctx, scanned, values);
   const selected = userSelection(q, ctx, c.userFilters, c.shownIntents);
-  const flags = steps.map(
-    (m, i) => `coalesce((${m.condition}) AND ${windowCondition(p, windows[i]!)}, FALSE) AS h${i}`,
+  // A step's window is spelt out only where it is narrower than the scan's (a `within`), and its
+  // condition is wrapped in coalesce only when it can be NULL (property filters): plain event names
+  // let DuckDB push them down into the scan as one IN list.
+  const conditions = steps.map((m, i) => {
+    const w = windows[i]!;
+    const narrower = w.lo > scanned.lo || w.hi < scanned.hi;
+    return all([m.condition, ...(narrower ? [windowCondition(p, w)] : [])]);
+  });
+  const flags = conditions.map((cond, i) =>
+    (c.eventFilters[i]!.with ?? []).length === 0 ? `${cond} AS h${i}` : `coalesce(${cond}, FALSE) AS h${i}`,
   );
+  // The person of an event without a user is NULL, and of one with a user never is (scan.ts).
   const hits = q.cte(
     'hits',
-    `SELECT * FROM (SELECT s.person, s.ts, {'t': s.ts, 'r': ${rankSql(q, 's.event')}, 'id': s.event_id} AS o,
-        ${flags.join(', ')} FROM ${scan} s
-       WHERE ${all(['s.person IS NOT NULL', ...selectedCondition(selected, 's.person')])})
-     WHERE ${steps.map((_, i) => `h${i}`).join(' OR ')}`,
+    `SELECT person, ts, ${orderKey(q, c)} AS o, ${steps.map((_, i) => `h${i}`).join(', ')}
+     FROM (SELECT s.person, s.ts, s.event, s.event_id, ${flags.join(', ')} FROM ${scan} s
+       WHERE ${all(['s.user_id IS NOT NULL', ...selectedCondition(selected, 's.person'), any(conditions)])}) s`,
   );
+  // The last step needs no order key, only a match.
   let previous = q.cte(
     'step_0',
-    `SELECT person, min(ts) AS t0, min(o) AS o FROM ${hits} WHERE h0 GROUP BY person`,
+    steps.length === 1
+      ? `SELECT DISTINCT person FROM ${hits} WHERE h0`
+      : `SELECT person, min(ts) AS t0, min(o) AS o FROM ${hits} WHERE h0 GROUP BY person`,
   );
   const reached = [`SELECT person, 0 AS k FROM ${previous}`];
   for (let k = 1; k < steps.length; k++) {
@@ -76,7 +118,9 @@ function funnelFacts(q: Query, ctx: ChartContext, c: FunnelControls): string {
     ];
     previous = q.cte(
       `step_${k}`,
-      `SELECT a.person, a.t0, min(h.o) AS o FROM ${previous} a JOIN ${hits} h ON ${all(on)} GROUP BY a.person, a.t0`,
+      k === steps.length - 1
+        ? `SELECT DISTINCT a.person FROM ${previous} a JOIN ${hits} h ON ${all(on)}`
+        : `SELECT a.person, a.t0, min(h.o) AS o FROM ${previous} a JOIN ${hits} h ON ${all(on)} GROUP BY a.person, a.t0`,
     );
     reached.push(`SELECT person, ${k} AS k FROM ${previous}`);
   }
