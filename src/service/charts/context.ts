@@ -65,14 +65,23 @@ export function makeContext(
   const hi = resolveInstant(range.end, range.tz);
   // The controls schema validated both bounds; this guards a caller that skipped it.
   if (!lo || !hi) throw new RangeError('range bounds must be validated before building a chart');
-  const bins = binsOf(range);
+  // Bins are computed when first read (Intl, some 10 ms for 90 days): the funnel and the
+  // distributions never read them.
+  let bins: Bin[] | undefined;
+  let binIndex: Map<string, number> | undefined;
   return {
     db,
     project,
     range,
     window: { lo, hi },
-    bins,
-    binIndex: new Map(bins.map((b, i) => [binKey(b), i])),
+    get bins() {
+      bins ??= binsOf(range);
+      return bins;
+    },
+    get binIndex() {
+      binIndex ??= new Map(this.bins.map((b, i) => [binKey(b), i]));
+      return binIndex;
+    },
     scope,
     sessionIdsPerPoint,
     drilldowns: extras.drilldowns ?? memoryDrilldowns,
