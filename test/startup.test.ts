@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -36,6 +36,18 @@ describe('command-line start-up (issue 8)', () => {
     expect(code).toBe(0);
     expect(urls.some((u) => u.includes('/dist/cli/program.js'))).toBe(true);
     expect(urls.filter((u) => HEAVY.test(u))).toEqual([]);
+  });
+
+  it('a command that fails before it connects touches no data directory, though its service thread was warming', () => {
+    const data = join(dir.path, 'never-made');
+    const { code, urls } = loads(
+      ['chart', 'segmentation', '--event', 'E', '--period', 'fortnight', '--data-dir', data],
+      'usage-error',
+    );
+    expect(code).toBe(2);
+    // The thread started loading the service's code (main.ts prewarms it), then was left to end with the process.
+    expect(urls).toContain(new URL('../dist/service/embedded-worker.bundle.js', import.meta.url).href);
+    expect(existsSync(data)).toBe(false);
   });
 
   it('the tracer sees the heavy stacks when a command does load them', () => {

@@ -1,5 +1,7 @@
+import { existsSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { CommanderError } from 'commander';
+import type { Config } from '../commands/config.js';
 import { escapeControls } from '../render/terminal-text.js';
 import { classifyDataDirError } from '../service/lock-error.js';
 import { ACTIONS } from './actions/index.js';
@@ -33,17 +35,54 @@ function onSignal(signal: NodeJS.Signals): void {
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 
+/**
+ * Whether the command talks to a service, i.e. starts the embedded one when no endpoint is set and
+ * no `cas serve` holds the data directory. Such a command has the service's thread load its code
+ * while this one loads the command's (connect.ts decides for real later; a wrong guess costs only
+ * CPU on another core).
+ */
+function usesService(name: string, flags: Record<string, unknown>): boolean {
+  if (name === 'serve' || name === 'config') return false;
+  return !(name === 'import' && flags.dryRun === true);
+}
+
 async function dispatch(
   name: string,
   flags: Record<string, unknown> & GlobalFlags,
   args: string[],
 ): Promise<number> {
-  const [{ resolveConfig }, { chooseFormat }, { connect }] = await Promise.all([
+  const [{ resolveConfig }, { serverFilePath }] = await Promise.all([
     import('./config.js'),
+    import('../service/data-dir.js'),
+  ]);
+  const config = resolveConfig(flags, process.env);
+  if (
+    usesService(name, flags) &&
+    config.endpoint === undefined &&
+    !existsSync(serverFilePath(config.dataDir))
+  ) {
+    const embedded = await import('../service/embedded.js');
+    embedded.prewarmEmbeddedService();
+    try {
+      return await act(name, flags, args, config);
+    } finally {
+      // A command that never connected (a usage error, say) leaves the thread: end it safely.
+      await embedded.releaseWarmService();
+    }
+  }
+  return act(name, flags, args, config);
+}
+
+async function act(
+  name: string,
+  flags: Record<string, unknown> & GlobalFlags,
+  args: string[],
+  config: Config,
+): Promise<number> {
+  const [{ chooseFormat }, { connect }] = await Promise.all([
     import('../render/output.js'),
     import('../commands/connect.js'),
   ]);
-  const config = resolveConfig(flags, process.env);
   const isTty = process.stdout.isTTY === true;
   // Log lines quote files, servers and stored values: nothing in them may act on the terminal.
   const warn = (line: string) => process.stderr.write(`${escapeControls(line)}\n`);

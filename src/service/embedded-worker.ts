@@ -15,20 +15,35 @@ export interface WorkerStart {
   prices?: string | undefined;
 }
 
-/** Messages in: `close`, or a batch for the in-process queue (answered by `{ answer }` with its id). */
-export type WorkerRequest = 'close' | { queue: { id: number; batch: LocalBatch } };
+/**
+ * Messages in: `start` first to a thread started warm (`workerData` `{ warm: true }`: it loads its
+ * code and waits to learn its data directory), then `close`, or a batch for the in-process queue
+ * (answered by `{ answer }` with its id).
+ */
+export type WorkerRequest = 'close' | { start: WorkerStart } | { queue: { id: number; batch: LocalBatch } };
 
 export type WorkerMessage =
   | { log: string }
   | { answer: { id: number; answer: LocalAnswer } }
   | { ready: { url: string; apiKey: string; projectId: string } }
   | { failed: { name: string; message: string; locked: boolean; problem?: StorageProblem; detail?: string } }
-  | { closed: true };
+  | { closed: true }
+  /** A thread started warm has loaded its code (ending it before then can abort the process). */
+  | { loaded: true };
 
 const port = parentPort;
 if (!port) throw new Error('embedded-worker.js runs only as a worker thread');
 const post = (message: WorkerMessage) => port.postMessage(message);
-const { dataDir, memoryLimit, prices } = workerData as WorkerStart;
+const given = workerData as WorkerStart | { warm: true };
+const { dataDir, memoryLimit, prices } =
+  'warm' in given
+    ? await new Promise<WorkerStart>((resolve) => {
+        port.once('message', (message: WorkerRequest) => {
+          if (typeof message === 'object' && 'start' in message) resolve(message.start);
+        });
+        post({ loaded: true });
+      })
+    : given;
 
 try {
   const service = await startService({
@@ -40,6 +55,7 @@ try {
   });
   port.on('message', (message: WorkerRequest) => {
     if (typeof message === 'object') {
+      if (!('queue' in message)) return;
       const { id, batch } = message.queue;
       void service.localQueue(batch).then((answer) => post({ answer: { id, answer } }));
       return;

@@ -72,6 +72,59 @@ async function startInline(options: EmbeddedOptions): Promise<EmbeddedService> {
   };
 }
 
+/** A thread loading the service's code before a command asks for it (prewarmEmbeddedService). */
+let warm: { worker: Worker; loaded: Promise<void>; forget(): void } | undefined;
+
+/**
+ * Starts the service's thread loading its code (about half of a command's start-up) while the CLI
+ * is still loading its own, when the command will likely start the embedded service. The thread
+ * touches nothing until `start` hands it a data directory, and it keeps no process alive: a command
+ * that connects elsewhere after all, or fails first, just leaves it to end with the process.
+ */
+export function prewarmEmbeddedService(): void {
+  if (warm || stopping) return;
+  const entry = workerEntry();
+  if (!entry) return;
+  const worker = new Worker(entry, { workerData: { warm: true } });
+  worker.unref();
+  let done: () => void = () => undefined;
+  const loaded = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+  const onMessage = (m: WorkerMessage) => {
+    if ('loaded' in m) done();
+  };
+  const onEnd = () => done();
+  worker.on('message', onMessage).on('error', onEnd).on('exit', onEnd);
+  const forget = () => worker.off('message', onMessage).off('error', onEnd).off('exit', onEnd);
+  warm = { worker, loaded, forget };
+}
+
+/**
+ * Ends a warm thread no command took, once it has loaded its code: a process that exits while the
+ * thread is inside DuckDB's native module initialisation aborts (exit 134). main.ts awaits this
+ * before it exits.
+ */
+export async function releaseWarmService(): Promise<void> {
+  const w = warm;
+  warm = undefined;
+  if (!w) return;
+  await w.loaded;
+  await w.worker.terminate();
+}
+
+/** The warm thread, told where to open, or a new thread. */
+function newWorker(entry: URL, start: WorkerStart): Worker {
+  const w = warm;
+  warm = undefined;
+  if (!w || w.worker.threadId === -1) return new Worker(entry, { workerData: start });
+  const { worker } = w;
+  w.forget();
+  worker.ref();
+  worker.postMessage({ start } satisfies WorkerRequest);
+  return worker;
+}
+
 /** Services started (or starting) and not yet closed, for `closeEmbeddedServices`. */
 const open = new Set<Promise<EmbeddedService>>();
 let stopping = false;
@@ -84,6 +137,7 @@ let stopping = false;
  */
 export async function closeEmbeddedServices(): Promise<void> {
   stopping = true;
+  await releaseWarmService();
   await Promise.allSettled(
     [...open].map(async (starting) => {
       const service = await starting;
@@ -113,12 +167,10 @@ export function startEmbeddedService(options: EmbeddedOptions): Promise<Embedded
 async function start(options: EmbeddedOptions): Promise<EmbeddedService> {
   const entry = options.inline ? undefined : workerEntry();
   if (!entry) return startInline(options);
-  const worker = new Worker(entry, {
-    workerData: {
-      dataDir: options.dataDir,
-      memoryLimit: EMBEDDED_MEMORY_LIMIT,
-      prices: options.prices,
-    } satisfies WorkerStart,
+  const worker = newWorker(entry, {
+    dataDir: options.dataDir,
+    memoryLimit: EMBEDDED_MEMORY_LIMIT,
+    prices: options.prices,
   });
   let onClosed: () => void = () => undefined;
   const waiting = new Map<number, { resolve(a: LocalAnswer): void; reject(e: Error): void }>();
@@ -136,6 +188,7 @@ async function start(options: EmbeddedOptions): Promise<EmbeddedService> {
       } else if ('log' in message) options.log(message.log);
       else if ('ready' in message) resolve(message.ready);
       else if ('closed' in message) onClosed();
+      else if ('loaded' in message) return;
       else if (message.failed.locked) reject(new DataDirLockedError(options.dataDir));
       else if (message.failed.problem) {
         reject(new DataDirError(message.failed.problem, options.dataDir, message.failed.detail ?? ''));
