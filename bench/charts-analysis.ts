@@ -44,6 +44,16 @@ const round = (n: unknown) => Math.round(Number(n) * 1000) / 1000;
 type Row = Record<string, unknown>;
 const rowsOf = (x: unknown) => x as Row[];
 
+/** A distribution as `label=n` pairs: the yardstick's rows (label, n) or the chart's slices (empty ones left out with `dropEmpty`). */
+function slicesAnswer(x: unknown, dropEmpty: boolean): string {
+  const pairs = Array.isArray(x)
+    ? rowsOf(x).map((r) => `${r.label}=${r.n}`)
+    : ((x as { slices?: Array<{ label: string; value: number }> }).slices ?? [])
+        .filter((s) => !dropEmpty || s.value > 0)
+        .map((s) => `${s.label}=${s.value}`);
+  return pairs.sort().join();
+}
+
 export const ANALYSIS_CASES: AnalysisCase[] = [
   {
     name: 'funnel (3 steps)',
@@ -75,16 +85,7 @@ export const ANALYSIS_CASES: AnalysisCase[] = [
     controls: (range) => ({ range }),
     yardstick: `SELECT json_extract_string(e.properties, '/intent') AS label, count(DISTINCT [e.session_id, e.conversation_id])::DOUBLE AS n
       FROM events e WHERE ${IN_RANGE} AND e.event = 'Intent Informed' AND e.conversation_id IS NOT NULL GROUP BY 1`,
-    answer: (x) =>
-      Array.isArray(x)
-        ? rowsOf(x)
-            .map((r) => `${r.label}=${r.n}`)
-            .sort()
-            .join()
-        : ((x as { slices: Array<{ label: string; value: number }> }).slices ?? [])
-            .map((s) => `${s.label}=${s.value}`)
-            .sort()
-            .join(),
+    answer: (x) => slicesAnswer(x, false),
   },
   {
     name: 'sentiment (Any Intent)',
@@ -95,17 +96,7 @@ export const ANALYSIS_CASES: AnalysisCase[] = [
         SELECT 1 FROM events i WHERE i.project_id = $1 AND i.event = 'Intent Informed' AND i.ts >= $2::TIMESTAMPTZ
           AND i.ts < $3::TIMESTAMPTZ AND i.session_id = e.session_id AND i.conversation_id = e.conversation_id)
       GROUP BY 1`,
-    answer: (x) =>
-      Array.isArray(x)
-        ? rowsOf(x)
-            .map((r) => `${r.label}=${r.n}`)
-            .sort()
-            .join()
-        : ((x as { slices: Array<{ label: string; value: number }> }).slices ?? [])
-            .filter((s) => s.value > 0)
-            .map((s) => `${s.label}=${s.value}`)
-            .sort()
-            .join(),
+    answer: (x) => slicesAnswer(x, true),
   },
   {
     name: 'conversations (duration)',

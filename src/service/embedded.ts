@@ -78,8 +78,9 @@ let warm: { worker: Worker; loaded: Promise<void>; forget(): void } | undefined;
 /**
  * Starts the service's thread loading its code (about half of a command's start-up) while the CLI
  * is still loading its own, when the command will likely start the embedded service. The thread
- * touches nothing until `start` hands it a data directory, and it keeps no process alive: a command
- * that connects elsewhere after all, or fails first, just leaves it to end with the process.
+ * touches nothing until `start` hands it a data directory, and it keeps no process alive; one that a
+ * command did not take (it connected elsewhere after all, or failed first) is ended by
+ * releaseWarmService.
  */
 export function prewarmEmbeddedService(): void {
   if (warm || stopping) return;

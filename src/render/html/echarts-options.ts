@@ -44,6 +44,11 @@ function timeSeries(lines: readonly Line[], bins: Bins, type: 'line' | 'bar'): E
       showSymbol: labels.length < 40,
     };
   });
+  return categoryChart(labels, series);
+}
+
+/** Series over one category axis (time bins or slice labels), a value axis and a shared tooltip. */
+function categoryChart(labels: readonly string[], series: readonly unknown[]): EChartsOption {
   return {
     tooltip: TOOLTIP_AXIS,
     legend: LEGEND,
@@ -89,17 +94,13 @@ function groupedBars(
   groups: ReadonlyArray<{ name: string; bars: ReadonlyArray<{ label: string; value: number }> }>,
 ): EChartsOption {
   const labels = [...new Set(groups.flatMap((g) => g.bars.map((b) => b.label)))];
-  return {
-    tooltip: TOOLTIP_AXIS,
-    legend: LEGEND,
-    grid: GRID,
-    xAxis: { type: 'category', data: labels },
-    yAxis: { type: 'value' },
-    series: groups.map((g) => {
+  return categoryChart(
+    labels,
+    groups.map((g) => {
       const byLabel = new Map(g.bars.map((b) => [b.label, b.value]));
       return { name: g.name, type: 'bar', data: labels.map((l) => byLabel.get(l) ?? 0) };
     }),
-  };
+  );
 }
 
 /** Retention as a heat-map triangle: a row per cohort, a column per period after it, percentages. */
