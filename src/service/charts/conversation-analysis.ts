@@ -99,7 +99,8 @@ function conversationSql(
 ): string {
   const needs = NEEDS[c.analyse].map((name) => ({ name, ...AGGREGATES[name]! }));
   const fields = [...new Set(needs.flatMap((a) => a.fields))];
-  const convs = conversationFacts(q, ctx, c, fields);
+  // The aggregates read no person: only user filters and groupBy need persons resolved.
+  const convs = conversationFacts(q, ctx, c, fields, { persons: false });
   return q.sql(binnedAndWhole(convs, needs.map((a) => `(${a.sql})::DOUBLE AS ${a.name}`).join(', ')));
 }
 
