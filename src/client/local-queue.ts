@@ -1,5 +1,6 @@
-import type { QueueResponse } from '../shared/events.js';
-import type { LocalQueue } from '../shared/local-queue.js';
+import { parseQueueBody, type QueueResponse } from '../shared/events.js';
+import { LIMITS } from '../shared/limits.js';
+import type { LocalBatch, LocalQueue } from '../shared/local-queue.js';
 import { HttpError, NetworkError } from './errors.js';
 
 const TARGET = { method: 'POST', path: '/bc/v1/events/queue' } as const;
@@ -9,6 +10,10 @@ const TARGET = { method: 'POST', path: '/bc/v1/events/queue' } as const;
  * the same typed errors (an `HttpError` with the route's status, code and issues for a refusal, so the
  * importer isolates refused events exactly as it does over HTTP). Nothing is retried: a refusal would
  * be refused again, and a service that stops (the only 503 here) does not come back in this process.
+ *
+ * The batch is validated here, with the queue route's own parser, and crosses parsed: the service's
+ * thread is the import's bottleneck while storing, and this thread has time to spare then. A batch
+ * that fails crosses as it came, so the refusal (status, message, issues) is the service's own.
  */
 export function localQueueSender(
   queue: LocalQueue,
@@ -17,7 +22,7 @@ export function localQueueSender(
   return async (events) => {
     let answer: Awaited<ReturnType<LocalQueue>>;
     try {
-      answer = await queue({ ...credentials, events });
+      answer = await queue(parsedBatch(credentials, events));
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       throw new NetworkError(message, undefined, TARGET, error);
@@ -29,4 +34,15 @@ export function localQueueSender(
       TARGET,
     );
   };
+}
+
+const PARSED_UNDER = { eventsPerRequest: LIMITS.eventsPerRequest, eventBytes: LIMITS.eventBytes };
+
+function parsedBatch(
+  credentials: { apiKey: string; projectId: string },
+  events: readonly unknown[],
+): LocalBatch {
+  const parsed = parseQueueBody(events, PARSED_UNDER);
+  if (!parsed.ok) return { ...credentials, events };
+  return { ...credentials, events: parsed.events, parsedUnder: PARSED_UNDER };
 }

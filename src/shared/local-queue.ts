@@ -10,6 +10,13 @@ export interface LocalBatch {
   apiKey: string;
   projectId: string;
   events: readonly unknown[];
+  /**
+   * Set when the sender already ran the queue route's own validation (`parseQueueBody`, the shared
+   * dispatcher) under these per-event and per-request limits, and `events` is its output: the
+   * service then skips its pass unless its limits differ. The sender is the process that owns the
+   * service, so this moves the work to the sender's thread; it trusts no one new.
+   */
+  parsedUnder?: { eventsPerRequest: number; eventBytes: number };
 }
 
 export type LocalAnswer = { status: 200; body: QueueResponse } | { status: number; body: ErrorBody };

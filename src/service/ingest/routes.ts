@@ -9,6 +9,7 @@ import {
   type QueueResponse,
   queueResponseSchema,
   routeResponseSchema,
+  type WireEvent,
 } from '../../shared/events.js';
 import type { Limits } from '../../shared/limits.js';
 import { invalidInput } from '../errors.js';
@@ -57,6 +58,19 @@ export async function queueEvents(
     return parsed.events;
   };
   const result = await ingestor.ingest(tenant, events, receivedAt);
+  return { status: 'ok', accepted: result.accepted, duplicates: result.duplicates };
+}
+
+/**
+ * `queueEvents` for a batch its in-process sender already parsed with `parseQueueBody` under this
+ * service's limits (local-queue.ts): the same ingest core and answer, without validating twice.
+ */
+export async function queueParsedEvents(
+  ingestor: Ingestor,
+  tenant: Scope,
+  events: WireEvent[],
+): Promise<QueueResponse> {
+  const result = await ingestor.ingest(tenant, events, Date.now());
   return { status: 'ok', accepted: result.accepted, duplicates: result.duplicates };
 }
 
