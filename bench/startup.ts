@@ -1,15 +1,17 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { applyV8Flags } from '../src/shared/v8-flags.js';
 
 /**
  * `npm run bench -- startup [--runs=20]`: median wall time of `cas --version` and `cas --help`
  * against `node -e 0` (issue 8: at most 3x), and of the single executable when it has been built.
- * Then the embedded service's thread, started until ready and closed over one data directory, from
- * its one-file bundle (what commands run) against its unbundled entry (the same code as modules).
+ * Then the embedded service's thread, started until ready and closed over one data directory: its
+ * one-file bundle through its loader with the build's code cache (what commands run), the same
+ * without the cache, and its unbundled entry (the same code as modules).
  */
 function median(command: string, args: string[], runs: number): number {
   const times: number[] = [];
@@ -43,26 +45,36 @@ async function serviceThread(entry: string, dataDir: string): Promise<number> {
 
 async function serviceThreads(runs: number): Promise<void> {
   const dir = (name: string) => fileURLToPath(new URL(`../../dist/service/${name}`, import.meta.url));
-  const bundle = dir('embedded-worker.bundle.js');
-  if (!existsSync(bundle)) {
+  const loader = dir('embedded-loader.js');
+  if (!existsSync(dir('embedded-worker.bundle.cjs'))) {
     console.log('embedded service thread: no bundle (npm run build)');
     return;
   }
+  // As the CLI runs it: under the CLI's V8 flags, without which V8 refuses the build's code cache.
+  applyV8Flags();
+  // The same bundle and loader without the cache beside them (inside dist, so DuckDB still resolves).
+  const bare = dir('bench-no-code-cache');
+  mkdirSync(bare, { recursive: true });
+  for (const file of ['embedded-loader.js', 'embedded-worker.bundle.cjs'])
+    copyFileSync(dir(file), join(bare, file));
   const data = mkdtempSync(join(tmpdir(), 'cas-bench-start-'));
   try {
-    const times = { bundle: [] as number[], modules: [] as number[] };
-    await serviceThread(bundle, data); // creates the file and its tables: not what is measured
+    const times = { cached: [] as number[], bare: [] as number[], modules: [] as number[] };
+    await serviceThread(loader, data); // creates the file and its tables: not what is measured
     for (let i = 0; i < runs; i++) {
-      times.bundle.push(await serviceThread(bundle, data));
+      times.cached.push(await serviceThread(loader, data));
+      times.bare.push(await serviceThread(join(bare, 'embedded-loader.js'), data));
       times.modules.push(await serviceThread(dir('embedded-worker.js'), data));
     }
     const mid = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
-    const [b, m] = [mid(times.bundle), mid(times.modules)];
+    const [c, b, m] = [mid(times.cached), mid(times.bare), mid(times.modules)];
     console.log(
-      `embedded service thread start+close: bundle ${b.toFixed(0)} ms, modules ${m.toFixed(0)} ms = ${(b / m).toFixed(2)}x (median of ${runs})`,
+      `embedded service thread start+close (median of ${runs}): bundle with code cache ${c.toFixed(0)} ms, ` +
+        `without ${b.toFixed(0)} ms, modules ${m.toFixed(0)} ms = ${(c / b).toFixed(2)}x without, ${(c / m).toFixed(2)}x modules`,
     );
   } finally {
     rmSync(data, { recursive: true, force: true });
+    rmSync(bare, { recursive: true, force: true });
   }
 }
 

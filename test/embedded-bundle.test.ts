@@ -1,18 +1,23 @@
-import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
+import { cleanEnv } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
 
 /**
- * `npm run build` bundles the embedded service's thread into one file (scripts/bundle-worker.mjs),
- * and every built command that starts the embedded service runs that file. A bundle can break where
- * the modules work (a dependency's dynamic require, a file read beside a module), so this drives the
- * bundle itself through what an import and a chart use: the in-process queue (validation, text
- * analysis, the ingest core, DuckDB), the HTTP routes with their authentication, and a clean close.
+ * `npm run build` bundles the embedded service's thread into one file (scripts/bundle-worker.mjs) and
+ * records V8's code cache of it, and every built command that starts the embedded service runs that
+ * file through its loader (embedded-loader.ts). A bundle can break where the modules work (a
+ * dependency's dynamic require, a file read beside a module), so this drives the bundle itself
+ * through what an import and a chart use: the in-process queue (validation, text analysis, the ingest
+ * core, DuckDB), the HTTP routes with their authentication, and a clean close. And a cache V8 refuses
+ * fails nothing, it only slows every command down, so a test says whether V8 takes it.
  */
-const bundle = fileURLToPath(new URL('../dist/service/embedded-worker.bundle.js', import.meta.url));
+const bundle = fileURLToPath(new URL('../dist/service/embedded-worker.bundle.cjs', import.meta.url));
+const loader = fileURLToPath(new URL('../dist/service/embedded-loader.js', import.meta.url));
 const dir = tempDir('cas-bundle-');
 afterAll(() => dir.cleanup());
 
@@ -42,8 +47,28 @@ describe('the bundled embedded-service thread', () => {
     expect(existsSync(bundle)).toBe(true);
   });
 
+  it("starts with the build's code cache when run as the CLI runs it", () => {
+    // A process of its own: the CLI's V8 flags (applied as main.ts applies them), no test runner's.
+    const flags = new URL('../dist/shared/v8-flags.js', import.meta.url).href;
+    const script = `
+      import { Worker } from 'node:worker_threads';
+      const { applyV8Flags } = await import(${JSON.stringify(flags)});
+      applyV8Flags();
+      const worker = new Worker(${JSON.stringify(loader)}, { workerData: { warm: true } });
+      worker.once('message', (m) => { console.log(JSON.stringify(m)); worker.terminate(); });`;
+    const file = join(dir.path, 'code-cache.mjs');
+    writeFileSync(file, script);
+    const run = spawnSync(process.execPath, [file], {
+      env: cleanEnv(),
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual({ codeCache: 'accepted' });
+  });
+
   it('starts, stores a queued conversation with its analysis, answers routes and closes', async () => {
-    const worker = new Worker(bundle, {
+    const worker = new Worker(loader, {
       workerData: { dataDir: join(dir.path, 'data'), memoryLimit: '128MB' },
     });
     try {

@@ -35,10 +35,15 @@ describe('npm package', () => {
         'dist/cli/main.js',
         'dist/lib/index.js',
         'dist/lib/index.d.ts',
+        // The embedded service's thread: its bundle and the code cache V8 starts it with.
+        'dist/service/embedded-worker.bundle.cjs',
+        'dist/service/embedded-worker.bundle.cache',
       ]),
     );
     for (const file of files) {
-      expect(file).toMatch(/^(package\.json|README\.md|LICENSE|bin\/cas\.js|dist\/.+\.(js|d\.ts|json))$/);
+      expect(file).toMatch(
+        /^(package\.json|README\.md|LICENSE|bin\/cas\.js|dist\/.+\.(js|d\.ts|json)|dist\/service\/embedded-worker\.bundle\.(cjs|cache))$/,
+      );
       expect(file).not.toMatch(/\.test\.js$|^dist\/sea\/|^dist\/cas-/);
     }
   });

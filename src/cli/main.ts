@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
-import { setFlagsFromString } from 'node:v8';
 import { CommanderError } from 'commander';
 import type { Config } from '../commands/config.js';
 import { escapeControls } from '../render/terminal-text.js';
 import { classifyDataDirError } from '../service/lock-error.js';
+import { applyV8Flags } from '../shared/v8-flags.js';
 import { ACTIONS } from './actions/index.js';
 import type { GlobalFlags } from './config.js';
 import type { CliContext } from './context.js';
@@ -144,15 +144,7 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-/**
- * V8 lets a heap grow to about four times what survives a full collection while collecting is cheap.
- * An import keeps about 40 MB live on its own thread and as much on the embedded service's thread
- * (which shares these flags), so each heap grew to about 200 MB. Capping growth at twice the live size
- * took a 1M-record import from 756 to 640 MB peak RSS at the same speed (`npm run bench -- import`);
- * at 1.5 times it saved 37 MB more but ran 5-8% slower.
- */
-const HEAP_GROWING_PERCENT = 100;
-setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+applyV8Flags();
 
 // A reader that goes away (`cas ... | head`) is not an error of ours: stop quietly.
 for (const stream of [process.stdout, process.stderr]) {

@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { LocalAnswer, LocalBatch } from '../shared/local-queue.js';
+import type { CodeCacheStatus } from './embedded-loader.js';
 import { classifyDataDirError, DataDirError, DataDirLockedError, type StorageProblem } from './lock-error.js';
 import { startService } from './service.js';
 
@@ -29,48 +30,58 @@ export type WorkerMessage =
   | { failed: { name: string; message: string; locked: boolean; problem?: StorageProblem; detail?: string } }
   | { closed: true }
   /** A thread started warm has loaded its code (ending it before then can abort the process). */
-  | { loaded: true };
+  | { loaded: true }
+  /** From the bundle's loader (embedded-loader.ts), first: whether V8 took the build's code cache. */
+  | { codeCache: CodeCacheStatus };
 
 const port = parentPort;
 if (!port) throw new Error('embedded-worker.js runs only as a worker thread');
 const post = (message: WorkerMessage) => port.postMessage(message);
-const given = workerData as WorkerStart | { warm: true };
-const { dataDir, memoryLimit, prices } =
-  'warm' in given
-    ? await new Promise<WorkerStart>((resolve) => {
-        port.once('message', (message: WorkerRequest) => {
-          if (typeof message === 'object' && 'start' in message) resolve(message.start);
-        });
-        post({ loaded: true });
-      })
-    : given;
 
-try {
-  const service = await startService({
-    dataDir,
-    port: 0,
-    memoryLimit,
-    prices,
-    log: (line) => post({ log: line }),
-  });
-  port.on('message', (message: WorkerRequest) => {
-    if (typeof message === 'object') {
-      if (!('queue' in message)) return;
-      const { id, batch } = message.queue;
-      void service.localQueue(batch).then((answer) => post({ answer: { id, answer } }));
-      return;
-    }
-    if (message !== 'close') return;
-    void service.close().finally(() => {
-      post({ closed: true });
-      port.close();
+/** The data directory and options: given at start, or by a `start` message to a thread started warm. */
+function options(given: WorkerStart | { warm: true }): Promise<WorkerStart> | WorkerStart {
+  if (!('warm' in given)) return given;
+  return new Promise<WorkerStart>((resolve) => {
+    port?.once('message', (message: WorkerRequest) => {
+      if (typeof message === 'object' && 'start' in message) resolve(message.start);
     });
+    post({ loaded: true });
   });
-  post({ ready: { url: service.url, apiKey: service.local.api_key, projectId: service.local.project_id } });
-} catch (error) {
-  const e =
-    classifyDataDirError(error, dataDir) ?? (error instanceof Error ? error : new Error(String(error)));
-  const storage = e instanceof DataDirError ? { problem: e.problem, detail: e.detail } : {};
-  post({ failed: { name: e.name, message: e.message, locked: e instanceof DataDirLockedError, ...storage } });
-  port.close();
 }
+
+async function run(): Promise<void> {
+  const { dataDir, memoryLimit, prices } = await options(workerData as WorkerStart | { warm: true });
+  try {
+    const service = await startService({
+      dataDir,
+      port: 0,
+      memoryLimit,
+      prices,
+      log: (line) => post({ log: line }),
+    });
+    port?.on('message', (message: WorkerRequest) => {
+      if (typeof message === 'object') {
+        if (!('queue' in message)) return;
+        const { id, batch } = message.queue;
+        void service.localQueue(batch).then((answer) => post({ answer: { id, answer } }));
+        return;
+      }
+      if (message !== 'close') return;
+      void service.close().finally(() => {
+        post({ closed: true });
+        port?.close();
+      });
+    });
+    post({ ready: { url: service.url, apiKey: service.local.api_key, projectId: service.local.project_id } });
+  } catch (error) {
+    const e =
+      classifyDataDirError(error, dataDir) ?? (error instanceof Error ? error : new Error(String(error)));
+    const storage = e instanceof DataDirError ? { problem: e.problem, detail: e.detail } : {};
+    post({
+      failed: { name: e.name, message: e.message, locked: e instanceof DataDirLockedError, ...storage },
+    });
+    port?.close();
+  }
+}
+
+void run();

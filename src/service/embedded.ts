@@ -30,15 +30,20 @@ export interface EmbeddedOptions {
 }
 
 /**
- * The built worker entry beside this module: its one-file bundle (scripts/bundle-worker.mjs: a third
- * of the start-up CPU), else the entry itself; nothing where there is none. The single-executable
+ * The built worker entry beside this module: the loader of its one-file bundle with its code cache
+ * (embedded-loader.ts, scripts/bundle-worker.mjs: a fraction of the start-up CPU of loading its ~400
+ * modules one by one), else the entry itself; nothing where there is none. The single-executable
  * binary is one bundled file (no import.meta.url to resolve from), so it runs the service inline.
  */
 function workerEntry(): URL | undefined {
-  for (const file of ['./embedded-worker.bundle.js', './embedded-worker.js']) {
+  const choices = [
+    { entry: './embedded-loader.js', needs: './embedded-worker.bundle.cjs' },
+    { entry: './embedded-worker.js', needs: './embedded-worker.js' },
+  ];
+  for (const { entry, needs } of choices) {
     try {
-      const url = new URL(file, import.meta.url);
-      if (url.protocol === 'file:' && existsSync(fileURLToPath(url))) return url;
+      const url = new URL(entry, import.meta.url);
+      if (url.protocol === 'file:' && existsSync(fileURLToPath(new URL(needs, import.meta.url)))) return url;
     } catch {
       return undefined;
     }
@@ -189,7 +194,7 @@ async function start(options: EmbeddedOptions): Promise<EmbeddedService> {
       } else if ('log' in message) options.log(message.log);
       else if ('ready' in message) resolve(message.ready);
       else if ('closed' in message) onClosed();
-      else if ('loaded' in message) return;
+      else if ('loaded' in message || 'codeCache' in message) return;
       else if (message.failed.locked) reject(new DataDirLockedError(options.dataDir));
       else if (message.failed.problem) {
         reject(new DataDirError(message.failed.problem, options.dataDir, message.failed.detail ?? ''));
