@@ -41,13 +41,25 @@ export function setActivePrices(table: PriceTable): void {
   active = table;
 }
 
+/** Each entry's input-tier thresholds (thousands of tokens): read once, not per priced call. */
+const inputTiers = new WeakMap<PriceEntry, readonly number[]>();
+
+function tiersOf(entry: PriceEntry): readonly number[] {
+  let tiers = inputTiers.get(entry);
+  if (tiers === undefined) {
+    tiers = Object.keys(entry).flatMap((key) => {
+      const m = TIER_FIELD.exec(key);
+      return m?.[1] === 'input_cost_per_token' ? [Number(m[2])] : [];
+    });
+    inputTiers.set(entry, tiers);
+  }
+  return tiers;
+}
+
 /** The tier a call's input falls in: the largest `_above_<N>k_tokens` threshold of the input rate it exceeds. */
 function tierOf(entry: PriceEntry, promptTokens: number): string | undefined {
   let best: number | undefined;
-  for (const key of Object.keys(entry)) {
-    const m = TIER_FIELD.exec(key);
-    if (m?.[1] !== 'input_cost_per_token') continue;
-    const n = Number(m[2]);
+  for (const n of tiersOf(entry)) {
     if (promptTokens > n * 1000 && (best === undefined || n > best)) best = n;
   }
   return best === undefined ? undefined : `_above_${best}k_tokens`;
