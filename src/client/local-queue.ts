@@ -1,6 +1,6 @@
 import { parseQueueBody, type QueueResponse } from '../shared/events.js';
 import { LIMITS } from '../shared/limits.js';
-import type { LocalBatch, LocalQueue } from '../shared/local-queue.js';
+import type { LocalBatch, LocalQueue, ParseLimits } from '../shared/local-queue.js';
 import { HttpError, NetworkError } from './errors.js';
 
 const TARGET = { method: 'POST', path: '/bc/v1/events/queue' } as const;
@@ -36,7 +36,10 @@ export function localQueueSender(
   };
 }
 
-const PARSED_UNDER = { eventsPerRequest: LIMITS.eventsPerRequest, eventBytes: LIMITS.eventBytes };
+const PARSED_UNDER: ParseLimits = {
+  eventsPerRequest: LIMITS.eventsPerRequest,
+  eventBytes: LIMITS.eventBytes,
+};
 
 function parsedBatch(
   credentials: { apiKey: string; projectId: string },

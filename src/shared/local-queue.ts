@@ -1,5 +1,9 @@
 import type { ErrorBody } from './errors.js';
 import type { QueueResponse } from './events.js';
+import type { Limits } from './limits.js';
+
+/** The limits a queue body's parse depends on. */
+export type ParseLimits = Pick<Limits, 'eventsPerRequest' | 'eventBytes'>;
 
 /**
  * The in-process queue's wire types (cli.md: the embedded service may be reached in-process): the
@@ -16,7 +20,7 @@ export interface LocalBatch {
    * service then skips its pass unless its limits differ. The sender is the process that owns the
    * service, so this moves the work to the sender's thread; it trusts no one new.
    */
-  parsedUnder?: { eventsPerRequest: number; eventBytes: number };
+  parsedUnder?: ParseLimits;
 }
 
 export type LocalAnswer = { status: 200; body: QueueResponse } | { status: number; body: ErrorBody };

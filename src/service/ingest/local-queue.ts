@@ -1,11 +1,11 @@
 import type { WireEvent } from '../../shared/events.js';
 import type { Limits } from '../../shared/limits.js';
-import type { LocalQueue } from '../../shared/local-queue.js';
+import type { LocalQueue, ParseLimits } from '../../shared/local-queue.js';
 import { ServiceError, storageUnavailable } from '../errors.js';
 import { oneLineMessage } from '../http/error-reply.js';
 import type { Tenants } from '../store/tenants.js';
 import type { Ingestor } from './ingestor.js';
-import { queueEvents, queueParsedEvents } from './routes.js';
+import { queueBatch, queueEvents } from './routes.js';
 
 /**
  * The embedded service's queue without HTTP (cli.md: "the embedded service may be reached in-process,
@@ -30,7 +30,7 @@ export function localQueue(
       if (tenant === 'forbidden')
         throw new ServiceError(403, 'forbidden', 'the API key is unknown or does not own this project');
       if (parsedUnder && sameLimits(parsedUnder, limits))
-        return { status: 200, body: await queueParsedEvents(ingestor, tenant, events as WireEvent[]) };
+        return { status: 200, body: await queueBatch(ingestor, tenant, events as WireEvent[]) };
       // Not parsed from text by our parser: sizes and reserved keys are checked event by event.
       return { status: 200, body: await queueEvents(ingestor, limits, tenant, events, undefined) };
     } catch (error) {
@@ -43,7 +43,7 @@ export function localQueue(
 }
 
 /** The sender's parse holds here only if it applied this service's limits (a test may lower them). */
-const sameLimits = (under: { eventsPerRequest: number; eventBytes: number }, limits: Limits): boolean =>
+const sameLimits = (under: ParseLimits, limits: Limits): boolean =>
   under.eventsPerRequest === limits.eventsPerRequest && under.eventBytes === limits.eventBytes;
 
 function internal(error: unknown, log: (line: string) => void): ServiceError {

@@ -9,14 +9,13 @@ import {
   type QueueResponse,
   queueResponseSchema,
   routeResponseSchema,
-  type WireEvent,
 } from '../../shared/events.js';
 import type { Limits } from '../../shared/limits.js';
 import { invalidInput } from '../errors.js';
 import { checkedBodyBytes } from '../http/json-body.js';
 import { route } from '../http/route.js';
 import type { Scope } from '../identity/identity.js';
-import type { Ingestor } from './ingestor.js';
+import type { EventSource, Ingestor } from './ingestor.js';
 
 /**
  * A body schema that documents `shape` in the OpenAPI description but accepts anything: the handler
@@ -47,8 +46,7 @@ export async function queueEvents(
   body: unknown,
   checkedBytes: number | undefined,
 ): Promise<QueueResponse> {
-  const receivedAt = Date.now();
-  const events = () => {
+  return queueBatch(ingestor, tenant, () => {
     const parsed = parseQueueBody(body, {
       eventsPerRequest: limits.eventsPerRequest,
       eventBytes: limits.eventBytes,
@@ -56,19 +54,18 @@ export async function queueEvents(
     });
     if (!parsed.ok) throw invalidInput(parsed.issues);
     return parsed.events;
-  };
-  const result = await ingestor.ingest(tenant, events, receivedAt);
-  return { status: 'ok', accepted: result.accepted, duplicates: result.duplicates };
+  });
 }
 
 /**
- * `queueEvents` for a batch its in-process sender already parsed with `parseQueueBody` under this
- * service's limits (local-queue.ts): the same ingest core and answer, without validating twice.
+ * The queue route's answer for a batch: its events, or a thunk that parses them when their turn comes
+ * (`queueEvents`). local-queue.ts hands over the events its in-process sender already parsed with
+ * `parseQueueBody` under this service's limits, so the ingest core and the answer stay the route's.
  */
-export async function queueParsedEvents(
+export async function queueBatch(
   ingestor: Ingestor,
   tenant: Scope,
-  events: WireEvent[],
+  events: EventSource,
 ): Promise<QueueResponse> {
   const result = await ingestor.ingest(tenant, events, Date.now());
   return { status: 'ok', accepted: result.accepted, duplicates: result.duplicates };
