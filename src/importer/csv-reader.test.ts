@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readCsv } from './csv-reader.js';
+import { readCsv, splitCsvPending } from './csv-reader.js';
 import { CsvSplitter } from './csv-splitter.js';
 import type { FileItem } from './types.js';
 
@@ -142,5 +142,48 @@ describe('readCsv round trip', () => {
       ),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('readCsv deferring the fields (the read helper splits them)', () => {
+  const piece = fc.constantFrom('a', '"', ',', '\n', '\r\n', '""', 'é', ' ', '1,2,3\n', 'x,"y\nz",w\n');
+
+  it('yields, once the pending text is split, exactly the records and skips of a plain read', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(piece, { maxLength: 60 }),
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 0, max: 3 }),
+        async (pieces, size, skip) => {
+          const text = `h1,h2,h3\n${pieces.join('')}`;
+          const plain = await read(text, size, skip);
+          const items: FileItem[] = [];
+          let skipped = 0;
+          for await (const batch of readCsv(chunks(text, size), skip, true)) {
+            items.push(
+              ...batch.items,
+              ...(batch.pending?.format === 'csv' ? splitCsvPending(batch.pending) : []),
+            );
+            skipped += batch.skipped;
+            if (batch.pending) expect(batch.pending.lines.length).toBeGreaterThan(0);
+          }
+          expect({ items, skipped }).toEqual(plain);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('hands well-formed records after the header over as text', async () => {
+    const pending = [];
+    const items = [];
+    // The header's chunk is read whole (it names the fields); the records of later chunks wait as text.
+    for await (const batch of readCsv(chunks('h1,h2\n1,2\n3,"4\n5"\n', 6), 0, true)) {
+      items.push(...batch.items);
+      if (batch.pending) pending.push(batch.pending);
+    }
+    expect(items).toEqual([]);
+    expect(pending.flatMap((p) => p.lines)).toEqual([2, 3]);
+    expect(pending[0]).toMatchObject({ format: 'csv', header: ['h1', 'h2'] });
   });
 });

@@ -1,6 +1,6 @@
 import { type Options, parse } from 'csv-parse/sync';
 import { CsvSplitter, type Segment } from './csv-splitter.js';
-import type { FileBatch, FileItem } from './types.js';
+import type { CsvPending, FileBatch, FileItem } from './types.js';
 
 const REPLACEMENT_BYTES = Buffer.from([0xef, 0xbf, 0xbd]);
 
@@ -35,10 +35,16 @@ interface State {
 }
 
 /**
- * CSV with a header row → one batch per input chunk. Records are counted from the first row after
+ * CSV with a header row → batches per input chunk. Records are counted from the first row after
  * the header; the first `skip` of them (a resume) are passed over without being parsed into fields.
+ * With `defer`, well-formed records after the header and the skipped ones come as `pending` text,
+ * split into fields by `splitPending` on whichever thread stages them (read-helper.ts).
  */
-export async function* readCsv(chunks: AsyncIterable<Buffer>, skip: number): AsyncGenerator<FileBatch> {
+export async function* readCsv(
+  chunks: AsyncIterable<Buffer>,
+  skip: number,
+  defer = false,
+): AsyncGenerator<FileBatch> {
   const splitter = new CsvSplitter();
   const decoder = new TextDecoder('utf-8');
   const state: State = { header: undefined, headerError: undefined, toSkip: skip };
@@ -51,31 +57,38 @@ export async function* readCsv(chunks: AsyncIterable<Buffer>, skip: number): Asy
       first = false;
     }
     suspect ||= hasInvalidUtf8(chunk, text);
-    const batch = toBatch(splitter.push(text, suspect), state);
-    if (batch.items.length > 0 || batch.skipped > 0) yield batch;
+    yield* toBatches(splitter.push(text, suspect), state, defer);
   }
   const tail = decoder.decode();
   suspect ||= tail.includes('\uFFFD');
-  const segments = [...splitter.push(tail, suspect), ...splitter.end(suspect)];
-  const batch = toBatch(segments, state);
+  yield* toBatches([...splitter.push(tail, suspect), ...splitter.end(suspect)], state, defer);
+}
+
+/** One batch of the segments, or, deferring, a batch ending at each run of well-formed records. */
+function* toBatches(segments: Segment[], state: State, defer: boolean): Generator<FileBatch> {
+  let batch: FileBatch = { items: [], skipped: 0 };
+  for (const seg of segments) {
+    const ready = state.header !== undefined && state.headerError === undefined && state.toSkip === 0;
+    if (defer && ready && seg.type === 'good') {
+      batch.pending = { format: 'csv', header: state.header ?? [], text: seg.text, lines: seg.lines };
+      yield batch;
+      batch = { items: [], skipped: 0 };
+      continue;
+    }
+    addSegment(seg, state, batch);
+  }
   if (batch.items.length > 0 || batch.skipped > 0) yield batch;
 }
 
-function toBatch(segments: Segment[], state: State): FileBatch {
-  const batch: FileBatch = { items: [], skipped: 0 };
-  for (const seg of segments) {
-    if (seg.type === 'bad') {
-      if (state.header === undefined && state.headerError === undefined) {
-        state.headerError = `the header row is unusable (${seg.reason}); file skipped`;
-        batch.items.push({ ok: false, line: seg.line, reason: state.headerError, text: seg.text });
-      } else if (state.headerError === undefined && !skipOne(state, batch)) {
-        batch.items.push({ ok: false, line: seg.line, reason: seg.reason, text: seg.text });
-      }
-      continue;
-    }
+function addSegment(seg: Segment, state: State, batch: FileBatch): void {
+  if (seg.type === 'good') {
     goodRecords(seg, state, batch);
+  } else if (state.header === undefined && state.headerError === undefined) {
+    state.headerError = `the header row is unusable (${seg.reason}); file skipped`;
+    batch.items.push({ ok: false, line: seg.line, reason: state.headerError, text: seg.text });
+  } else if (state.headerError === undefined && !skipOne(state, batch)) {
+    batch.items.push({ ok: false, line: seg.line, reason: seg.reason, text: seg.text });
   }
-  return batch;
 }
 
 function skipOne(state: State, batch: FileBatch): boolean {
@@ -113,7 +126,13 @@ function goodRecords(seg: Extract<Segment, { type: 'good' }>, state: State, batc
   }
 }
 
-function record(cells: string[], header: string[], line: number): FileItem {
+/** The records of a pending run, split into fields: what the reader would have yielded for them. */
+export function splitCsvPending(p: CsvPending): FileItem[] {
+  const rows = parse(p.text, PARSE_OPTIONS) as string[][];
+  return rows.map((cells, i) => record(cells, p.header, p.lines[i] ?? 0));
+}
+
+function record(cells: string[], header: readonly string[], line: number): FileItem {
   if (cells.length !== header.length) {
     return {
       ok: false,

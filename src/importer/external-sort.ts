@@ -88,7 +88,7 @@ export class ExternalSorter {
   private held = 0;
   private dir: string | undefined;
   private readonly runs: string[] = [];
-  private readonly budget: number;
+  private budget: number;
 
   constructor(private readonly options: SortOptions = {}) {
     this.budget = options.budgetBytes ?? DEFAULT_BUDGET;
@@ -97,6 +97,40 @@ export class ExternalSorter {
   /** How many sorted runs were written to disk (0: the input fitted in memory). */
   get spilled(): number {
     return this.runs.length;
+  }
+
+  /** Sorted runs written so far (a read helper hands its own to the reading thread's sorter). */
+  get runFiles(): readonly string[] {
+    return this.runs;
+  }
+
+  /** Memory held before a run is written: shared out when a helper thread sorts part of the input. */
+  get budgetBytes(): number {
+    return this.budget;
+  }
+
+  set budgetBytes(bytes: number) {
+    this.budget = bytes;
+  }
+
+  /** The folder spill files go to, made on first use; a helper's sorter writes inside it. */
+  async directory(): Promise<string> {
+    if (this.dir === undefined) {
+      const parent = this.options.parent ?? tmpdir();
+      await mkdir(parent, { recursive: true, mode: 0o700 });
+      this.dir = await mkdtemp(join(parent, 'sort-'));
+    }
+    return this.dir;
+  }
+
+  /** Merges runs another sorter wrote (inside `directory()`, so `dispose` removes them too). */
+  adopt(runs: readonly string[]): void {
+    this.runs.push(...runs);
+  }
+
+  /** Writes whatever is held as one more run (a helper does this before handing its runs over). */
+  async spillRest(): Promise<void> {
+    if (this.buffer.length > 0) await this.spill();
   }
 
   /** Holds a record; when `full`, the caller awaits `spill()` before adding more. */
@@ -111,15 +145,11 @@ export class ExternalSorter {
 
   /** Sorts what is held and writes it out as one run. */
   async spill(): Promise<void> {
-    if (this.dir === undefined) {
-      const parent = this.options.parent ?? tmpdir();
-      await mkdir(parent, { recursive: true, mode: 0o700 });
-      this.dir = await mkdtemp(join(parent, 'sort-'));
-    }
+    const dir = await this.directory();
     const items = this.buffer.sort(compareStaged);
     this.buffer = [];
     this.held = 0;
-    const path = join(this.dir, `run-${this.runs.length}.jsonl`);
+    const path = join(dir, `run-${this.runs.length}.jsonl`);
     await writeRun(path, items);
     this.runs.push(path);
   }

@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readJsonl } from './jsonl-reader.js';
+import { parseJsonlPending, readJsonl } from './jsonl-reader.js';
 import type { FileItem } from './types.js';
 
 async function* chunks(buf: Buffer, size: number): AsyncGenerator<Buffer> {
@@ -55,5 +56,47 @@ describe('readJsonl', () => {
     const { items, skipped } = await read('{"a":1}\n\n{"a":2}\n{"a":3}\n', 4, 2);
     expect(skipped).toBe(2);
     expect(items.map((i) => i.line)).toEqual([4]);
+  });
+});
+
+describe('readJsonl deferring the parse (the read helper parses)', () => {
+  const line = fc.constantFrom(
+    Buffer.from('{"a":1}'),
+    Buffer.from('{"b":"é🙂"}\r'),
+    Buffer.from('\uFEFF{"bom":true}'),
+    Buffer.from('not json'),
+    Buffer.from('[1,2]'),
+    Buffer.from('   '),
+    Buffer.from(''),
+    Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]),
+  );
+
+  it('yields, once the pending lines are parsed, exactly the records and skips of a plain read', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(line, { maxLength: 40 }),
+        fc.integer({ min: 1, max: 30 }),
+        fc.integer({ min: 0, max: 3 }),
+        fc.boolean(),
+        async (lines, size, skip, finalNewline) => {
+          const parts = lines.flatMap((l, i) =>
+            i < lines.length - 1 || finalNewline ? [l, Buffer.from('\n')] : [l],
+          );
+          const buf = Buffer.concat(parts);
+          const plain = await read(buf, size, skip);
+          const items: FileItem[] = [];
+          let skipped = 0;
+          for await (const batch of readJsonl(chunks(buf, size), skip, true)) {
+            items.push(
+              ...batch.items,
+              ...(batch.pending?.format === 'jsonl' ? parseJsonlPending(batch.pending) : []),
+            );
+            skipped += batch.skipped;
+          }
+          expect({ items, skipped }).toEqual(plain);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import type { FileBatch, FileItem } from './types.js';
+import type { FileBatch, FileItem, JsonlPending } from './types.js';
 
 const LF = 10;
 /** A line beyond this is rejected without being held in memory whole. */
@@ -23,7 +23,17 @@ export function parseLine(bytes: Buffer, line: number): FileItem {
   if (!isUtf8(bytes)) {
     return { ok: false, line, reason: 'invalid UTF-8 in this line', text: bytes.toString('utf8') };
   }
-  let text = bytes.toString('utf8');
+  return parseText(bytes.toString('utf8'), line);
+}
+
+/** The records of pending lines, parsed: what the reader would have yielded for them. */
+export function parseJsonlPending(p: JsonlPending): FileItem[] {
+  return p.texts.map((text, i) => parseText(text, p.lines[i] ?? 0));
+}
+
+/** A line's decoded text → a record, or the reason it is not one. */
+function parseText(decoded: string, line: number): FileItem {
+  let text = decoded;
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   let value: unknown;
   try {
@@ -41,32 +51,58 @@ export function parseLine(bytes: Buffer, line: number): FileItem {
 /**
  * JSON Lines → one batch per input chunk. Lines are split on bytes, so each is checked for UTF-8 on
  * its own and a bad byte costs only its line. Blank lines are not records. The first `skip` records
- * (a resume) are counted but not parsed.
+ * (a resume) are counted but not parsed. With `defer`, lines in UTF-8 come as `pending` text, parsed
+ * by `parseJsonlPending` on whichever thread stages them (read-helper.ts); a bad line ends its batch,
+ * as a batch's items come before its pending lines.
  */
-export async function* readJsonl(chunks: AsyncIterable<Buffer>, skip: number): AsyncGenerator<FileBatch> {
+export async function* readJsonl(
+  chunks: AsyncIterable<Buffer>,
+  skip: number,
+  defer = false,
+): AsyncGenerator<FileBatch> {
   let carry: Buffer[] = [];
   let carryBytes = 0;
   let oversize = false;
   let line = 1;
   let toSkip = skip;
+  /** Batches a bad line closed (its items come before its pending lines), not yielded yet. */
+  const closed: FileBatch[] = [];
+  /** A record that is not pending: the batch's pending lines, if any, must go first. */
+  const item = (batch: FileBatch, value: FileItem): void => {
+    if (batch.pending) {
+      closed.push({ ...batch });
+      batch.items = [];
+      batch.skipped = 0;
+      batch.pending = undefined;
+    }
+    batch.items.push(value);
+  };
   const take = (bytes: Buffer, batch: FileBatch): void => {
     if (oversize) {
-      batch.items.push({
-        ok: false,
-        line,
-        reason: `line longer than ${MAX_LINE_BYTES} bytes`,
-        text: bytes.subarray(0, 200).toString('utf8'),
-      });
+      const text = bytes.subarray(0, 200).toString('utf8');
+      item(batch, { ok: false, line, reason: `line longer than ${MAX_LINE_BYTES} bytes`, text });
       oversize = false;
-    } else if (!isBlank(bytes)) {
-      if (toSkip > 0) {
-        toSkip--;
-        batch.skipped++;
-      } else {
-        batch.items.push(parseLine(bytes, line));
+    } else if (isBlank(bytes)) {
+      // not a record
+    } else if (toSkip > 0) {
+      toSkip--;
+      batch.skipped++;
+    } else if (defer && isUtf8(bytes)) {
+      let pending = batch.pending;
+      if (pending?.format !== 'jsonl') {
+        pending = { format: 'jsonl', texts: [], lines: [] };
+        batch.pending = pending;
       }
+      pending.texts.push(bytes.toString('utf8'));
+      pending.lines.push(line);
+    } else {
+      item(batch, parseLine(bytes, line));
     }
     line++;
+  };
+  const ready = function* (batch: FileBatch): Generator<FileBatch> {
+    yield* closed.splice(0);
+    if (batch.items.length > 0 || batch.skipped > 0 || batch.pending) yield batch;
   };
   for await (const chunk of chunks) {
     const batch: FileBatch = { items: [], skipped: 0 };
@@ -89,11 +125,11 @@ export async function* readJsonl(chunks: AsyncIterable<Buffer>, skip: number): A
         carryBytes += chunk.length - start;
       }
     }
-    if (batch.items.length > 0 || batch.skipped > 0) yield batch;
+    yield* ready(batch);
   }
   if (carry.length > 0 || oversize) {
     const batch: FileBatch = { items: [], skipped: 0 };
     take(Buffer.concat(carry), batch);
-    if (batch.items.length > 0 || batch.skipped > 0) yield batch;
+    yield* ready(batch);
   }
 }

@@ -1,13 +1,12 @@
+import { stat } from 'node:fs/promises';
 import { type Ack, Delivery, type Refusal } from './delivery.js';
 import { ExternalSorter } from './external-sort.js';
 import { Frontier } from './frontier.js';
-import { mapRecord } from './mapper.js';
 import type { MappingSpec } from './mapping-spec.js';
-import { readMapped } from './presets/inputs.js';
-import { type AccessPlan, planAccess } from './record-access.js';
+import { type ReadHelperOptions, readAll } from './read-phase.js';
 import { Sessionizer, type SessionizerOptions } from './sessionizer.js';
-import { type InputFile, readInputs } from './sources.js';
-import { GROUP, stage } from './staging.js';
+import type { InputFile } from './sources.js';
+import { GROUP } from './staging.js';
 import { type OutEvent, originalRecord, type Rejection, type SourceRef, type WireJson } from './types.js';
 
 /** Live counters: the pipeline updates them, progress displays read them. */
@@ -98,6 +97,8 @@ export interface PipelineOptions {
   tmpDir?: string | undefined;
   /** How often checkpoints are written, at most. */
   checkpointEveryMs?: number | undefined;
+  /** A second thread that stages part of a large input while it is read (default: on); false: none. */
+  readHelper?: ReadHelperOptions | false | undefined;
 }
 
 /** How a run ended: everything sent, Ctrl-C, or too many rejected records. */
@@ -116,7 +117,7 @@ export async function runPipeline(o: PipelineOptions): Promise<PipelineEnd> {
   const { stats } = o;
   const sorter = new ExternalSorter({ parent: o.tmpDir });
   try {
-    const read = await readAll(o, sorter);
+    const read = await readAll(o, sorter, await sizeOf(o.files));
     if (read !== 'complete') return read;
     return await sendAll(o, sorter);
   } finally {
@@ -125,98 +126,17 @@ export async function runPipeline(o: PipelineOptions): Promise<PipelineEnd> {
   }
 }
 
-async function readAll(o: PipelineOptions, sorter: ExternalSorter): Promise<PipelineEnd> {
-  const { stats } = o;
-  const plan = planAccess(o.spec);
-  // A resume finds the mapping's rejections again; they were reported by the run that wrote the checkpoint.
-  const report = o.resume === undefined;
-  const reject = (r: Rejection): void => {
-    stats.rejected++;
-    if (report) o.onReject(r);
-  };
-  const onBytes = (n: number) => {
-    stats.bytes += n;
-  };
-  if (o.files.some((f) => f.preset !== undefined)) return readPresets(o, sorter, plan, reject, onBytes);
-  const batches = readInputs(o.files, { skip: 0, onBytes, stdin: o.stdin });
-  for await (const batch of batches) {
-    for (const item of batch.items) {
-      stats.records++;
-      if (!item.ok) {
-        const { bad } = item;
-        reject({ source: bad.source, reason: bad.reason, record: bad.text, seq: bad.ordinal });
-      } else {
-        const mapped = mapRecord(item.record, plan);
-        if (mapped.ok) {
-          sorter.add(stage(mapped.mapped, o.keepRaw === true));
-          stats.staged++;
-        } else {
-          const { source, value, ordinal } = item.record;
-          reject({ source, reason: mapped.reason, record: originalRecord(value), seq: ordinal });
-        }
-      }
-    }
-    if (sorter.full) await sorter.spill();
-    if (stats.rejected > o.maxErrors) {
-      stats.unread = await countRest(o, batches);
-      return 'max-errors';
-    }
-    if (o.signal?.aborted) {
-      // Counting the rest would keep an interrupted run from stopping at once.
-      stats.unread = null;
-      return 'interrupted';
-    }
+/** The inputs' size in bytes as far as known beforehand (stdin and unreadable files count 0). */
+async function sizeOf(files: readonly InputFile[]): Promise<number> {
+  let total = 0;
+  for (const f of files) {
+    if (f.path === '-') continue;
+    total += await stat(f.path).then(
+      (s) => s.size,
+      () => 0,
+    );
   }
-  return 'complete';
-}
-
-/** The same reading when some files are read by a preset (importer/presets/): records come mapped. */
-async function readPresets(
-  o: PipelineOptions,
-  sorter: ExternalSorter,
-  plan: AccessPlan,
-  reject: (r: Rejection) => void,
-  onBytes: (n: number) => void,
-): Promise<PipelineEnd> {
-  const { stats } = o;
-  const batches = readMapped(o.files, { plan, onBytes, stdin: o.stdin });
-  for await (const batch of batches) {
-    for (const item of batch.items) {
-      stats.records++;
-      if (!item.ok) reject(item.rejection);
-      else {
-        sorter.add(stage(item.mapped, o.keepRaw === true));
-        stats.staged++;
-      }
-    }
-    if (sorter.full) await sorter.spill();
-    if (stats.rejected > o.maxErrors) {
-      stats.unread = await countRest(o, batches);
-      return 'max-errors';
-    }
-    if (o.signal?.aborted) {
-      stats.unread = null;
-      return 'interrupted';
-    }
-  }
-  return 'complete';
-}
-
-/** Records never read after a stop at --max-errors: counted (not mapped) where the input allows. */
-async function countRest(
-  o: PipelineOptions,
-  rest: AsyncGenerator<{ items: unknown[] }>,
-): Promise<number | null> {
-  if (o.files.some((f) => f.path === '-')) {
-    await rest.return(undefined);
-    return null;
-  }
-  let n = 0;
-  for await (const batch of rest) {
-    n += batch.items.length;
-    if (o.signal?.aborted) return null;
-  }
-  return n;
+  return total;
 }
 
 async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<PipelineEnd> {

@@ -2,10 +2,10 @@ import { createReadStream } from 'node:fs';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { readCsv } from './csv-reader.js';
-import { readJsonl } from './jsonl-reader.js';
+import { readCsv, splitCsvPending } from './csv-reader.js';
+import { parseJsonlPending, readJsonl } from './jsonl-reader.js';
 import type { PresetName } from './presets/preset.js';
-import type { FileBatch, InputFormat, ReadItem } from './types.js';
+import type { FileBatch, FileItem, InputFormat, PendingRecords, ReadItem } from './types.js';
 
 export interface InputFile {
   /** A path, or `-` for stdin. */
@@ -37,6 +37,8 @@ export interface ReadOptions {
   onBytes?: ((n: number) => void) | undefined;
   stdin?: NodeJS.ReadableStream | undefined;
   chunkBytes?: number | undefined;
+  /** Records come as `pending` text, split into fields where they are staged (readCsv, readJsonl). */
+  deferFields?: boolean | undefined;
 }
 
 /** Raw bytes of an input, gunzipped when they start with the gzip magic number (so `.gz` and stdin both work). */
@@ -73,6 +75,8 @@ async function* countBytes(source: AsyncIterable<Buffer | string>, onBytes?: (n:
 
 export interface ReadBatch {
   items: ReadItem[];
+  /** Records after `items` whose fields are still to be split (`deferFields`). */
+  pending?: PendingRecords | undefined;
   /** Ordinal of the next record after this batch (the reader's position). */
   next: number;
 }
@@ -87,14 +91,17 @@ export async function* readInputs(
 ): AsyncGenerator<ReadBatch> {
   let ordinal = 0;
   for (const file of files) {
-    const reader = file.format === 'csv' ? readCsv : readJsonl;
+    const bytes = inputBytes(file, options);
+    const skip = Math.max(0, options.skip - ordinal);
+    const defer = options.deferFields === true;
+    const batches = file.format === 'csv' ? readCsv(bytes, skip, defer) : readJsonl(bytes, skip, defer);
     let lastLine = 0;
     try {
-      for await (const batch of reader(inputBytes(file, options), Math.max(0, options.skip - ordinal))) {
+      for await (const batch of batches) {
         yield toReadBatch(file, batch, ordinal);
-        ordinal += batch.skipped + batch.items.length;
-        const last = batch.items[batch.items.length - 1];
-        if (last) lastLine = last.line;
+        ordinal += batch.skipped + batch.items.length + (batch.pending?.lines.length ?? 0);
+        const last = batch.pending?.lines.at(-1) ?? batch.items.at(-1)?.line;
+        if (last !== undefined) lastLine = last;
       }
     } catch (error) {
       const reason = `cannot read the rest of the file: ${error instanceof Error ? error.message : String(error)}`;
@@ -107,13 +114,29 @@ export async function* readInputs(
 }
 
 function toReadBatch(file: InputFile, batch: FileBatch, base: number): ReadBatch {
-  let ordinal = base + batch.skipped;
-  const items: ReadItem[] = batch.items.map((item) => {
-    const source = { file: file.display, line: item.line };
+  const first = base + batch.skipped;
+  const items = readItems(file.display, batch.items, first);
+  const ordinal = first + items.length;
+  if (!batch.pending) return { items, next: ordinal };
+  const pending = { ...batch.pending, file: file.display, ordinal };
+  return { items, pending, next: ordinal + pending.lines.length };
+}
+
+function readItems(file: string, items: readonly FileItem[], first: number): ReadItem[] {
+  let ordinal = first;
+  return items.map((item) => {
+    const source = { file, line: item.line };
     const o = ordinal++;
     return item.ok
       ? { ok: true, record: { source, ordinal: o, value: item.value } }
       : { ok: false, bad: { source, ordinal: o, reason: item.reason, text: item.text } };
   });
-  return { items, next: ordinal };
+}
+
+/** A batch's records, pending ones split into fields: what the reader yields without `deferFields`. */
+export function batchItems(batch: Pick<ReadBatch, 'items' | 'pending'>): ReadItem[] {
+  const { pending } = batch;
+  if (!pending) return batch.items;
+  const split = pending.format === 'csv' ? splitCsvPending(pending) : parseJsonlPending(pending);
+  return [...batch.items, ...readItems(pending.file, split, pending.ordinal)];
 }

@@ -24,10 +24,33 @@ export type FileItem =
   | { ok: true; line: number; value: RecordValue }
   | { ok: false; line: number; reason: string; text: string };
 
+/**
+ * Well-formed CSV records whose fields are not split yet: the reading thread finds record boundaries
+ * and lines, and whichever thread stages them splits the fields (`csv-reader.ts` `splitPending`).
+ */
+export interface CsvPending {
+  format: 'csv';
+  header: readonly string[];
+  text: string;
+  /** The first line of each record, in order: one per record. */
+  lines: number[];
+}
+
+/** JSON Lines records checked for UTF-8 and decoded, not yet parsed (`jsonl-reader.ts` `parseText`). */
+export interface JsonlPending {
+  format: 'jsonl';
+  texts: string[];
+  lines: number[];
+}
+
+export type Pending = CsvPending | JsonlPending;
+
 /** A reader's output: records of one input chunk, plus how many were skipped for a resume. */
 export interface FileBatch {
   items: FileItem[];
   skipped: number;
+  /** Records after `items`, still to be split into fields (only when the reader was asked to defer). */
+  pending?: Pending | undefined;
 }
 
 /** One record ready for mapping. */
@@ -48,6 +71,9 @@ export interface BadRecord {
 }
 
 export type ReadItem = { ok: true; record: RawRecord } | { ok: false; bad: BadRecord };
+
+/** Pending CSV records with their place in the run: the first has ordinal `ordinal`, the next one more. */
+export type PendingRecords = Pending & { file: string; ordinal: number };
 
 /** The original record as the reject file shows it: CSV as `{column: cell}`, JSONL as parsed. */
 export function originalRecord(value: RecordValue): Record<string, unknown> {

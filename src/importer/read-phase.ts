@@ -1,0 +1,178 @@
+import type { ExternalSorter } from './external-sort.js';
+import type { PipelineEnd, PipelineOptions } from './pipeline.js';
+import { readMapped } from './presets/inputs.js';
+import { helperEntry, ReadHelper } from './read-helper.js';
+import { type AccessPlan, planAccess } from './record-access.js';
+import { readInputs } from './sources.js';
+import { type StagedBatch, stageBatch } from './stage-batch.js';
+import { stage } from './staging.js';
+import type { Rejection } from './types.js';
+
+/** When the read helper starts: inputs this large (known sizes, or bytes read so far) repay its start. */
+export const HELPER_AFTER_BYTES = 16 * 1024 * 1024;
+
+export interface ReadHelperOptions {
+  /** The helper's built entry (default: beside this module, when present). */
+  entry?: URL | undefined;
+  /** Input bytes from which a helper is worth starting. */
+  afterBytes?: number | undefined;
+  /** Called once the reading is done, with how many batches the helper staged. */
+  onDone?: ((batches: number) => void) | undefined;
+}
+
+interface Outcome {
+  done?: StagedBatch | undefined;
+  error?: Error | undefined;
+  /** Settles once `done` or `error` is set. */
+  pending: Promise<void>;
+}
+
+/**
+ * Reads, maps and stages every record into the sort. A large input gets a helper thread (see
+ * read-helper.ts) that stages some of the batches; their refusals are still reported in input order,
+ * batch by batch. `--max-errors` stops the run once the refusals reported cross it: with a helper,
+ * that can be a batch or two after the one that crossed it, and the batches the helper still holds
+ * are waited for and reported first, so every record read is accounted for.
+ */
+export async function readAll(
+  o: PipelineOptions,
+  sorter: ExternalSorter,
+  expectedBytes: number,
+): Promise<PipelineEnd> {
+  const { stats } = o;
+  const plan = planAccess(o.spec);
+  // A resume finds the mapping's rejections again; they were reported by the run that wrote the checkpoint.
+  const report = o.resume === undefined;
+  const reject = (r: Rejection): void => {
+    stats.rejected++;
+    if (report) o.onReject(r);
+  };
+  const onBytes = (n: number) => {
+    stats.bytes += n;
+  };
+  if (o.files.some((f) => f.preset !== undefined)) return readPresets(o, sorter, plan, reject, onBytes);
+  const keepRaw = o.keepRaw === true;
+  const helperOptions = o.readHelper === false ? undefined : (o.readHelper ?? {});
+  const entry = helperOptions && (helperOptions.entry ?? helperEntry());
+  const afterBytes = helperOptions?.afterBytes ?? HELPER_AFTER_BYTES;
+  // Fields are split where a batch is staged, so that the helper takes that work too.
+  const batches = readInputs(o.files, { skip: 0, onBytes, stdin: o.stdin, deferFields: entry !== undefined });
+  let helper: ReadHelper | undefined;
+  // Outcomes in input order; a helper's arrives later, and reporting waits for it. A helper that
+  // fails loses what it held, so the run fails (with its reason) when that outcome's turn comes.
+  const outcomes: Outcome[] = [];
+  const settle = (b: StagedBatch): void => {
+    stats.staged += b.staged;
+    for (const r of b.rejections) reject(r);
+  };
+  const reportSettled = (): void => {
+    for (let first = outcomes[0]; first?.done || first?.error; first = outcomes[0]) {
+      if (first.error) throw first.error;
+      outcomes.shift();
+      if (first.done) settle(first.done);
+    }
+  };
+  const reportAll = async (): Promise<void> => {
+    while (outcomes.length > 0) {
+      await outcomes[0]!.pending;
+      reportSettled();
+    }
+  };
+  try {
+    for await (const batch of batches) {
+      stats.records += batch.items.length + (batch.pending?.lines.length ?? 0);
+      if (!helper && entry && Math.max(expectedBytes, stats.bytes) >= afterBytes) {
+        sorter.budgetBytes = sorter.budgetBytes / 2;
+        const dir = await sorter.directory();
+        helper = new ReadHelper(entry, { spec: o.spec, keepRaw, dir, budgetBytes: sorter.budgetBytes });
+      }
+      if (helper?.hasRoom) {
+        const outcome: Outcome = { pending: Promise.resolve() };
+        outcome.pending = helper.stage({ items: batch.items, pending: batch.pending }).then(
+          (b) => {
+            outcome.done = b;
+          },
+          (error: unknown) => {
+            outcome.error = error instanceof Error ? error : new Error(String(error));
+          },
+        );
+        outcomes.push(outcome);
+      } else {
+        outcomes.push({ done: stageBatch(batch, plan, keepRaw, sorter), pending: Promise.resolve() });
+      }
+      reportSettled();
+      if (sorter.full) await sorter.spill();
+      if (stats.rejected > o.maxErrors || o.signal?.aborted) await reportAll();
+      if (stats.rejected > o.maxErrors) {
+        stats.unread = await countRest(o, batches);
+        return 'max-errors';
+      }
+      if (o.signal?.aborted) {
+        // Counting the rest would keep an interrupted run from stopping at once.
+        stats.unread = null;
+        return 'interrupted';
+      }
+    }
+    await reportAll();
+    if (stats.rejected > o.maxErrors) {
+      stats.unread = 0;
+      return 'max-errors';
+    }
+    if (helper) {
+      sorter.adopt(await helper.finish());
+      helperOptions?.onDone?.(helper.handled);
+    }
+    return 'complete';
+  } finally {
+    await helper?.close();
+  }
+}
+
+/** The same reading when some files are read by a preset (importer/presets/): records come mapped. */
+async function readPresets(
+  o: PipelineOptions,
+  sorter: ExternalSorter,
+  plan: AccessPlan,
+  reject: (r: Rejection) => void,
+  onBytes: (n: number) => void,
+): Promise<PipelineEnd> {
+  const { stats } = o;
+  const batches = readMapped(o.files, { plan, onBytes, stdin: o.stdin });
+  for await (const batch of batches) {
+    for (const item of batch.items) {
+      stats.records++;
+      if (!item.ok) reject(item.rejection);
+      else {
+        sorter.add(stage(item.mapped, o.keepRaw === true));
+        stats.staged++;
+      }
+    }
+    if (sorter.full) await sorter.spill();
+    if (stats.rejected > o.maxErrors) {
+      stats.unread = await countRest(o, batches);
+      return 'max-errors';
+    }
+    if (o.signal?.aborted) {
+      stats.unread = null;
+      return 'interrupted';
+    }
+  }
+  return 'complete';
+}
+
+/** Records never read after a stop at --max-errors: counted (not mapped) where the input allows. */
+async function countRest(
+  o: PipelineOptions,
+  rest: AsyncGenerator<{ items: unknown[]; pending?: { lines: unknown[] } | undefined }>,
+): Promise<number | null> {
+  if (o.files.some((f) => f.path === '-')) {
+    await rest.return(undefined);
+    return null;
+  }
+  let n = 0;
+  for await (const batch of rest) {
+    n += batch.items.length + (batch.pending?.lines.length ?? 0);
+    if (o.signal?.aborted) return null;
+  }
+  return n;
+}
