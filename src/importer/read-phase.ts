@@ -20,6 +20,9 @@ export interface ReadHelperOptions {
   onDone?: ((batches: number) => void) | undefined;
 }
 
+/** What is left of the input when a run stops: batches of records, some pending. */
+type Rest = AsyncGenerator<{ items: unknown[]; pending?: { lines: unknown[] } | undefined }>;
+
 interface Outcome {
   done?: StagedBatch | undefined;
   error?: Error | undefined;
@@ -103,15 +106,8 @@ export async function readAll(
       reportSettled();
       if (sorter.full) await sorter.spill();
       if (stats.rejected > o.maxErrors || o.signal?.aborted) await reportAll();
-      if (stats.rejected > o.maxErrors) {
-        stats.unread = await countRest(o, batches);
-        return 'max-errors';
-      }
-      if (o.signal?.aborted) {
-        // Counting the rest would keep an interrupted run from stopping at once.
-        stats.unread = null;
-        return 'interrupted';
-      }
+      const stop = await stopped(o, batches);
+      if (stop) return stop;
     }
     await reportAll();
     if (stats.rejected > o.maxErrors) {
@@ -148,22 +144,33 @@ async function readPresets(
       }
     }
     if (sorter.full) await sorter.spill();
-    if (stats.rejected > o.maxErrors) {
-      stats.unread = await countRest(o, batches);
-      return 'max-errors';
-    }
-    if (o.signal?.aborted) {
-      stats.unread = null;
-      return 'interrupted';
-    }
+    const stop = await stopped(o, batches);
+    if (stop) return stop;
   }
   return 'complete';
+}
+
+/** Whether the run stops after this batch: too many refusals (the rest is counted), or Ctrl-C. */
+async function stopped(
+  o: PipelineOptions,
+  rest: Rest,
+): Promise<PipelineEnd | undefined> {
+  if (o.stats.rejected > o.maxErrors) {
+    o.stats.unread = await countRest(o, rest);
+    return 'max-errors';
+  }
+  if (o.signal?.aborted) {
+    // Counting the rest would keep an interrupted run from stopping at once.
+    o.stats.unread = null;
+    return 'interrupted';
+  }
+  return undefined;
 }
 
 /** Records never read after a stop at --max-errors: counted (not mapped) where the input allows. */
 async function countRest(
   o: PipelineOptions,
-  rest: AsyncGenerator<{ items: unknown[]; pending?: { lines: unknown[] } | undefined }>,
+  rest: Rest,
 ): Promise<number | null> {
   if (o.files.some((f) => f.path === '-')) {
     await rest.return(undefined);
