@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { ExternalSorter } from './external-sort.js';
 import type { PipelineEnd, PipelineOptions } from './pipeline.js';
 import { readMapped } from './presets/inputs.js';
@@ -56,7 +57,9 @@ export async function readAll(
   if (o.files.some((f) => f.preset !== undefined)) return readPresets(o, sorter, plan, reject, onBytes);
   const keepRaw = o.keepRaw === true;
   const helperOptions = o.readHelper === false ? undefined : (o.readHelper ?? {});
-  const entry = helperOptions && (helperOptions.entry ?? helperEntry());
+  // With one core, a helper would only add its own start and the batches' copies.
+  const entry =
+    helperOptions && (helperOptions.entry ?? (availableParallelism() > 1 ? helperEntry() : undefined));
   const afterBytes = helperOptions?.afterBytes ?? HELPER_AFTER_BYTES;
   // Fields are split where a batch is staged, so that the helper takes that work too.
   const batches = readInputs(o.files, { skip: 0, onBytes, stdin: o.stdin, deferFields: entry !== undefined });
@@ -151,10 +154,7 @@ async function readPresets(
 }
 
 /** Whether the run stops after this batch: too many refusals (the rest is counted), or Ctrl-C. */
-async function stopped(
-  o: PipelineOptions,
-  rest: Rest,
-): Promise<PipelineEnd | undefined> {
+async function stopped(o: PipelineOptions, rest: Rest): Promise<PipelineEnd | undefined> {
   if (o.stats.rejected > o.maxErrors) {
     o.stats.unread = await countRest(o, rest);
     return 'max-errors';
@@ -168,10 +168,7 @@ async function stopped(
 }
 
 /** Records never read after a stop at --max-errors: counted (not mapped) where the input allows. */
-async function countRest(
-  o: PipelineOptions,
-  rest: Rest,
-): Promise<number | null> {
+async function countRest(o: PipelineOptions, rest: Rest): Promise<number | null> {
   if (o.files.some((f) => f.path === '-')) {
     await rest.return(undefined);
     return null;
