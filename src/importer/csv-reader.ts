@@ -38,7 +38,7 @@ interface State {
  * CSV with a header row → batches per input chunk. Records are counted from the first row after
  * the header; the first `skip` of them (a resume) are passed over without being parsed into fields.
  * With `defer`, well-formed records after the header and the skipped ones come as `pending` text,
- * split into fields by `splitPending` on whichever thread stages them (read-helper.ts).
+ * split into fields by `splitCsvPending` on whichever thread stages them (read-helper.ts).
  */
 export async function* readCsv(
   chunks: AsyncIterable<Buffer>,

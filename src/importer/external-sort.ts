@@ -88,10 +88,11 @@ export class ExternalSorter {
   private held = 0;
   private dir: string | undefined;
   private readonly runs: string[] = [];
-  private budget: number;
+  /** Memory held before a run is written: shared out when a helper thread sorts part of the input. */
+  budgetBytes: number;
 
   constructor(private readonly options: SortOptions = {}) {
-    this.budget = options.budgetBytes ?? DEFAULT_BUDGET;
+    this.budgetBytes = options.budgetBytes ?? DEFAULT_BUDGET;
   }
 
   /** How many sorted runs were written to disk (0: the input fitted in memory). */
@@ -102,15 +103,6 @@ export class ExternalSorter {
   /** Sorted runs written so far (a read helper hands its own to the reading thread's sorter). */
   get runFiles(): readonly string[] {
     return this.runs;
-  }
-
-  /** Memory held before a run is written: shared out when a helper thread sorts part of the input. */
-  get budgetBytes(): number {
-    return this.budget;
-  }
-
-  set budgetBytes(bytes: number) {
-    this.budget = bytes;
   }
 
   /** The folder spill files go to, made on first use; a helper's sorter writes inside it. */
@@ -140,7 +132,7 @@ export class ExternalSorter {
   }
 
   get full(): boolean {
-    return this.held >= this.budget;
+    return this.held >= this.budgetBytes;
   }
 
   /** Sorts what is held and writes it out as one run. */

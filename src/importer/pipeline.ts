@@ -1,4 +1,3 @@
-import { stat } from 'node:fs/promises';
 import { type Ack, Delivery, type Refusal } from './delivery.js';
 import { ExternalSorter } from './external-sort.js';
 import { Frontier } from './frontier.js';
@@ -117,26 +116,13 @@ export async function runPipeline(o: PipelineOptions): Promise<PipelineEnd> {
   const { stats } = o;
   const sorter = new ExternalSorter({ parent: o.tmpDir });
   try {
-    const read = await readAll(o, sorter, await sizeOf(o.files));
+    const read = await readAll(o, sorter);
     if (read !== 'complete') return read;
     return await sendAll(o, sorter);
   } finally {
     await sorter.dispose();
     stats.phase = 'sending';
   }
-}
-
-/** The inputs' size in bytes as far as known beforehand (stdin and unreadable files count 0). */
-async function sizeOf(files: readonly InputFile[]): Promise<number> {
-  let total = 0;
-  for (const f of files) {
-    if (f.path === '-') continue;
-    total += await stat(f.path).then(
-      (s) => s.size,
-      () => 0,
-    );
-  }
-  return total;
 }
 
 async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<PipelineEnd> {

@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import type { ExternalSorter } from './external-sort.js';
 import type { PipelineEnd, PipelineOptions } from './pipeline.js';
@@ -38,11 +39,7 @@ interface Outcome {
  * that can be a batch or two after the one that crossed it, and the batches the helper still holds
  * are waited for and reported first, so every record read is accounted for.
  */
-export async function readAll(
-  o: PipelineOptions,
-  sorter: ExternalSorter,
-  expectedBytes: number,
-): Promise<PipelineEnd> {
+export async function readAll(o: PipelineOptions, sorter: ExternalSorter): Promise<PipelineEnd> {
   const { stats } = o;
   const plan = planAccess(o.spec);
   // A resume finds the mapping's rejections again; they were reported by the run that wrote the checkpoint.
@@ -61,6 +58,7 @@ export async function readAll(
   const entry =
     helperOptions && (helperOptions.entry ?? (availableParallelism() > 1 ? helperEntry() : undefined));
   const afterBytes = helperOptions?.afterBytes ?? HELPER_AFTER_BYTES;
+  const expectedBytes = entry ? await knownSize(o.files) : 0;
   // Fields are split where a batch is staged, so that the helper takes that work too.
   const batches = readInputs(o.files, { skip: 0, onBytes, stdin: o.stdin, deferFields: entry !== undefined });
   let helper: ReadHelper | undefined;
@@ -151,6 +149,19 @@ async function readPresets(
     if (stop) return stop;
   }
   return 'complete';
+}
+
+/** The inputs' size in bytes as far as known beforehand (stdin and unreadable files count 0). */
+async function knownSize(files: PipelineOptions['files']): Promise<number> {
+  let total = 0;
+  for (const f of files) {
+    if (f.path === '-') continue;
+    total += await stat(f.path).then(
+      (s) => s.size,
+      () => 0,
+    );
+  }
+  return total;
 }
 
 /** Whether the run stops after this batch: too many refusals (the rest is counted), or Ctrl-C. */

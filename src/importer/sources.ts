@@ -90,10 +90,10 @@ export async function* readInputs(
   options: ReadOptions,
 ): AsyncGenerator<ReadBatch> {
   let ordinal = 0;
+  const defer = options.deferFields === true;
   for (const file of files) {
     const bytes = inputBytes(file, options);
     const skip = Math.max(0, options.skip - ordinal);
-    const defer = options.deferFields === true;
     const batches = file.format === 'csv' ? readCsv(bytes, skip, defer) : readJsonl(bytes, skip, defer);
     let lastLine = 0;
     try {

@@ -26,7 +26,7 @@ export type FileItem =
 
 /**
  * Well-formed CSV records whose fields are not split yet: the reading thread finds record boundaries
- * and lines, and whichever thread stages them splits the fields (`csv-reader.ts` `splitPending`).
+ * and lines, and whichever thread stages them splits the fields (`csv-reader.ts` `splitCsvPending`).
  */
 export interface CsvPending {
   format: 'csv';
@@ -36,7 +36,7 @@ export interface CsvPending {
   lines: number[];
 }
 
-/** JSON Lines records checked for UTF-8 and decoded, not yet parsed (`jsonl-reader.ts` `parseText`). */
+/** JSON Lines records checked for UTF-8 and decoded, not yet parsed (`jsonl-reader.ts` `parseJsonlPending`). */
 export interface JsonlPending {
   format: 'jsonl';
   texts: string[];
@@ -72,7 +72,7 @@ export interface BadRecord {
 
 export type ReadItem = { ok: true; record: RawRecord } | { ok: false; bad: BadRecord };
 
-/** Pending CSV records with their place in the run: the first has ordinal `ordinal`, the next one more. */
+/** Pending records with their place in the run: the first has ordinal `ordinal`, the next one more. */
 export type PendingRecords = Pending & { file: string; ordinal: number };
 
 /** The original record as the reject file shows it: CSV as `{column: cell}`, JSONL as parsed. */
