@@ -15,6 +15,7 @@ interface Progress {
   start(info: { totalBytes: number | undefined }): void;
   /** Writes a line to stderr without tearing the spinner. */
   line(text: string): void;
+  /** For good: a later `start` (an interruption before the run began) shows nothing. */
   stop(): void;
 }
 
@@ -22,6 +23,7 @@ function progress(ctx: CliContext, stats: ImportStats, dryRun: boolean): Progres
   let totalBytes: number | undefined;
   let timer: NodeJS.Timeout | undefined;
   let spinner: Ora | undefined;
+  let stopped = false;
   const text = (columns?: number) => {
     const info = { totalBytes, elapsedMs: Date.now() - stats.phaseStartedAt, dryRun };
     return progressLine(stats, columns === undefined ? info : { ...info, columns });
@@ -34,7 +36,7 @@ function progress(ctx: CliContext, stats: ImportStats, dryRun: boolean): Progres
   return {
     start(info) {
       totalBytes = info.totalBytes;
-      if (ctx.config.quiet) return;
+      if (ctx.config.quiet || stopped) return;
       if (ctx.isErrTty && columns >= 40) {
         spinner = ora({ text: fitted(), stream: process.stderr, color: 'cyan', discardStdin: false }).start();
         timer = setInterval(() => {
@@ -55,6 +57,7 @@ function progress(ctx: CliContext, stats: ImportStats, dryRun: boolean): Progres
       }
     },
     stop() {
+      stopped = true;
       clearInterval(timer);
       spinner?.stop();
     },
@@ -96,17 +99,20 @@ export const importAction: Action = async (ctx, args) => {
     controller.abort(new InterruptedError('stdout closed'));
   };
   process.stdout.on('error', onStdoutError);
+  const show = progress(ctx, stats, dryRun);
   const onSignal = (): void => {
     // A second Ctrl-C reaches main.ts, which stops the embedded service safely and exits 130 at once;
     // the checkpoint on disk is the last one written (still valid).
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    // No progress after this: winding down (a read helper, the checkpoint) may outlast a progress tick,
+    // and off a terminal the lines after an interruption are only the interruption's own.
+    show.stop();
     ctx.warn('cas: interrupted; saving the checkpoint (Ctrl-C again to quit at once)');
     controller.abort(new InterruptedError());
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const show = progress(ctx, stats, dryRun);
   try {
     const result = await runImport(args, flags, {
       connect: () => connectCountingRetries(ctx, stats),
