@@ -1,4 +1,4 @@
-import { type Options, parse } from 'csv-parse/sync';
+import { splitRecords } from './csv-fields.js';
 import { CsvSplitter, type Segment } from './csv-splitter.js';
 import type { CsvPending, FileBatch, FileItem } from './types.js';
 
@@ -17,15 +17,6 @@ export function hasInvalidUtf8(bytes: Buffer, text: string): boolean {
     literal++;
   return decoded > literal;
 }
-
-/** csv-parse only splits fields of records the splitter already checked, so it never errors on quoting. */
-const PARSE_OPTIONS: Options = {
-  relax_column_count: true,
-  relax_quotes: true,
-  record_delimiter: ['\r\n', '\n'],
-  // The splitter bounds records already; csv-parse's own guard (128 000 chars) would refuse long answers.
-  max_record_size: 0,
-};
 
 interface State {
   header: string[] | undefined;
@@ -106,7 +97,7 @@ function goodRecords(seg: Extract<Segment, { type: 'good' }>, state: State, batc
     batch.skipped += seg.lines.length;
     return;
   }
-  const rows = parse(seg.text, PARSE_OPTIONS) as string[][];
+  const rows = splitRecords(seg.text);
   for (let i = 0; i < rows.length; i++) {
     const cells = rows[i]!;
     const line = seg.lines[i] ?? 0;
@@ -128,7 +119,7 @@ function goodRecords(seg: Extract<Segment, { type: 'good' }>, state: State, batc
 
 /** The records of a pending run, split into fields: what the reader would have yielded for them. */
 export function splitCsvPending(p: CsvPending): FileItem[] {
-  const rows = parse(p.text, PARSE_OPTIONS) as string[][];
+  const rows = splitRecords(p.text);
   return rows.map((cells, i) => record(cells, p.header, p.lines[i] ?? 0));
 }
 
