@@ -102,11 +102,20 @@ function conversationFor(
   return c;
 }
 
-/** A cost the service priced from tokens is stored on the event too, so charts can sum `cost`. */
+/**
+ * A cost the service priced from tokens is stored on the event too, so charts can sum `cost`. Set in
+ * place: the properties are the ingest core's own copy (parsed from the request, or cloned across
+ * threads), and a copy by spread cost 6 µs an event, 5% of an import's time on the service thread,
+ * since cloned objects take V8's slow path.
+ */
 function withPricedCost(props: Record<string, PropertyValue>): Record<string, PropertyValue> {
   if (props.cost !== undefined) return props;
   const priced = costOf(props);
-  return priced ? { ...props, cost: priced.cost, cost_known: priced.known } : props;
+  if (priced) {
+    props.cost = priced.cost;
+    props.cost_known = priced.known;
+  }
+  return props;
 }
 
 function edgeProperties(e: { properties?: Properties | undefined; attributes?: Properties | undefined }) {
