@@ -2,12 +2,12 @@ import { formatPath } from '../shared/errors.js';
 import {
   EVENT_NAMES,
   parseWireEventRaw,
-  WIRE_EVENT_SCHEMAS,
   WIRE_TYPES,
   type WireEventKind,
   wireErrorMap,
 } from '../shared/events.js';
 import { LIMITS } from '../shared/limits.js';
+import { wireParser } from '../shared/wire-parsers.js';
 import { collect, FieldError, FieldReader } from './event-builder.js';
 import { canonical } from './event-id.js';
 import { parseKind } from './mapping-spec.js';
@@ -68,7 +68,7 @@ function validate(kind: Exclude<RecordKind, 'wire'>, event: WireJson): string | 
     const bytes = Buffer.byteLength(JSON.stringify(event));
     if (bytes > LIMITS.eventBytes) return `event is ${bytes} bytes; at most ${LIMITS.eventBytes} allowed`;
   }
-  const result = WIRE_EVENT_SCHEMAS[WIRE_KIND[kind]].safeParse(event, { error: wireErrorMap });
+  const result = wireParser(WIRE_KIND[kind]).safeParse(event, { error: wireErrorMap });
   return result.success ? undefined : issuesText(result.error.issues);
 }
 

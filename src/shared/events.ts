@@ -14,6 +14,7 @@ import {
 } from './event-bodies.js';
 import { LIMITS } from './limits.js';
 import { FORBIDDEN_KEYS, propertyValueSchema, scalarSchema } from './primitives.js';
+import { wireParser } from './wire-parsers.js';
 
 export * from './event-bodies.js';
 
@@ -174,7 +175,7 @@ export function parseWireEventRaw(
   const kind = kindOf(input);
   if (!kind.ok) return kind;
   if (!spec.kinds.includes(kind.value)) return { ok: false, issues: [routeMismatch(spec, input)] };
-  const schema: z.ZodType<WireEvent> = WIRE_EVENT_SCHEMAS[kind.value];
+  const schema: z.ZodType<WireEvent> = wireParser(kind.value);
   const result = schema.safeParse(input, { error: wireErrorMap });
   if (result.success) return { ok: true, value: result.data };
   return { ok: false, issues: result.error.issues.map((i) => ({ path: [...i.path], message: i.message })) };

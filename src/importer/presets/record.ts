@@ -1,5 +1,6 @@
 import { formatPath } from '../../shared/errors.js';
-import { EVENT_NAMES, WIRE_EVENT_SCHEMAS, wireErrorMap } from '../../shared/events.js';
+import { EVENT_NAMES, wireErrorMap } from '../../shared/events.js';
+import { wireParser } from '../../shared/wire-parsers.js';
 import { canonical } from '../event-id.js';
 import { SESSION_PLACEHOLDER } from '../mapper.js';
 import { toIso } from '../timestamps.js';
@@ -72,7 +73,7 @@ export function toMapped(
     device_id: device,
     properties: canonical(dropUndefined(r.properties)),
   };
-  const checked = WIRE_EVENT_SCHEMAS[r.kind].safeParse(event, { error: wireErrorMap });
+  const checked = wireParser(r.kind).safeParse(event, { error: wireErrorMap });
   if (!checked.success) {
     const text = checked.error.issues
       .map((i) => (i.path.length > 0 ? `${formatPath(i.path)}: ${i.message}` : i.message))
