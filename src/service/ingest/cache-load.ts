@@ -223,11 +223,20 @@ export async function prefetch(
     // Only a device without a user falls back to its anonymous user, so only then is that id needed.
     ids.push(anonymousId(d));
   };
+  // Every stored session the batch reaches: those it names, and the derived ones its events join or
+  // reopen (a provisional end names the importer's derived id and carries no user). The planner reads
+  // each one's user; another event of the batch naming that user cannot be relied on, since a failed
+  // group clears the identity maps while untouched sessions stay cached (ProjectCache.forget).
+  const { replays, reroute } = reopenPlan(cache, events, [], Date.now());
+  const reached = new Set<string>([...reroute.values(), ...[...replays.values()].map((r) => r.target)]);
   for (const e of events) {
     if (e.user_id !== undefined) ids.push(e.user_id);
     if (e.kind === 'alias') ids.push(e.id, e.previous_id);
     device(e.device_id);
-    const s = e.session_id === undefined ? undefined : cache.sessions.get(e.session_id);
+    if (e.session_id !== undefined) reached.add(e.session_id);
+  }
+  for (const id of reached) {
+    const s = cache.sessions.get(id);
     if (s) {
       users.push(s.userId);
       device(s.deviceId);
