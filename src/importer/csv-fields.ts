@@ -1,7 +1,7 @@
 import { type Options, parse } from 'csv-parse/sync';
 
 /** csv-parse only splits fields of records the splitter already checked, so it never errors on quoting. */
-const PARSE_OPTIONS: Options = {
+export const PARSE_OPTIONS: Options = {
   relax_column_count: true,
   relax_quotes: true,
   record_delimiter: ['\r\n', '\n'],
