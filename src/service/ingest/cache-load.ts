@@ -226,10 +226,8 @@ export async function prefetch(
   // Every stored session the batch reaches: those it names, and the derived ones its events join or
   // reopen (a provisional end names the importer's derived id and carries no user). The planner reads
   // each one's user; another event of the batch naming that user cannot be relied on, since a failed
-  // group clears the identity maps while untouched sessions stay cached (ProjectCache.forget). The
-  // plan reads sessions and conversations, all loaded by now, so it also names the history to load.
-  const plan = reopenPlan(cache, events, [], Date.now());
-  const { replays, reroute } = plan;
+  // group clears the identity maps while untouched sessions stay cached (ProjectCache.forget).
+  const { replays, reroute } = reopenPlan(cache, events, [], Date.now());
   const reached = new Set<string>([...reroute.values(), ...[...replays.values()].map((r) => r.target)]);
   for (const e of events) {
     if (e.user_id !== undefined) ids.push(e.user_id);
@@ -245,7 +243,7 @@ export async function prefetch(
     }
   }
   await loadIdentity(q, cache.projectId, cache.identity, { ids, devices, users });
-  await loadHistory(q, cache, replayedSessions(plan));
+  await loadHistory(q, cache, replayedSessions(reopenPlan(cache, events, [], Date.now())));
 }
 
 /**
