@@ -55,8 +55,14 @@ export class ReadHelper {
   private runs: { resolve(r: string[]): void; reject(e: Error): void } | undefined;
   /** Batches staged by the helper so far. */
   handled = 0;
+  /** Settles once the helper is loaded (or has failed: it then resolves too, `hasRoom` says no). */
+  readonly ready: Promise<void>;
+  private onReady: () => void = () => undefined;
 
   constructor(entry: URL, start: HelperStart) {
+    this.ready = new Promise<void>((resolve) => {
+      this.onReady = resolve;
+    });
     this.worker = new Worker(entry, { workerData: start });
     // Never what keeps the process alive: the reading thread awaits every answer it needs.
     this.worker.unref();
@@ -93,8 +99,10 @@ export class ReadHelper {
   }
 
   private onAnswer(a: HelperAnswer): void {
-    if (a.type === 'ready') this.loaded = true;
-    else if (a.type === 'batch') {
+    if (a.type === 'ready') {
+      this.loaded = true;
+      this.onReady();
+    } else if (a.type === 'batch') {
       this.handled++;
       const w = this.waiting.get(a.id);
       this.waiting.delete(a.id);
@@ -107,6 +115,7 @@ export class ReadHelper {
 
   private fail(error: Error): void {
     if (this.failure === undefined) this.failure = error;
+    this.onReady();
     for (const w of this.waiting.values()) w.reject(this.failure);
     this.waiting.clear();
     this.runs?.reject(this.failure);

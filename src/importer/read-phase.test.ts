@@ -83,7 +83,7 @@ describe('reading with a helper thread', () => {
       const alone = await dryRun(file, { readHelper: false });
       let handled = 0;
       const helped = await dryRun(file, {
-        readHelper: { entry: ENTRY, afterBytes: 0, onDone: (n) => (handled = n) },
+        readHelper: { entry: ENTRY, afterBytes: 0, awaitReady: true, onDone: (n) => (handled = n) },
       });
       expect(handled).toBeGreaterThan(0);
       expect(alone.end).toBe('complete');
@@ -102,7 +102,10 @@ describe('reading with a helper thread', () => {
   it('stops at --max-errors having accounted for every record read, refusals still in input order', async () => {
     const file = { path: csv, display: 'turns.csv', format: 'csv' } as const;
     const whole = await dryRun(file, { readHelper: false });
-    const run = await dryRun(file, { maxErrors: 5, readHelper: { entry: ENTRY, afterBytes: 0 } });
+    const run = await dryRun(file, {
+      maxErrors: 5,
+      readHelper: { entry: ENTRY, afterBytes: 0, awaitReady: true },
+    });
     expect(run.end).toBe('max-errors');
     expect(run.rejections.length).toBeGreaterThan(5);
     const lines = run.rejections.map((r) => r.source.line);
@@ -122,7 +125,7 @@ describe('reading with a helper thread', () => {
     );
     const file = { path: csv, display: 'turns.csv', format: 'csv' } as const;
     await expect(
-      dryRun(file, { readHelper: { entry: pathToFileURL(dying), afterBytes: 0 } }),
+      dryRun(file, { readHelper: { entry: pathToFileURL(dying), afterBytes: 0, awaitReady: true } }),
     ).rejects.toThrow(/read helper thread stopped/);
   }, 60_000);
 });

@@ -18,6 +18,11 @@ export interface ReadHelperOptions {
   entry?: URL | undefined;
   /** Input bytes from which a helper is worth starting. */
   afterBytes?: number | undefined;
+  /**
+   * Wait for the helper to load before reading on (tests: a loaded machine could otherwise read a
+   * small input whole before the helper is up, and the helper would take no part).
+   */
+  awaitReady?: boolean | undefined;
   /** Called once the reading is done, with how many batches the helper staged. */
   onDone?: ((batches: number) => void) | undefined;
 }
@@ -89,6 +94,7 @@ export async function readAll(o: PipelineOptions, sorter: ExternalSorter): Promi
         sorter.budgetBytes = sorter.budgetBytes / 2;
         const dir = await sorter.directory();
         helper = new ReadHelper(entry, { spec: o.spec, keepRaw, dir, budgetBytes: sorter.budgetBytes });
+        if (helperOptions?.awaitReady === true) await helper.ready;
       }
       if (helper?.hasRoom) {
         const outcome: Outcome = { pending: Promise.resolve() };
