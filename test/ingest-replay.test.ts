@@ -140,6 +140,59 @@ describe('replaying sessions with new history', () => {
     expect(merged).toEqual(await stored(one));
   });
 
+  // Found by import-order's property on CI: a later run's final end fell inside a derived session
+  // an earlier run had stored (and ended provisionally) past it; that run's requests had already
+  // reopened the session, so the end was planned in place and events after it stayed in it.
+  for (const [name, requests] of [
+    ['history within it first', [['b'], ['c', 'end'], ['e', 'eEnd']]],
+    ['history past it first', [['b', 'e'], ['c', 'end'], ['eEnd']]],
+  ] as const) {
+    it(`a final end inside a stored derived session splits it (${name})`, async () => {
+      const k = 'replay-split';
+      // The data: a (0), b (10 min), c (20 min), an end at 21 min, d (25 min), e (40 min).
+      const finalEnd = {
+        type: 'end_session',
+        session_id: derivedSessionId(k, Date.parse(at(600))),
+        event_id: `${k}-end`,
+        timestamp: at(1260),
+        session_key: k,
+        session_gap_ms: GAP,
+      };
+      const one = await service();
+      await post(one, [
+        derived(k, 0, 'a'),
+        derived(k, 600, 'b', 0),
+        derived(k, 1200, 'c', 0),
+        { ...finalEnd, session_id: derivedSessionId(k, Date.parse(at(0))) },
+        derived(k, 1500, 'd'),
+        derived(k, 2400, 'e', 1500),
+        derivedEnd(k, 1500, 2400),
+      ]);
+      // A first run without b and the end: one session a..d, ended by the import.
+      const split = await service();
+      await post(split, [derived(k, 0, 'a'), derived(k, 1200, 'c', 0), derived(k, 1500, 'd', 0)]);
+      await post(split, [derivedEnd(k, 0, 1500)]);
+      // A second run: b, c and the end are one session (from b); e is one of its own.
+      const sent: Record<string, unknown> = {
+        b: derived(k, 600, 'b'),
+        c: derived(k, 1200, 'c', 600),
+        end: finalEnd,
+        e: derived(k, 2400, 'e'),
+        eEnd: derivedEnd(k, 2400, 2400),
+      };
+      for (const names of requests)
+        await post(
+          split,
+          names.map((n) => sent[n]),
+        );
+      const after = await stored(split);
+      expect(after.sessions.map((s) => s.session_id)).toEqual(
+        (await stored(one)).sessions.map((s) => s.session_id),
+      );
+      expect(after).toEqual(await stored(one));
+    });
+  }
+
   it('a derived session extended backwards takes the name of its new start', async () => {
     const k = 'replay-backwards';
     const one = await service();

@@ -61,6 +61,18 @@ function needsReplay(cache: ProjectCache, s: SessionState, e: WireEvent, ts: num
   return ts < s.endedAt && e.kind !== 'end_session';
 }
 
+/**
+ * A point of a derived session that cannot be planned in place in the one stored session it joins:
+ * that session has an end (the import's, or a final one), or the point is older than what it joins,
+ * or it is an end the data states before events already stored (one run would start a new session
+ * after it, so the stored session splits there).
+ */
+function lateFor(cache: ProjectCache, s: SessionState, e: WireEvent, ts: number): boolean {
+  if (s.endedAt !== null) return true;
+  if (e.kind === 'end_session') return ts < s.lastEventAt;
+  return beforeItsPlace(cache, s, e, ts);
+}
+
 function find(parent: Map<string, string>, x: string): string {
   let root = x;
   while (parent.get(root) !== root) root = parent.get(root) ?? root;
@@ -121,10 +133,7 @@ function planKey(
       continue;
     }
     const late =
-      only !== undefined &&
-      pts.some(
-        (p) => !p.end && (only.endedAt !== null || beforeItsPlace(cache, only, events[p.index]!, p.ts)),
-      );
+      only !== undefined && pts.some((p) => !p.end && lateFor(cache, only, events[p.index]!, p.ts));
     if (only && only.id === target && !late) {
       for (const p of pts) if (p.session !== target) plan.reroute.set(p.index, target);
       continue;

@@ -150,7 +150,16 @@ export function replanSession(p: Planner, replay: Replay, events: readonly WireE
   const last = segments[segments.length - 1];
   if (!last) return;
   const ended = last.some((r) => r.event.kind === 'end_session');
-  if (!ended && segments.length > 1 && sessions.some(({ s }) => s.provisionalEnd !== null)) {
+  // New history within the stored sessions' time leaves an end the import added where it was: the
+  // run sending it may end its own session elsewhere (with an end the data states), and then no end
+  // of that run would come to close what is now open. History past it reopens the session, for the
+  // run's own end to close.
+  const storedLast = Math.max(...sessions.map(({ s }) => s.lastEventAt));
+  const extended = merged.some(
+    (r) => r.index !== undefined && r.event.kind !== 'end_session' && r.ts > storedLast,
+  );
+  const provisional = sessions.some(({ s }) => s.provisionalEnd !== null);
+  if (!ended && provisional && (segments.length > 1 || !extended)) {
     // The import had ended what is now the last part: it ends again, as the importer ends a session.
     const ts = Math.max(...last.map((r) => r.ts));
     const end = { kind: 'end_session', type: 'end_session', session_id: target, provisional: true } as const;
