@@ -117,7 +117,7 @@ function appendChunks(
   rows: readonly Row[],
   received: DuckDBTimestampTZValue,
 ): Promise<void> {
-  return appendColumns({ connection }, 'events', [
+  return appendColumns({ use: (fn) => fn(connection) }, 'events', [
     rows.map(() => 'bench'),
     rows.map((r) => r.id),
     rows.map((r) => r.event),

@@ -13,25 +13,27 @@ export const timestamp = (ms: number): DuckDBTimestampTZValue =>
  * joins the connection's open transaction, so the rows commit or roll back with the batch.
  */
 export async function appendColumns(
-  q: Pick<Queryable, 'connection'>,
+  q: Pick<Queryable, 'use'>,
   table: string,
   columns: readonly DuckDBValue[][],
 ): Promise<void> {
   const rowCount = columns[0]?.length ?? 0;
   if (rowCount === 0) return;
-  const appender = await q.connection.createAppender(table);
-  try {
-    const types = Array.from({ length: appender.columnCount }, (_, i) => appender.columnType(i));
-    if (types.length !== columns.length) {
-      throw new Error(`${table} has ${types.length} columns, ${columns.length} given`);
+  await q.use(async (connection) => {
+    const appender = await connection.createAppender(table);
+    try {
+      const types = Array.from({ length: appender.columnCount }, (_, i) => appender.columnType(i));
+      if (types.length !== columns.length) {
+        throw new Error(`${table} has ${types.length} columns, ${columns.length} given`);
+      }
+      for (let from = 0; from < rowCount; from += CHUNK_ROWS) {
+        const size = Math.min(CHUNK_ROWS, rowCount - from);
+        const chunk = DuckDBDataChunk.create(types, size);
+        chunk.setColumns(columns.map((column) => column.slice(from, from + size)));
+        appender.appendDataChunk(chunk);
+      }
+    } finally {
+      appender.closeSync();
     }
-    for (let from = 0; from < rowCount; from += CHUNK_ROWS) {
-      const size = Math.min(CHUNK_ROWS, rowCount - from);
-      const chunk = DuckDBDataChunk.create(types, size);
-      chunk.setColumns(columns.map((column) => column.slice(from, from + size)));
-      appender.appendDataChunk(chunk);
-    }
-  } finally {
-    appender.closeSync();
-  }
+  });
 }

@@ -15,10 +15,13 @@ import { accumulate, type CountedKind } from './totals.js';
 
 async function knownFrom(q: Queryable, sql: string, project: string): Promise<KnownIds> {
   const known = new KnownIds();
-  const result = await q.connection.stream(sql, [project]);
-  for await (const chunk of result) {
-    for (const value of chunk.getColumnValues(0)) if (typeof value === 'string') known.add(value);
-  }
+  // Read whole while holding the connection: another statement on it would end the stream.
+  await q.use(async (c) => {
+    const result = await c.stream(sql, [project]);
+    for await (const chunk of result) {
+      for (const value of chunk.getColumnValues(0)) if (typeof value === 'string') known.add(value);
+    }
+  });
   return known;
 }
 

@@ -48,7 +48,7 @@ function split(params: readonly Param[]): [DuckDBValue[], DuckDBType[]] {
 }
 
 export async function exec(q: Queryable, sql: string, params: readonly Param[]): Promise<void> {
-  await q.connection.run(sql, ...split(params));
+  await q.use((c) => c.run(sql, ...split(params)));
 }
 
 /**
@@ -61,15 +61,17 @@ export async function execWhile(
   params: readonly Param[],
   meanwhile: () => void,
 ): Promise<void> {
-  const prepared = await q.connection.prepare(sql);
-  try {
-    prepared.bind(...split(params));
-    const pending = prepared.run();
-    meanwhile();
-    await pending;
-  } finally {
-    prepared.destroySync();
-  }
+  await q.use(async (c) => {
+    const prepared = await c.prepare(sql);
+    try {
+      prepared.bind(...split(params));
+      const pending = prepared.run();
+      meanwhile();
+      await pending;
+    } finally {
+      prepared.destroySync();
+    }
+  });
 }
 
 export async function rows<T extends Record<string, unknown>>(
@@ -77,7 +79,7 @@ export async function rows<T extends Record<string, unknown>>(
   sql: string,
   params: readonly Param[],
 ): Promise<T[]> {
-  const reader = await q.connection.runAndReadAll(sql, ...split(params));
+  const reader = await q.use((c) => c.runAndReadAll(sql, ...split(params)));
   return reader.getRowObjectsJS() as T[];
 }
 

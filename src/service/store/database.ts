@@ -1,5 +1,6 @@
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
 import { READ_LIMITS } from '../../shared/read-limits.js';
+import { Lease } from './lease.js';
 import { migrate } from './migrations.js';
 import { ReadPool, type ReadPoolOptions } from './read-pool.js';
 
@@ -29,9 +30,9 @@ export interface Database {
   /** The pool of reader connections for charts and read routes (see read-pool.ts). */
   reads: ReadPool;
   /**
-   * Reads on the writer connection: they see what the writer wrote, including a transaction whose
-   * COMMIT is still running (DuckDB runs one statement at a time per connection, so they never
-   * interleave inside a statement). For the single writer's own planning only.
+   * Reads on the writer connection, for the single writer's own planning: they see what the writer
+   * committed. Each waits while a write transaction runs (BEGIN to the end of its COMMIT), so none
+   * runs inside another caller's transaction or between the steps of its statements.
    */
   readWritten: Queryable;
   /** The writer connection for appender-based bulk paths that manage their own transaction via write(). */
@@ -43,21 +44,28 @@ export interface Queryable {
   run(sql: string, params?: Params): Promise<void>;
   all<T extends Row = Row>(sql: string, params?: Params): Promise<T[]>;
   one<T extends Row = Row>(sql: string, params?: Params): Promise<T | undefined>;
+  /** Runs `fn` on the connection (statements the methods above do not cover: streams, appenders). */
+  use<T>(fn: (connection: DuckDBConnection) => Promise<T>): Promise<T>;
+  /** The connection itself, as an identity (use `use` to run anything on it). */
   readonly connection: DuckDBConnection;
 }
 
-export function queryable(connection: DuckDBConnection): Queryable {
+/** Statements on `connection`; with a `lease`, each holds it (a connection shared by concurrent callers). */
+export function queryable(connection: DuckDBConnection, lease?: Lease): Queryable {
+  const use = <T>(fn: (c: DuckDBConnection) => Promise<T>): Promise<T> =>
+    lease ? lease.hold(() => fn(connection)) : fn(connection);
   return {
     connection,
+    use,
     async run(sql, params) {
-      await connection.run(sql, params);
+      await use((c) => c.run(sql, params));
     },
     async all<T extends Row>(sql: string, params?: Params) {
-      const reader = await connection.runAndReadAll(sql, params);
+      const reader = await use((c) => c.runAndReadAll(sql, params));
       return reader.getRowObjectsJS() as T[];
     },
     async one<T extends Row>(sql: string, params?: Params) {
-      const reader = await connection.runAndReadAll(sql, params);
+      const reader = await use((c) => c.runAndReadAll(sql, params));
       return reader.getRowObjectsJS()[0] as T | undefined;
     },
   };
@@ -90,7 +98,10 @@ export async function openDatabase(path: string, options: DatabaseOptions = {}):
   for (let i = 0; i < Math.max(1, Math.trunc(pool.connections)); i++) {
     poolConnections.push(await instance.connect());
   }
-  const reads = new ReadPool(poolConnections, pool, queryable);
+  // A lease of the pool may run statements side by side (Promise.all): they take turns.
+  const reads = new ReadPool(poolConnections, pool, (c) => queryable(c, new Lease()));
+  // Transactions hold the writer's lease from BEGIN to the end of COMMIT; their statements run bare.
+  const writerLease = new Lease();
   const writer = queryable(writerConnection);
   await migrate(writer);
 
@@ -102,18 +113,23 @@ export async function openDatabase(path: string, options: DatabaseOptions = {}):
   ): Promise<{ value: T; committed: Promise<void> }> {
     if (closed) return Promise.reject(new Error('database is closed'));
     const next = tail.then(async () => {
-      await writer.run('BEGIN TRANSACTION');
+      const release = await writerLease.acquire();
       let value: T;
       try {
+        await writer.run('BEGIN TRANSACTION');
         value = await fn(writer);
       } catch (error) {
         await writer.run('ROLLBACK').catch(() => undefined);
+        release();
         throw error;
       }
-      const committed = writer.run('COMMIT').catch(async (error: unknown) => {
-        await writer.run('ROLLBACK').catch(() => undefined);
-        throw error;
-      });
+      const committed = writer
+        .run('COMMIT')
+        .catch(async (error: unknown) => {
+          await writer.run('ROLLBACK').catch(() => undefined);
+          throw error;
+        })
+        .finally(release);
       return { value, committed };
     });
     tail = next.then(({ committed }) => committed).catch(() => undefined);
@@ -123,9 +139,9 @@ export async function openDatabase(path: string, options: DatabaseOptions = {}):
   return {
     path,
     writer: writerConnection,
-    read: queryable(readerConnection),
+    read: queryable(readerConnection, new Lease()),
     reads,
-    readWritten: writer,
+    readWritten: queryable(writerConnection, writerLease),
     async write<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const { value, committed } = await writeUntilCommit(fn);
       await committed;
@@ -138,7 +154,7 @@ export async function openDatabase(path: string, options: DatabaseOptions = {}):
       reads.close();
       await tail;
       // A checkpoint folds the WAL into the file so the next open starts fast and the file is self-contained.
-      await writer.run('CHECKPOINT').catch(() => undefined);
+      await writerLease.hold(() => writer.run('CHECKPOINT')).catch(() => undefined);
       readerConnection.closeSync();
       for (const c of poolConnections) c.closeSync();
       writerConnection.closeSync();

@@ -85,6 +85,10 @@ export class ReadPool {
         guard();
         return inner.one(sql, params);
       },
+      use(use) {
+        guard();
+        return inner.use(use);
+      },
     };
     try {
       return await fn(q);
