@@ -54,7 +54,7 @@ async function stored(t: TestService) {
        FROM events ORDER BY session_id, ts, event, event_id`,
   );
   const sessions = await t.service.db.read.all<Record<string, unknown>>(
-    `SELECT session_id, epoch_ms(started_at)::DOUBLE AS started, epoch_ms(ended_at)::DOUBLE AS ended,
+    `SELECT session_id, device_id, epoch_ms(started_at)::DOUBLE AS started, epoch_ms(ended_at)::DOUBLE AS ended,
             provisional_end FROM sessions ORDER BY session_id`,
   );
   const conversations = await t.service.db.read.all<Record<string, unknown>>(
@@ -192,6 +192,21 @@ describe('replaying sessions with new history', () => {
       expect(after).toEqual(await stored(one));
     });
   }
+
+  // Found by import-order's property: a user's session whose first event names no device took the
+  // device of the first stored event instead, when the device's events came in first.
+  it("a session's device is the first one its events name, whichever came first", async () => {
+    const k = 'replay-device';
+    const onDevice = (e: Record<string, unknown>) => ({ ...e, device_id: 'replay-device-d' });
+    const one = await service();
+    await post(one, [derived(k, 0, 'a'), onDevice(derived(k, 600, 'b', 0)), derivedEnd(k, 0, 600)]);
+    const split = await service();
+    await post(split, [onDevice(derived(k, 600, 'b')), derivedEnd(k, 600, 600)]);
+    await post(split, [derived(k, 0, 'a'), derivedEnd(k, 0, 0)]);
+    const after = await stored(split);
+    expect(after.sessions.map((s) => s.device_id)).toEqual(['replay-device-d']);
+    expect(after).toEqual(await stored(one));
+  });
 
   it('a derived session extended backwards takes the name of its new start', async () => {
     const k = 'replay-backwards';

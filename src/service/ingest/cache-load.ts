@@ -150,6 +150,7 @@ async function loadSessions(q: Queryable, cache: ProjectCache, ids: string[]): P
       open: [],
       stored: {
         userId: r.user_id,
+        deviceId: r.device_id,
         startedAt: r.started,
         endedAt: r.ended,
         lastEventAt: r.last,

@@ -43,6 +43,8 @@ export function sessionFor(
       return undefined;
     }
     p.touchSession(existing, x.ts);
+    // A session's device is the first one its events name, whichever event opened it.
+    if (existing.deviceId === null && e.device_id !== undefined) existing.deviceId = e.device_id;
     return existing;
   }
   let userId = options.userId;

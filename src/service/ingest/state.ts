@@ -34,6 +34,7 @@ export interface SessionState {
 /** A sessions row's mutable columns; times in epoch ms, `userId` canonical, attributes as JSON text. */
 export interface SessionRow {
   userId: string;
+  deviceId: string | null;
   startedAt: number;
   endedAt: number | null;
   lastEventAt: number;

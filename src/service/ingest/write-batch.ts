@@ -48,6 +48,7 @@ interface Column<R> {
 
 const SESSION_COLUMNS: ReadonlyArray<Column<SessionRow>> = [
   { column: 'user_id', of: (r) => r.userId },
+  { column: 'device_id', of: (r) => r.deviceId },
   { column: 'started_at', of: (r) => r.startedAt, as: 'timestamp' },
   { column: 'ended_at', of: (r) => r.endedAt, as: 'timestamp' },
   { column: 'last_event_at', of: (r) => r.lastEventAt, as: 'timestamp' },
@@ -130,6 +131,7 @@ async function writeSessions(
   const rows = sessions.map((s) => {
     const next: SessionRow = {
       userId: maps.canonical(s.userId),
+      deviceId: s.deviceId,
       startedAt: s.startedAt,
       endedAt: s.endedAt,
       lastEventAt: s.lastEventAt,
@@ -144,7 +146,7 @@ async function writeSessions(
     fresh.map(() => project),
     fresh.map((r) => r.id),
     fresh.map((r) => r.next.userId),
-    fresh.map((r) => r.s.deviceId),
+    fresh.map((r) => r.next.deviceId),
     fresh.map((r) => timestamp(r.next.startedAt)),
     fresh.map((r) => (r.next.endedAt === null ? null : timestamp(r.next.endedAt))),
     fresh.map((r) => timestamp(r.next.lastEventAt)),
