@@ -208,6 +208,29 @@ describe('replaying sessions with new history', () => {
     expect(after).toEqual(await stored(one));
   });
 
+  // Found by import-transports on CI: whether the end came with the history or after it decided
+  // whether it counted as accepted, so the two transports (different concurrency) answered differently.
+  it("an import's end sent with history inside the session it ended changes nothing: a duplicate either way", async () => {
+    const k = 'replay-count';
+    const answers: Array<Array<{ accepted: number; duplicates: number }>> = [];
+    for (const together of [true, false]) {
+      const t = await service();
+      await post(t, [derived(k, 0, 'a'), derived(k, 1200, 'c', 0), derivedEnd(k, 0, 1200)]);
+      const history = derived(k, 600, 'b');
+      const end = derivedEnd(k, 600, 600);
+      answers.push(
+        together ? [await post(t, [history, end])] : [await post(t, [history]), await post(t, [end])],
+      );
+    }
+    const total = (a: Array<{ accepted: number; duplicates: number }>) =>
+      a.reduce((x, y) => ({ accepted: x.accepted + y.accepted, duplicates: x.duplicates + y.duplicates }), {
+        accepted: 0,
+        duplicates: 0,
+      });
+    expect(total(answers[0]!)).toEqual({ accepted: 1, duplicates: 1 });
+    expect(total(answers[1]!)).toEqual({ accepted: 1, duplicates: 1 });
+  });
+
   it('a derived session extended backwards takes the name of its new start', async () => {
     const k = 'replay-backwards';
     const one = await service();

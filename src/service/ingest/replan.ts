@@ -149,7 +149,6 @@ export function replanSession(p: Planner, replay: Replay, events: readonly WireE
   });
   const last = segments[segments.length - 1];
   if (!last) return;
-  const ended = last.some((r) => r.event.kind === 'end_session');
   // New history within the stored sessions' time leaves an end the import added where it was: the
   // run sending it may end its own session elsewhere (with an end the data states), and then no end
   // of that run would come to close what is now open. History past it reopens the session, for the
@@ -159,11 +158,26 @@ export function replanSession(p: Planner, replay: Replay, events: readonly WireE
     (r) => r.index !== undefined && r.event.kind !== 'end_session' && r.ts > storedLast,
   );
   const provisional = sessions.some(({ s }) => s.provisionalEnd !== null);
-  if (!ended && provisional && (segments.length > 1 || !extended)) {
+  if (provisional && (segments.length > 1 || !extended)) {
     // The import had ended what is now the last part: it ends again, as the importer ends a session.
-    const ts = Math.max(...last.map((r) => r.ts));
-    const end = { kind: 'end_session', type: 'end_session', session_id: target, provisional: true } as const;
-    last.push({ event: { ...end, timestamp: new Date(ts).toISOString() }, ts, index: undefined });
+    // An import's end sent with this history ends nothing new: a duplicate, as it would be if it
+    // came in a request of its own after this one.
+    const own = (r: Replayed) => r.event.kind === 'end_session' && r.event.provisional === true;
+    for (let i = last.length - 1; i >= 0; i--) {
+      if (!own(last[i]!)) continue;
+      if (last[i]!.index !== undefined) p.duplicates++;
+      last.splice(i, 1);
+    }
+    if (!last.some((r) => r.event.kind === 'end_session')) {
+      const ts = Math.max(...last.map((r) => r.ts));
+      const end = {
+        kind: 'end_session',
+        type: 'end_session',
+        session_id: target,
+        provisional: true,
+      } as const;
+      last.push({ event: { ...end, timestamp: new Date(ts).toISOString() }, ts, index: undefined });
+    }
   }
   for (const [n, segment] of segments.entries()) {
     const id = n === 0 ? target : derivedSessionId(replay.key!, segment[0]!.ts);
