@@ -23,7 +23,7 @@ export async function generateSummaries(
     json_object('turns', 1 + s % 5, 'duration_s', 30 + s % 240, 'function_errors', CASE WHEN s % 9 = 0 THEN 1 ELSE 0 END,
       'sentiment', ['positive', 'neutral', 'negative', 'neutral'][1 + (hash(s) % 4)::BIGINT],
       'intents', CASE WHEN s % 3 = 0 THEN [] ELSE ['billing'] END),
-    NULL, ${start('s')} FROM range(${sessions}) t(s)`);
+    NULL, ${start('s')}, NULL FROM range(${sessions}) t(s)`);
 }
 
 export interface AnalysisCase {

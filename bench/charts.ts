@@ -65,7 +65,7 @@ export async function generate(db: Database, events: number): Promise<void> {
       THEN json_object('intent', ['billing', 'refund', 'greeting', 'bug'][1 + (hash(i) % 4)::BIGINT], 'confidence', (hash(i) % 100) / 100)
       ELSE json_object('model', ['gpt-4o', 'claude', 'llama'][1 + (hash(i) % 3)::BIGINT], 'tokens', hash(i) % 2000,
         'page', '/p/' || (hash(i) % 50)) END,
-    NULL, ${start('i // 10')} FROM range(${events}) t(i)`);
+    NULL, ${start('i // 10')}, NULL FROM range(${events}) t(i)`);
   await generateSummaries(db, PROJECT, sessions, start, owner);
   await w.run('CHECKPOINT');
 }

@@ -107,6 +107,7 @@ async function appendValues(
     else appender.appendVarchar(r.properties);
     appender.appendNull();
     appender.appendTimestampTZ(received);
+    appender.appendNull();
     appender.endRow();
   }
   appender.closeSync();
@@ -129,5 +130,6 @@ function appendChunks(
     rows.map((r) => r.properties),
     rows.map(() => null),
     rows.map(() => received),
+    rows.map(() => null),
   ]);
 }

@@ -61,7 +61,7 @@ export async function nativeImport(file: string, dir: string): Promise<{ seconds
     await run(
       `INSERT INTO events SELECT 'bench', event_id, 'Conversation Turn', 'track', ts, uid, session_id, conversation_id,
          json_object('user', "user", 'assistant', assistant, 'model', model, 'prompt_tokens', prompt_tokens,
-           'completion_tokens', completion_tokens, 'cost', cost, 'cost_known', cost IS NOT NULL), NULL, now()
+           'completion_tokens', completion_tokens, 'cost', cost, 'cost_known', cost IS NOT NULL), NULL, now(), NULL
        FROM t`,
     );
     await run(
@@ -71,10 +71,10 @@ export async function nativeImport(file: string, dir: string): Promise<{ seconds
     await run(
       `INSERT INTO events
        SELECT 'bench', first || '#session-started', 'Session Started', 'start_session', started, uid, session_id, NULL,
-         NULL, first, now() FROM s
+         NULL, first, now(), NULL FROM s
        UNION ALL
        SELECT 'bench', session_id || '#end', 'Session Ended', 'end_session', ended, uid, session_id, NULL, NULL, NULL,
-         now() FROM s`,
+         now(), NULL FROM s`,
     );
     await run(
       `INSERT INTO sessions SELECT 'bench', session_id, uid, NULL, started, ended, ended, NULL, session_id || '#end', NULL
@@ -89,16 +89,16 @@ export async function nativeImport(file: string, dir: string): Promise<{ seconds
     await run(
       `INSERT INTO events
        SELECT 'bench', first || '#conversation-started:' || conversation_id, 'Conversation Started', 'track', started,
-         uid, session_id, conversation_id, NULL, first, now() FROM conv
+         uid, session_id, conversation_id, NULL, first, now(), NULL FROM conv
        UNION ALL
        SELECT 'bench', session_id || '#end#conversation-ended:' || conversation_id, 'Conversation Ended', 'track',
-         ended, uid, session_id, conversation_id, NULL, session_id || '#end', now() FROM conv
+         ended, uid, session_id, conversation_id, NULL, session_id || '#end', now(), NULL FROM conv
        UNION ALL
        SELECT 'bench', session_id || '#end#summary:' || conversation_id, 'Conversation Summary', 'track', ended, uid,
          session_id, conversation_id, json_object('turns', turns, 'duration_s', epoch(ended) - epoch(started),
            'cost', cost, 'prompt_tokens', prompt, 'completion_tokens', completion, 'function_calls', 0,
            'function_errors', 0, 'intents', json('[]'), 'cost_known', known),
-         session_id || '#end', now() FROM conv`,
+         session_id || '#end', now(), NULL FROM conv`,
     );
     await run(
       `INSERT INTO conversations SELECT 'bench', conversation_id, session_id, started, ended, NULL FROM conv`,

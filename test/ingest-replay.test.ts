@@ -231,6 +231,42 @@ describe('replaying sessions with new history', () => {
     expect(total(answers[1]!)).toEqual({ accepted: 1, duplicates: 1 });
   });
 
+  // Found by import-order's property on CI: the part split off by a final end took the device of
+  // the stored session, which only the part before the end had named.
+  it('the part of a derived session a final end splits off has the devices of its own events', async () => {
+    const k = 'replay-split-device';
+    const onDevice = (e: Record<string, unknown>) => ({ ...e, device_id: 'replay-split-d' });
+    const finalEnd = (first: number) => ({
+      type: 'end_session',
+      session_id: derivedSessionId(k, Date.parse(at(first))),
+      event_id: `${k}-end`,
+      timestamp: at(660),
+      session_key: k,
+      session_gap_ms: GAP,
+    });
+    const one = await service();
+    await post(one, [
+      onDevice(derived(k, 0, 'a')),
+      onDevice(derived(k, 600, 'b', 0)),
+      finalEnd(0),
+      derived(k, 900, 'c'),
+      derivedEnd(k, 900, 900),
+    ]);
+    const split = await service();
+    await post(split, [
+      onDevice(derived(k, 0, 'a')),
+      onDevice(derived(k, 600, 'b', 0)),
+      derived(k, 900, 'c', 0),
+      derivedEnd(k, 0, 900),
+    ]);
+    await post(split, [finalEnd(660)]);
+    const after = await stored(split);
+    expect(after.sessions.map((s) => s.device_id)).toEqual(
+      (await stored(one)).sessions.map((s) => s.device_id),
+    );
+    expect(after).toEqual(await stored(one));
+  });
+
   it('a derived session extended backwards takes the name of its new start', async () => {
     const k = 'replay-backwards';
     const one = await service();

@@ -239,6 +239,7 @@ function planEnd(p: Planner, e: WireEventOf<'end_session'>, x: EventCtx): void {
     conversationId: null,
     properties: e.attributes ?? null,
     originEventId: null,
+    ...(e.device_id === undefined ? {} : { deviceId: e.device_id }),
   });
 }
 

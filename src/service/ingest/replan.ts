@@ -20,6 +20,8 @@ export type StoredRow = {
   ts: number;
   conversation_id: string | null;
   properties: string | null;
+  /** The device the event named (null for events stored before migration 6 recorded it). */
+  device_id: string | null;
 };
 
 /**
@@ -30,7 +32,7 @@ export async function loadHistory(q: Queryable, cache: ProjectCache, ids: readon
   if (ids.length === 0) return;
   const rows = await rowsByKeys<StoredRow & { session_id: string }>(q, [...ids], (chunk) => ({
     sql: `SELECT session_id, event_id, event, type, epoch_ms(ts)::DOUBLE AS ts, conversation_id,
-            properties::VARCHAR AS properties FROM events
+            properties::VARCHAR AS properties, device_id FROM events
            WHERE project_id = $1 AND session_id IN (SELECT unnest($2)) AND origin_event_id IS NULL
              AND type NOT IN ('identify', 'alias')`,
     params: [text(cache.projectId), texts(chunk)],
@@ -55,6 +57,7 @@ function wireOf(row: StoredRow, sessionId: string, from: string): WireEvent | st
     timestamp: new Date(row.ts).toISOString(),
     session_id: sessionId,
   };
+  if (row.device_id !== null) raw.device_id = row.device_id;
   if (row.type === 'track') {
     raw.event = row.event;
     const defaulted =
@@ -71,6 +74,7 @@ function wireOf(row: StoredRow, sessionId: string, from: string): WireEvent | st
       session_id: sessionId,
       event_id: row.event_id,
       timestamp: raw.timestamp as string,
+      ...(row.device_id === null ? {} : { device_id: row.device_id }),
       ...(attributes === undefined ? {} : { attributes }),
     };
   }
@@ -179,9 +183,17 @@ export function replanSession(p: Planner, replay: Replay, events: readonly WireE
       last.push({ event: { ...end, timestamp: new Date(ts).toISOString() }, ts, index: undefined });
     }
   }
+  // Events stored before their devices were recorded (migration 6) name none: the session keeps its own.
+  const named = (r: Replayed) => ('device_id' in r.event ? r.event.device_id : undefined) ?? null;
+  const known = merged.some((r) => named(r) !== null);
   for (const [n, segment] of segments.entries()) {
     const id = n === 0 ? target : derivedSessionId(replay.key!, segment[0]!.ts);
-    replaySegment(p, segment, id, owner, replay.key, at);
+    const device = known
+      ? (segment.map(named).find((d) => d !== null) ?? null)
+      : n === 0
+        ? owner.deviceId
+        : null;
+    replaySegment(p, segment, id, owner, device, replay.key, at);
   }
 }
 
@@ -204,7 +216,9 @@ function replaySegment(
   p: Planner,
   segment: readonly Replayed[],
   id: string,
-  owner: { userId: string; deviceId: string | null },
+  owner: { userId: string },
+  /** The segment's device: the first its events name, in time order (sessionFor fills it from later ones). */
+  device: string | null,
   key: string | null,
   at: number,
 ): void {
@@ -215,7 +229,7 @@ function replaySegment(
   });
   const first = segment[0]!;
   const explicit = first.event.kind === 'start_session';
-  const reopened = openSession(p, id, owner.userId, owner.deviceId, ctx(first), explicit);
+  const reopened = openSession(p, id, owner.userId, device, ctx(first), explicit);
   for (const r of segment) p.touchSession(reopened, r.ts);
   reopened.derivedKey = key;
   for (const r of segment) {

@@ -18,7 +18,7 @@ export interface EventRow {
   originEventId: string | null;
   /** Index of the request's event this row belongs to (its own row or one generated for it). */
   owner: number;
-  /** The device the request named, echoed in per-event route answers. */
+  /** The device the caller's event named (events.device_id), echoed in per-event route answers. */
   deviceId?: string;
 }
 

@@ -36,6 +36,7 @@ async function appendEvents(q: Queryable, project: string, parts: readonly RowPa
     column((r) => json(r.properties)),
     column((r) => r.originEventId),
     received,
+    column((r) => r.deviceId ?? null),
   ]);
 }
 

@@ -99,6 +99,13 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
         description VARCHAR NOT NULL, attributes JSON NOT NULL, archived BOOLEAN NOT NULL, patterns JSON NOT NULL,
         created_at TIMESTAMPTZ NOT NULL);`,
   },
+  {
+    // The device a caller event named, so that a session replayed with new history (ingest/replan.ts)
+    // is opened, or split, with the devices of its own events, as one run over all of them would be.
+    version: 6,
+    name: 'the device of each caller event',
+    sql: 'ALTER TABLE events ADD COLUMN device_id VARCHAR;',
+  },
 ];
 
 export async function migrate(db: Queryable): Promise<void> {
