@@ -8,7 +8,7 @@ import { laneEvents } from './ingest-workload.js';
 /** The events table's shape, as migration 1 creates it. */
 const EVENTS_DDL = `CREATE TABLE events (project_id VARCHAR NOT NULL, event_id VARCHAR NOT NULL, event VARCHAR NOT NULL,
   type VARCHAR NOT NULL, ts TIMESTAMPTZ NOT NULL, user_id VARCHAR, session_id VARCHAR, conversation_id VARCHAR,
-  properties JSON, origin_event_id VARCHAR, received_at TIMESTAMPTZ NOT NULL)`;
+  properties JSON, origin_event_id VARCHAR, received_at TIMESTAMPTZ NOT NULL, device_id VARCHAR)`;
 
 interface Row {
   id: string;
