@@ -47,6 +47,15 @@ const derivedEnd = (key: string, first: number, last: number) => ({
   session_key: key,
   session_gap_ms: GAP,
 });
+/** An end the data states (final) for a derived session, named by its run's start `first`, at `ts`. */
+const derivedFinalEnd = (key: string, first: number, ts: number) => ({
+  type: 'end_session',
+  session_id: derivedSessionId(key, Date.parse(at(first))),
+  event_id: `${key}-end`,
+  timestamp: at(ts),
+  session_key: key,
+  session_gap_ms: GAP,
+});
 
 async function stored(t: TestService) {
   const events = await t.service.db.read.all<Record<string, unknown>>(
@@ -62,6 +71,13 @@ async function stored(t: TestService) {
             epoch_ms(ended_at)::DOUBLE AS ended FROM conversations ORDER BY conversation_id`,
   );
   return { events, sessions, conversations };
+}
+
+/** `split` stored what `one` did; the sessions' `column` is compared first, for a readable failure. */
+async function expectSame(split: TestService, one: TestService, column: string): Promise<void> {
+  const [got, want] = [await stored(split), await stored(one)];
+  expect(got.sessions.map((s) => s[column])).toEqual(want.sessions.map((s) => s[column]));
+  expect(got).toEqual(want);
 }
 
 async function post(t: TestService, events: unknown[]) {
@@ -150,20 +166,12 @@ describe('replaying sessions with new history', () => {
     it(`a final end inside a stored derived session splits it (${name})`, async () => {
       const k = 'replay-split';
       // The data: a (0), b (10 min), c (20 min), an end at 21 min, d (25 min), e (40 min).
-      const finalEnd = {
-        type: 'end_session',
-        session_id: derivedSessionId(k, Date.parse(at(600))),
-        event_id: `${k}-end`,
-        timestamp: at(1260),
-        session_key: k,
-        session_gap_ms: GAP,
-      };
       const one = await service();
       await post(one, [
         derived(k, 0, 'a'),
         derived(k, 600, 'b', 0),
         derived(k, 1200, 'c', 0),
-        { ...finalEnd, session_id: derivedSessionId(k, Date.parse(at(0))) },
+        derivedFinalEnd(k, 0, 1260),
         derived(k, 1500, 'd'),
         derived(k, 2400, 'e', 1500),
         derivedEnd(k, 1500, 2400),
@@ -176,7 +184,7 @@ describe('replaying sessions with new history', () => {
       const sent: Record<string, unknown> = {
         b: derived(k, 600, 'b'),
         c: derived(k, 1200, 'c', 600),
-        end: finalEnd,
+        end: derivedFinalEnd(k, 600, 1260),
         e: derived(k, 2400, 'e'),
         eEnd: derivedEnd(k, 2400, 2400),
       };
@@ -185,11 +193,7 @@ describe('replaying sessions with new history', () => {
           split,
           names.map((n) => sent[n]),
         );
-      const after = await stored(split);
-      expect(after.sessions.map((s) => s.session_id)).toEqual(
-        (await stored(one)).sessions.map((s) => s.session_id),
-      );
-      expect(after).toEqual(await stored(one));
+      await expectSame(split, one, 'session_id');
     });
   }
 
@@ -236,19 +240,11 @@ describe('replaying sessions with new history', () => {
   it('the part of a derived session a final end splits off has the devices of its own events', async () => {
     const k = 'replay-split-device';
     const onDevice = (e: Record<string, unknown>) => ({ ...e, device_id: 'replay-split-d' });
-    const finalEnd = (first: number) => ({
-      type: 'end_session',
-      session_id: derivedSessionId(k, Date.parse(at(first))),
-      event_id: `${k}-end`,
-      timestamp: at(660),
-      session_key: k,
-      session_gap_ms: GAP,
-    });
     const one = await service();
     await post(one, [
       onDevice(derived(k, 0, 'a')),
       onDevice(derived(k, 600, 'b', 0)),
-      finalEnd(0),
+      derivedFinalEnd(k, 0, 660),
       derived(k, 900, 'c'),
       derivedEnd(k, 900, 900),
     ]);
@@ -259,12 +255,8 @@ describe('replaying sessions with new history', () => {
       derived(k, 900, 'c', 0),
       derivedEnd(k, 0, 900),
     ]);
-    await post(split, [finalEnd(660)]);
-    const after = await stored(split);
-    expect(after.sessions.map((s) => s.device_id)).toEqual(
-      (await stored(one)).sessions.map((s) => s.device_id),
-    );
-    expect(after).toEqual(await stored(one));
+    await post(split, [derivedFinalEnd(k, 660, 660)]);
+    await expectSame(split, one, 'device_id');
   });
 
   it('a derived session extended backwards takes the name of its new start', async () => {
