@@ -30,7 +30,8 @@ const CONVERSATION_KINDS: ReadonlySet<string> = new Set([
   'end_conversation',
 ]);
 
-const isProvisionalEnd = (e: WireEvent): boolean => e.kind === 'end_session' && e.provisional === true;
+/** An end the importer added (decisions §4 extension): later history may reopen what it ended. */
+export const isProvisionalEnd = (e: WireEvent): boolean => e.kind === 'end_session' && e.provisional === true;
 const timeOf = (e: WireEvent, receivedAt: number): number =>
   e.timestamp === undefined ? receivedAt : Date.parse(e.timestamp);
 

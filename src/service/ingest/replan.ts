@@ -7,7 +7,7 @@ import { planConversationEvent } from './plan-conversation.js';
 import { openSession, planSessionEvent } from './plan-session.js';
 import type { EventCtx, Planner } from './planner.js';
 import type { ProjectCache } from './project-cache.js';
-import type { Replay } from './reopen-plan.js';
+import { isProvisionalEnd, type Replay } from './reopen-plan.js';
 import { newEventId } from './rows.js';
 import { rowsByKeys, text, texts } from './sql.js';
 import { mergeProps } from './state.js';
@@ -140,14 +140,13 @@ export function replanSession(p: Planner, replay: Replay, events: readonly WireE
   }
   // An end the import added closes the session after its last event, wherever its own time falls.
   const latest = Math.max(...merged.map((r) => r.ts));
-  for (const r of merged)
-    if (r.event.kind === 'end_session' && r.event.provisional === true) r.ts = Math.max(r.ts, latest);
+  for (const r of merged) if (isProvisionalEnd(r.event)) r.ts = Math.max(r.ts, latest);
   merged.sort(byTimeRankId);
   for (const { s } of sessions) p.wipe(s, target);
   const owner = sessions[0]!.s;
   const segments = segmentsOf(merged, replay.key).filter((segment) => {
     // An import's end after the data's own end ends nothing: it is no session of its own.
-    const onlyEnds = segment.every((r) => r.event.kind === 'end_session' && r.event.provisional === true);
+    const onlyEnds = segment.every((r) => isProvisionalEnd(r.event));
     if (onlyEnds) for (const r of segment) if (r.index !== undefined) p.duplicates++;
     return !onlyEnds;
   });
@@ -162,27 +161,7 @@ export function replanSession(p: Planner, replay: Replay, events: readonly WireE
     (r) => r.index !== undefined && r.event.kind !== 'end_session' && r.ts > storedLast,
   );
   const provisional = sessions.some(({ s }) => s.provisionalEnd !== null);
-  if (provisional && (segments.length > 1 || !extended)) {
-    // The import had ended what is now the last part: it ends again, as the importer ends a session.
-    // An import's end sent with this history ends nothing new: a duplicate, as it would be if it
-    // came in a request of its own after this one.
-    const own = (r: Replayed) => r.event.kind === 'end_session' && r.event.provisional === true;
-    for (let i = last.length - 1; i >= 0; i--) {
-      if (!own(last[i]!)) continue;
-      if (last[i]!.index !== undefined) p.duplicates++;
-      last.splice(i, 1);
-    }
-    if (!last.some((r) => r.event.kind === 'end_session')) {
-      const ts = Math.max(...last.map((r) => r.ts));
-      const end = {
-        kind: 'end_session',
-        type: 'end_session',
-        session_id: target,
-        provisional: true,
-      } as const;
-      last.push({ event: { ...end, timestamp: new Date(ts).toISOString() }, ts, index: undefined });
-    }
-  }
+  if (provisional && (segments.length > 1 || !extended)) endAgain(p, last, target);
   // Events stored before their devices were recorded (migration 6) name none: the session keeps its own.
   const named = (r: Replayed) => ('device_id' in r.event ? r.event.device_id : undefined) ?? null;
   const known = merged.some((r) => named(r) !== null);
@@ -195,6 +174,23 @@ export function replanSession(p: Planner, replay: Replay, events: readonly WireE
         : null;
     replaySegment(p, segment, id, owner, device, replay.key, at);
   }
+}
+
+/**
+ * The import had ended what is now the last part of a replay: it ends again, as the importer ends a
+ * session (unless the data's own end is there). An import's end sent with this history ends nothing
+ * new: a duplicate, as it would be if it came in a request of its own after this one.
+ */
+function endAgain(p: Planner, last: Replayed[], target: string): void {
+  for (let i = last.length - 1; i >= 0; i--) {
+    if (!isProvisionalEnd(last[i]!.event)) continue;
+    if (last[i]!.index !== undefined) p.duplicates++;
+    last.splice(i, 1);
+  }
+  if (last.some((r) => r.event.kind === 'end_session')) return;
+  const ts = Math.max(...last.map((r) => r.ts));
+  const end = { kind: 'end_session', type: 'end_session', session_id: target, provisional: true } as const;
+  last.push({ event: { ...end, timestamp: new Date(ts).toISOString() }, ts, index: undefined });
 }
 
 /**

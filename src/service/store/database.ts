@@ -35,7 +35,10 @@ export interface Database {
    * runs inside another caller's transaction or between the steps of its statements.
    */
   readWritten: Queryable;
-  /** The writer connection for appender-based bulk paths that manage their own transaction via write(). */
+  /**
+   * The writer connection itself: an identity (identity listeners are keyed by it) and for start-up
+   * settings. Statements on it go through `write()` or `readWritten`, which hold its lease.
+   */
   readonly writer: DuckDBConnection;
   close(): Promise<void>;
 }
