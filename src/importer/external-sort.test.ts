@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/temp.js';
 import { ExternalSorter } from './external-sort.js';
@@ -27,11 +27,11 @@ function item(i: number): Staged {
   };
 }
 
-async function sortAll(n: number, budgetBytes: number) {
+async function sortAll(n: number, budgetBytes: number, make: (i: number) => Staged = item) {
   const sorter = new ExternalSorter({ parent: dir.path, budgetBytes });
   try {
     for (let i = 0; i < n; i++) {
-      sorter.add(item(i));
+      sorter.add(make(i));
       if (sorter.full) await sorter.spill();
     }
     const out: Staged[] = [];
@@ -54,5 +54,42 @@ describe('ExternalSorter', () => {
     for (let i = 1; i < n; i++)
       expect(compareStaged(memory.out[i - 1]!, memory.out[i]!)).toBeLessThanOrEqual(0);
     expect(existsSync(dir.path) ? readdirSync(dir.path) : []).toEqual([]);
+  });
+
+  it('reads back records longer than a read of a run, with characters of several bytes cut between reads', async () => {
+    // 1 to 4 bytes a character, lengths up to 3x a read (32 KB): every kind of cut is met.
+    const long = (i: number): Staged => {
+      const base = item(i);
+      const text = 'aé€😀'.repeat(1 + ((i * 4099) % 25_000));
+      return { ...base, event: { ...base.event, properties: { user: text, n: i } } };
+    };
+    const memory = await sortAll(120, Number.POSITIVE_INFINITY, long);
+    const spilled = await sortAll(120, 256 * 1024, long);
+    expect(spilled.spilled).toBeGreaterThan(5);
+    expect(spilled.out).toEqual(memory.out);
+  });
+
+  it('closes its run files when the merge is left early', async () => {
+    const openUnder = (path: string) =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`).startsWith(path);
+        } catch {
+          return false;
+        }
+      }).length;
+    const sorter = new ExternalSorter({ parent: dir.path, budgetBytes: 64 * 1024 });
+    try {
+      for (let i = 0; i < 3000; i++) {
+        sorter.add(item(i));
+        if (sorter.full) await sorter.spill();
+      }
+      let seen = 0;
+      for await (const _ of sorter.sorted()) if (++seen === 10) break;
+      expect(sorter.spilled).toBeGreaterThan(5);
+      expect(openUnder(dir.path)).toBe(0);
+    } finally {
+      await sorter.dispose();
+    }
   });
 });
