@@ -35,6 +35,8 @@ export interface ConnectDeps {
    * endpoint or a running `cas serve` prices with its own table, so there it is refused.
    */
   prices?: string | undefined;
+  /** What the connection is for: an embedded service started for `import` is tuned for it. */
+  workload?: 'import' | undefined;
 }
 
 /** A bad price file is a usage error, said before anything starts (loaded only when given). */
@@ -190,6 +192,7 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
         dataDir: config.dataDir,
         log: deps.log,
         prices: deps.prices,
+        workload: deps.workload,
       });
       const apiKey = config.apiKey ?? service.apiKey;
       const projectId = config.projectId ?? service.projectId;

@@ -27,6 +27,8 @@ export interface EmbeddedOptions {
   inline?: boolean;
   /** `--prices`: a price file merged over the built-in table. */
   prices?: string | undefined;
+  /** What the command will do with it: `import` gets the import's DuckDB memory limit. */
+  workload?: 'import' | undefined;
 }
 
 /**
@@ -53,10 +55,20 @@ function workerEntry(): URL | undefined {
 
 /**
  * DuckDB's memory for a service that lives only as long as one command: enough for charts over
- * millions of events (larger work spills to DuckDB's temp directory), small enough that an import
- * stays within its memory budget.
+ * millions of events (larger work spills to DuckDB's temp directory); an import gets less (below).
  */
 export const EMBEDDED_MEMORY_LIMIT = '128MB';
+
+/**
+ * DuckDB's memory for `cas import`, which only appends and updates a few rows per session: its
+ * buffer pool filled up to the limit and stayed there, so peak RSS grew with the input. At 64 MB,
+ * alternated pairs (`npm run bench -- import` sizes, shuffled CSV): 1M records 544/543 MB against
+ * 634/605, 100k 478/464 against 506/481, at the same speed (300k sorted: 37.0/36.0 s against 38.4/36.9).
+ */
+export const IMPORT_MEMORY_LIMIT = '64MB';
+
+const memoryLimitFor = (options: EmbeddedOptions): string =>
+  options.workload === 'import' ? IMPORT_MEMORY_LIMIT : EMBEDDED_MEMORY_LIMIT;
 
 async function startInline(options: EmbeddedOptions): Promise<EmbeddedService> {
   const { startService } = await import('./service.js');
@@ -64,7 +76,7 @@ async function startInline(options: EmbeddedOptions): Promise<EmbeddedService> {
     dataDir: options.dataDir,
     port: 0,
     log: options.log,
-    memoryLimit: EMBEDDED_MEMORY_LIMIT,
+    memoryLimit: memoryLimitFor(options),
     prices: options.prices,
   });
   return {
@@ -175,7 +187,7 @@ async function start(options: EmbeddedOptions): Promise<EmbeddedService> {
   if (!entry) return startInline(options);
   const worker = newWorker(entry, {
     dataDir: options.dataDir,
-    memoryLimit: EMBEDDED_MEMORY_LIMIT,
+    memoryLimit: memoryLimitFor(options),
     prices: options.prices,
   });
   let onClosed: () => void = () => undefined;

@@ -76,7 +76,7 @@ function connectCountingRetries(ctx: CliContext, stats: ImportStats) {
     if (!retry || ctx.config.verbose) ctx.log(line);
   };
   const prices = typeof ctx.flags.prices === 'string' ? ctx.flags.prices : undefined;
-  return connect({ ...ctx.config, verbose: true }, { log, prices });
+  return connect({ ...ctx.config, verbose: true }, { log, prices, workload: 'import' });
 }
 
 export const importAction: Action = async (ctx, args) => {
