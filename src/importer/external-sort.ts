@@ -182,11 +182,11 @@ export class ExternalSorter {
     }
     if (this.buffer.length > 0) await this.spill();
     const heads = new Heads();
-    const open: Array<AsyncGenerator<Staged>> = [];
+    const readers: Array<AsyncGenerator<Staged>> = [];
     try {
       for (const path of this.runs) {
         const it = readRun(path);
-        open.push(it);
+        readers.push(it);
         const first = await it.next();
         if (!first.done) heads.push({ item: first.value, it });
       }
@@ -198,7 +198,7 @@ export class ExternalSorter {
       }
     } finally {
       // A merge left early (the run stopped) closes its files now, not when they are collected.
-      await Promise.all(open.map((it) => it.return(undefined)));
+      await Promise.all(readers.map((it) => it.return(undefined)));
     }
   }
 

@@ -61,9 +61,11 @@ export const EMBEDDED_MEMORY_LIMIT = '128MB';
 
 /**
  * DuckDB's memory for `cas import`, which only appends and updates a few rows per session: its
- * buffer pool filled up to the limit and stayed there, so peak RSS grew with the input. At 64 MB,
- * alternated pairs (`npm run bench -- import` sizes, shuffled CSV): 1M records 544/543 MB against
- * 634/605, 100k 478/464 against 506/481, at the same speed (300k sorted: 37.0/36.0 s against 38.4/36.9).
+ * buffer pool filled up to the limit and stayed there, so peak RSS grew with the input. Imports of
+ * the bench's files, alternated by hand against 128 MB: 1M shuffled CSV 544/543 MB against 634/605,
+ * 100k 478/464 against 506/481, at the same speed (300k sorted: 37.0/36.0 s against 38.4/36.9); 32 MB
+ * saved 20-30 MB more but was slower. `npm run bench -- import` (with the run reader of
+ * importer/external-sort.ts): peak RSS at 1M 546 MB, against 690 MB before both.
  */
 export const IMPORT_MEMORY_LIMIT = '64MB';
 

@@ -162,18 +162,25 @@ export function replanSession(p: Planner, replay: Replay, events: readonly WireE
   );
   const provisional = sessions.some(({ s }) => s.provisionalEnd !== null);
   if (provisional && (segments.length > 1 || !extended)) endAgain(p, last, target);
-  // Events stored before their devices were recorded (migration 6) name none: the session keeps its own.
-  const named = (r: Replayed) => ('device_id' in r.event ? r.event.device_id : undefined) ?? null;
-  const known = merged.some((r) => named(r) !== null);
+  const known = merged.some((r) => namedDevice(r) !== null);
   for (const [n, segment] of segments.entries()) {
     const id = n === 0 ? target : derivedSessionId(replay.key!, segment[0]!.ts);
-    const device = known
-      ? (segment.map(named).find((d) => d !== null) ?? null)
-      : n === 0
-        ? owner.deviceId
-        : null;
+    // Events stored before their devices were recorded (migration 6) name none: the session keeps its own.
+    const device = known ? firstDevice(segment) : n === 0 ? owner.deviceId : null;
     replaySegment(p, segment, id, owner, device, replay.key, at);
   }
+}
+
+const namedDevice = (r: Replayed): string | null =>
+  ('device_id' in r.event ? r.event.device_id : undefined) ?? null;
+
+/** The first device a part's events name, in time order (sessionFor fills it from later ones). */
+function firstDevice(segment: readonly Replayed[]): string | null {
+  for (const r of segment) {
+    const device = namedDevice(r);
+    if (device !== null) return device;
+  }
+  return null;
 }
 
 /**
@@ -213,7 +220,7 @@ function replaySegment(
   segment: readonly Replayed[],
   id: string,
   owner: { userId: string },
-  /** The segment's device: the first its events name, in time order (sessionFor fills it from later ones). */
+  /** The segment's device (firstDevice). */
   device: string | null,
   key: string | null,
   at: number,
