@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { BUNDLE_BASE, WS_WITHOUT_NATIVE } from './bundle-common.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const require = createRequire(import.meta.url);
@@ -54,20 +55,11 @@ const chartLibraryText = {
 await build({
   entryPoints: [join(root, 'src/cli/main.ts')],
   outfile: join(work, 'cas.cjs'),
-  bundle: true,
-  platform: 'node',
-  format: 'cjs',
-  target: 'node20',
+  ...BUNDLE_BASE,
   minify: true,
-  legalComments: 'none',
   plugins: [nativeShim, chartLibraryText],
-  // ws tries require('bufferutil') and require('utf-8-validate') (optional native speed-ups) when it
-  // loads; inside a single executable that require() prints a warning on every run. Its own switches
-  // turn the attempts off, and minify drops them.
-  define: {
-    'process.env.WS_NO_BUFFER_UTIL': '"1"',
-    'process.env.WS_NO_UTF_8_VALIDATE': '"1"',
-  },
+  // Inside a single executable ws's require() of its optional speed-ups would warn on every run.
+  define: WS_WITHOUT_NATIVE,
   logLevel: 'warning',
 });
 

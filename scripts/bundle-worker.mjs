@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { build } from 'esbuild';
+import { BUNDLE_BASE, WS_WITHOUT_NATIVE } from './bundle-common.mjs';
 
 const dist = fileURLToPath(new URL('../dist/service/', import.meta.url));
 const bundle = join(dist, 'embedded-worker.bundle.cjs');
@@ -23,21 +24,15 @@ rmSync(join(dist, 'embedded-worker.bundle.js'), { force: true });
 await build({
   entryPoints: [join(dist, 'embedded-worker.js')],
   outfile: bundle,
-  bundle: true,
-  platform: 'node',
-  format: 'cjs',
-  target: 'node20',
+  ...BUNDLE_BASE,
   // DuckDB's binding loads its native library with require(): it stays in node_modules.
   external: ['@duckdb/node-bindings*'],
   // What import.meta.url would be if the bundle were an ES module at the same path.
   banner: { js: "const __casImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   define: {
     'import.meta.url': '__casImportMetaUrl',
-    // ws's optional native speed-ups are not dependencies; asking for them only costs a failed lookup.
-    'process.env.WS_NO_BUFFER_UTIL': '"1"',
-    'process.env.WS_NO_UTF_8_VALIDATE': '"1"',
+    ...WS_WITHOUT_NATIVE,
   },
-  legalComments: 'none',
   logLevel: 'error',
 });
 

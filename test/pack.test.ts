@@ -38,11 +38,14 @@ describe('npm package', () => {
         // The embedded service's thread: its bundle and the code cache V8 starts it with.
         'dist/service/embedded-worker.bundle.cjs',
         'dist/service/embedded-worker.bundle.cache',
+        // The CLI's bundle and its code cache (bin/cas.js runs it through dist/cli/launch.js).
+        'dist/cli/main.bundle.cjs',
+        'dist/cli/main.bundle.cache',
       ]),
     );
     for (const file of files) {
       expect(file).toMatch(
-        /^(package\.json|README\.md|LICENSE|bin\/cas\.js|dist\/.+\.(js|d\.ts|json)|dist\/service\/embedded-worker\.bundle\.(cjs|cache))$/,
+        /^(package\.json|README\.md|LICENSE|bin\/cas\.js|dist\/.+\.(js|d\.ts|json)|dist\/(service\/embedded-worker|cli\/main)\.bundle\.(cjs|cache))$/,
       );
       expect(file).not.toMatch(/\.test\.js$|^dist\/sea\/|^dist\/cas-/);
     }

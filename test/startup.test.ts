@@ -7,13 +7,15 @@ import { CAS_BIN, cleanEnv } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
 
 const hook = fileURLToPath(new URL('./support/trace-loads.mjs', import.meta.url));
+/** The CLI's modules one by one: what the build bundles (bin/cas.js runs the bundle when there is one). */
+const MODULES_ENTRY = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const dir = tempDir('cas-startup-');
 afterAll(() => dir.cleanup());
 
-/** The module URLs a CLI invocation loads (through an ESM loader hook), and its exit code. */
-function loads(args: string[], name: string): { code: number | null; urls: string[] } {
+/** What a CLI invocation loads (ES module URLs and `require:<id>` lines), and its exit code. */
+function loads(entry: string, args: string[], name: string): { code: number | null; urls: string[] } {
   const file = join(dir.path, `${name}.txt`);
-  const result = spawnSync(process.execPath, ['--import', hook, CAS_BIN, ...args], {
+  const result = spawnSync(process.execPath, ['--import', hook, entry, ...args], {
     env: cleanEnv({ CAS_TRACE_FILE: file }),
     encoding: 'utf8',
     // A hung child would block this worker (a sync call outlives the test timeout): cap it.
@@ -23,39 +25,56 @@ function loads(args: string[], name: string): { code: number | null; urls: strin
 }
 
 // service/lock-error.js is allowed: a dependency-free error class the exit-code mapping needs.
-const HEAVY = /@duckdb|\/fastify\/|\/undici\/|\/service\/(?!lock-error\.js)|\/zod\//;
+const HEAVY_MODULES = /@duckdb|\/fastify\/|\/undici\/|\/service\/(?!lock-error\.js)|\/zod\//;
+// Inside the bundle, the heavy stacks show as what they require: DuckDB's binding, and the HTTP
+// server (fastify) and client (undici).
+const HEAVY_REQUIRES = /^require:(@duckdb\/|(node:)?(http|https|http2|net)$)/;
+const LOADER = new URL('../dist/service/embedded-loader.js', import.meta.url).href;
 
 describe('command-line start-up (issue 8)', () => {
-  it.each([
+  const light = [
     [['--help'], 'help'],
     [['--version'], 'version'],
     [['chart', '--help'], 'chart-help'],
     [['import', '--help'], 'import-help'],
-  ])('cas %j loads no database, HTTP stack or schemas', (args, name) => {
-    const { code, urls } = loads(args, name);
+  ] as const;
+
+  it.each(light)('cas %j loads no database, HTTP stack or schemas module', (args, name) => {
+    const { code, urls } = loads(MODULES_ENTRY, [...args], `modules-${name}`);
     expect(code).toBe(0);
     expect(urls.some((u) => u.includes('/dist/cli/program.js'))).toBe(true);
-    expect(urls.filter((u) => HEAVY.test(u))).toEqual([]);
+    expect(urls.filter((u) => HEAVY_MODULES.test(u))).toEqual([]);
+  });
+
+  it.each(light)('cas %j through the bundle starts no database or HTTP stack', (args, name) => {
+    const { code, urls } = loads(CAS_BIN, [...args], `bundle-${name}`);
+    expect(code).toBe(0);
+    expect(urls).toContain(new URL('../dist/cli/launch.js', import.meta.url).href);
+    // The bundle ran: the CLI's modules were not loaded one by one.
+    expect(urls.some((u) => u.includes('/dist/cli/program.js'))).toBe(false);
+    expect(urls.filter((u) => HEAVY_MODULES.test(u) || HEAVY_REQUIRES.test(u))).toEqual([]);
   });
 
   it('a command that fails before it connects touches no data directory, though its service thread was warming', () => {
     const data = join(dir.path, 'never-made');
     const { code, urls } = loads(
+      CAS_BIN,
       ['chart', 'segmentation', '--event', 'E', '--period', 'fortnight', '--data-dir', data],
       'usage-error',
     );
     expect(code).toBe(2);
     // The thread started loading the service's code (main.ts prewarms it), then was left to end with the process.
-    expect(urls).toContain(new URL('../dist/service/embedded-loader.js', import.meta.url).href);
+    expect(urls).toContain(LOADER);
     expect(existsSync(data)).toBe(false);
   });
 
   it('the tracer sees the heavy stacks when a command does load them', () => {
-    const { urls } = loads(['identify', '--id', 'x', '--data-dir', join(dir.path, 'data')], 'identify');
-    // The service's thread runs one file that bundles DuckDB's API, fastify and the rest
-    // (scripts/bundle-worker.mjs), through its loader, which runs it as a script with its code cache
-    // (so the bundle itself is no module load); its modules one by one only where there is no bundle.
-    const heavy = urls.filter((u) => HEAVY.test(u));
-    expect(heavy).toContain(new URL('../dist/service/embedded-loader.js', import.meta.url).href);
+    const data = join(dir.path, 'data');
+    const identify = loads(CAS_BIN, ['identify', '--id', 'x', '--data-dir', data], 'identify');
+    expect(identify.code).toBe(0);
+    // The service's thread: its loader, and in the bundle DuckDB's binding and the HTTP server.
+    expect(identify.urls).toContain(LOADER);
+    expect(identify.urls).toContain('require:@duckdb/node-bindings');
+    expect(identify.urls).toContain('require:node:http');
   });
 });

@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import type { CodeCacheStatus } from '../shared/bundle-script.js';
 import type { LocalAnswer, LocalBatch } from '../shared/local-queue.js';
-import type { CodeCacheStatus } from './embedded-loader.js';
 import { classifyDataDirError, DataDirError, DataDirLockedError, type StorageProblem } from './lock-error.js';
 import { startService } from './service.js';
 
