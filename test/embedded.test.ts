@@ -43,10 +43,10 @@ async function identify(s: { url: string; apiKey: string; projectId: string }, i
 }
 
 describe('embedded service', () => {
-  it('runs on a worker thread, serves the data directory, and keeps what it stored after close', async () => {
+  it("runs an import's on a worker thread, serves the data directory, and keeps what it stored after close", async () => {
     const dir = dataDir();
     const logs: string[] = [];
-    const first = await startEmbeddedService({ dataDir: dir, log: (l) => logs.push(l) });
+    const first = await startEmbeddedService({ dataDir: dir, log: (l) => logs.push(l), workload: 'import' });
     expect(first.where).toBe('thread');
     expect(threadId).toBe(0);
     const created = await identify(first, 'alice');
@@ -54,7 +54,8 @@ describe('embedded service', () => {
     await first.close();
 
     // Closed means released: a second service opens the same file and finds the same user.
-    const second = await startEmbeddedService({ dataDir: dir, log: () => undefined, inline: true });
+    // Any other command's runs on the caller's thread.
+    const second = await startEmbeddedService({ dataDir: dir, log: () => undefined });
     try {
       expect(second.where).toBe('inline');
       const again = await identify(second, 'alice');

@@ -259,14 +259,18 @@ describe('the socket itself', () => {
   });
 });
 
-describe('the embedded service (a worker thread serving loopback HTTP)', () => {
+describe("the embedded service (an import's: a worker thread serving loopback HTTP)", () => {
   it('accepts sockets too, and closing it with a socket open says 1001 to the reader', async () => {
     // The built package: the worker entry is a built file beside embedded.js (npm test builds first).
     const { startEmbeddedService } = (await import(
       '../dist/service/embedded.js' as string
     )) as typeof import('../src/service/embedded.js');
     const data = tempDir('cas-live-embedded-');
-    const embedded = await startEmbeddedService({ dataDir: data.path, log: () => undefined });
+    const embedded = await startEmbeddedService({
+      dataDir: data.path,
+      log: () => undefined,
+      workload: 'import',
+    });
     try {
       expect(embedded.where).toBe('thread');
       const headers = { authorization: `Bearer ${embedded.apiKey}`, 'x-app-id': embedded.projectId };

@@ -55,26 +55,29 @@ describe('command-line start-up (issue 8)', () => {
     expect(urls.filter((u) => HEAVY_MODULES.test(u) || HEAVY_REQUIRES.test(u))).toEqual([]);
   });
 
-  it('a command that fails before it connects touches no data directory, though its service thread was warming', () => {
+  it('a command that fails before it connects touches no data directory', () => {
     const data = join(dir.path, 'never-made');
-    const { code, urls } = loads(
+    const chart = loads(
       CAS_BIN,
       ['chart', 'segmentation', '--event', 'E', '--period', 'fortnight', '--data-dir', data],
       'usage-error',
     );
-    expect(code).toBe(2);
-    // The thread started loading the service's code (main.ts prewarms it), then was left to end with the process.
-    expect(urls).toContain(LOADER);
+    expect(chart.code).toBe(2);
+    expect(chart.urls.filter((u) => u.startsWith('require:@duckdb/') || u === LOADER)).toEqual([]);
+    // An import starts the service's thread loading its code at once (main.ts), and leaves it unused.
+    const imported = loads(CAS_BIN, ['import', 'no-such-file.csv', '--data-dir', data], 'import-error');
+    expect(imported.code).not.toBe(0);
+    expect(imported.urls).toContain(LOADER);
     expect(existsSync(data)).toBe(false);
   });
 
-  it('the tracer sees the heavy stacks when a command does load them', () => {
+  it("a command other than import runs the embedded service on the command's own thread", () => {
     const data = join(dir.path, 'data');
+    // The tracer's positive case: the service's stacks show up when a command does load them.
     const identify = loads(CAS_BIN, ['identify', '--id', 'x', '--data-dir', data], 'identify');
     expect(identify.code).toBe(0);
-    // The service's thread: its loader, and in the bundle DuckDB's binding and the HTTP server.
-    expect(identify.urls).toContain(LOADER);
     expect(identify.urls).toContain('require:@duckdb/node-bindings');
     expect(identify.urls).toContain('require:node:http');
+    expect(identify.urls).not.toContain(LOADER);
   });
 });

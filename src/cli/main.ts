@@ -36,14 +36,13 @@ process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 
 /**
- * Whether the command talks to a service, i.e. starts the embedded one when no endpoint is set and
- * no `cas serve` holds the data directory. Such a command has the service's thread load its code
- * while this one loads the command's (connect.ts decides for real later; a wrong guess costs only
- * CPU on another core).
+ * Whether the command will start the embedded service on a thread of its own when no endpoint is set
+ * and no `cas serve` holds the data directory: only an import does (service/embedded.ts). The thread
+ * then loads the service's code while this one loads the command's (connect.ts decides for real
+ * later; a wrong guess costs only CPU on another core).
  */
-function usesService(name: string, flags: Record<string, unknown>): boolean {
-  if (name === 'serve' || name === 'config') return false;
-  return !(name === 'import' && flags.dryRun === true);
+function startsServiceThread(name: string, flags: Record<string, unknown>): boolean {
+  return name === 'import' && flags.dryRun !== true;
 }
 
 async function dispatch(
@@ -57,7 +56,7 @@ async function dispatch(
   ]);
   const config = resolveConfig(flags, process.env);
   if (
-    usesService(name, flags) &&
+    startsServiceThread(name, flags) &&
     config.endpoint === undefined &&
     !existsSync(serverFilePath(config.dataDir))
   ) {
