@@ -43,10 +43,10 @@ async function identify(s: { url: string; apiKey: string; projectId: string }, i
 }
 
 describe('embedded service', () => {
-  it("runs an import's on a worker thread, serves the data directory, and keeps what it stored after close", async () => {
+  it('runs on a worker thread when asked (a big import), serves the data directory, and keeps what it stored after close', async () => {
     const dir = dataDir();
     const logs: string[] = [];
-    const first = await startEmbeddedService({ dataDir: dir, log: (l) => logs.push(l), workload: 'import' });
+    const first = await startEmbeddedService({ dataDir: dir, log: (l) => logs.push(l), thread: true });
     expect(first.where).toBe('thread');
     expect(threadId).toBe(0);
     const created = await identify(first, 'alice');

@@ -259,7 +259,7 @@ describe('the socket itself', () => {
   });
 });
 
-describe("the embedded service (an import's: a worker thread serving loopback HTTP)", () => {
+describe("the embedded service (a big import's: a worker thread serving loopback HTTP)", () => {
   it('accepts sockets too, and closing it with a socket open says 1001 to the reader', async () => {
     // The built package: the worker entry is a built file beside embedded.js (npm test builds first).
     const { startEmbeddedService } = (await import(
@@ -269,7 +269,7 @@ describe("the embedded service (an import's: a worker thread serving loopback HT
     const embedded = await startEmbeddedService({
       dataDir: data.path,
       log: () => undefined,
-      workload: 'import',
+      thread: true,
     });
     try {
       expect(embedded.where).toBe('thread');

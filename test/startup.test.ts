@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { OWN_THREAD_MIN_BYTES } from '../src/commands/import-thread.js';
 import { CAS_BIN, cleanEnv } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
 
@@ -30,6 +31,7 @@ const HEAVY_MODULES = /@duckdb|\/fastify\/|\/undici\/|\/service\/(?!lock-error\.
 // server (fastify) and client (undici).
 const HEAVY_REQUIRES = /^require:(@duckdb\/|(node:)?(http|https|http2|net)$)/;
 const LOADER = new URL('../dist/service/embedded-loader.js', import.meta.url).href;
+const FIXTURE = fileURLToPath(new URL('../fixtures/turns.csv', import.meta.url));
 
 describe('command-line start-up (issue 8)', () => {
   const light = [
@@ -64,11 +66,31 @@ describe('command-line start-up (issue 8)', () => {
     );
     expect(chart.code).toBe(2);
     expect(chart.urls.filter((u) => u.startsWith('require:@duckdb/') || u === LOADER)).toEqual([]);
-    // An import starts the service's thread loading its code at once (main.ts), and leaves it unused.
-    const imported = loads(CAS_BIN, ['import', 'no-such-file.csv', '--data-dir', data], 'import-error');
-    expect(imported.code).not.toBe(0);
+    // A big import starts the service's thread loading its code at once (main.ts), and leaves it unused.
+    const big = join(dir.path, 'big.csv');
+    writeFileSync(big, `timestamp,user_id,user\n${'2025-01-01T00:00:00Z,u,hello\n'.repeat(160_000)}`);
+    const imported = loads(
+      CAS_BIN,
+      ['import', big, '--kind', 'nonsense', '--data-dir', data],
+      'import-error',
+    );
+    expect(imported.code).toBe(2);
     expect(imported.urls).toContain(LOADER);
     expect(existsSync(data)).toBe(false);
+  });
+
+  it('a small import runs the embedded service on its own thread, a big one on a thread of its own', () => {
+    const small = loads(CAS_BIN, ['import', FIXTURE, '--data-dir', join(dir.path, 'small')], 'small-import');
+    expect(small.code).toBe(0);
+    expect(small.urls).toContain('require:@duckdb/node-bindings');
+    expect(small.urls).not.toContain(LOADER);
+    const big = join(dir.path, 'big-turns.csv');
+    const [header, ...rows] = readFileSync(FIXTURE, 'utf8').trimEnd().split('\n');
+    const body = `${rows.join('\n')}\n`;
+    writeFileSync(big, `${header}\n${body.repeat(Math.ceil(OWN_THREAD_MIN_BYTES / body.length))}`);
+    const large = loads(CAS_BIN, ['import', big, '--data-dir', join(dir.path, 'large')], 'large-import');
+    expect(large.code).toBe(0);
+    expect(large.urls).toContain(LOADER);
   });
 
   it("a command other than import runs the embedded service on the command's own thread", () => {

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { CommanderError } from 'commander';
 import type { Config } from '../commands/config.js';
+import { importNeedsOwnThread } from '../commands/import-thread.js';
 import { escapeControls } from '../render/terminal-text.js';
 import { classifyDataDirError } from '../service/lock-error.js';
 import { applyV8Flags } from '../shared/v8-flags.js';
@@ -37,12 +38,12 @@ process.on('SIGTERM', onSignal);
 
 /**
  * Whether the command will start the embedded service on a thread of its own when no endpoint is set
- * and no `cas serve` holds the data directory: only an import does (service/embedded.ts). The thread
- * then loads the service's code while this one loads the command's (connect.ts decides for real
- * later; a wrong guess costs only CPU on another core).
+ * and no `cas serve` holds the data directory: only an import of more than a few MB does
+ * (import-thread.ts). The thread then loads the service's code while this one loads the command's
+ * (connect.ts decides for real later; a wrong guess costs only CPU on another core).
  */
-function startsServiceThread(name: string, flags: Record<string, unknown>): boolean {
-  return name === 'import' && flags.dryRun !== true;
+function startsServiceThread(name: string, flags: Record<string, unknown>, args: string[]): boolean {
+  return name === 'import' && flags.dryRun !== true && importNeedsOwnThread(args);
 }
 
 async function dispatch(
@@ -56,7 +57,7 @@ async function dispatch(
   ]);
   const config = resolveConfig(flags, process.env);
   if (
-    startsServiceThread(name, flags) &&
+    startsServiceThread(name, flags, args) &&
     config.endpoint === undefined &&
     !existsSync(serverFilePath(config.dataDir))
   ) {

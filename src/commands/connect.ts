@@ -37,6 +37,8 @@ export interface ConnectDeps {
   prices?: string | undefined;
   /** What the connection is for: an embedded service started for `import` is tuned for it. */
   workload?: 'import' | undefined;
+  /** An embedded service started for it runs on a thread of its own (a big import). */
+  thread?: boolean | undefined;
 }
 
 /** A bad price file is a usage error, said before anything starts (loaded only when given). */
@@ -193,6 +195,7 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
         log: deps.log,
         prices: deps.prices,
         workload: deps.workload,
+        thread: deps.thread,
       });
       const apiKey = config.apiKey ?? service.apiKey;
       const projectId = config.projectId ?? service.projectId;

@@ -23,14 +23,14 @@ export interface EmbeddedService {
 export interface EmbeddedOptions {
   dataDir: string;
   log: (line: string) => void;
-  /** Run on the caller's thread even for an import (tests, profiling). */
-  inline?: boolean;
+  /**
+   * On a worker thread of its own where the build made its entry (an import of more than a few MB:
+   * commands/import-thread.ts), else on the caller's thread.
+   */
+  thread?: boolean | undefined;
   /** `--prices`: a price file merged over the built-in table. */
   prices?: string | undefined;
-  /**
-   * What the command will do with it: `import` gets a thread of its own and the import's DuckDB
-   * memory limit; anything else runs on the caller's thread.
-   */
+  /** What the command will do with it: `import` gets the import's DuckDB memory limit. */
   workload?: 'import' | undefined;
 }
 
@@ -170,12 +170,12 @@ export async function closeEmbeddedServices(): Promise<void> {
 }
 
 /**
- * Starts the service over `dataDir` on a loopback port. An import's service gets a thread of its own
- * where it can: the import then reads, maps and hashes on one core while the service validates and
- * writes on another (on one thread they took turns). Every other command runs it on its own thread,
- * which only waits for the answers meanwhile: a second thread would cost it ~0.2 s of CPU to start
- * Node in, and a second copy of the schemas and libraries the CLI has loaded already (`users list`
- * on an empty store: 1.31 s of CPU with the thread, 1.01 s without; 1.08 s against 0.94 s wall).
+ * Starts the service over `dataDir` on a loopback port. A big import's service gets a thread of its
+ * own (`thread`) where it can: the import then reads, maps and hashes on one core while the service
+ * validates and writes on another (on one thread they took turns). Every other command runs it on its
+ * own thread, which only waits for the answers meanwhile: a second thread would cost it ~0.2 s of CPU
+ * to start Node in, and a second copy of the schemas and libraries the CLI has loaded already (`users
+ * list` on an empty store: 1.31 s of CPU with the thread, 1.01 s without; 1.08 s against 0.94 s wall).
  * Closing waits for the service to finish in-flight requests and checkpoint.
  */
 export function startEmbeddedService(options: EmbeddedOptions): Promise<EmbeddedService> {
@@ -192,7 +192,7 @@ export function startEmbeddedService(options: EmbeddedOptions): Promise<Embedded
 }
 
 async function start(options: EmbeddedOptions): Promise<EmbeddedService> {
-  const entry = options.inline || options.workload !== 'import' ? undefined : workerEntry();
+  const entry = options.thread === true ? workerEntry() : undefined;
   if (!entry) return startInline(options);
   const worker = newWorker(entry, {
     dataDir: options.dataDir,

@@ -3,6 +3,7 @@ import ora, { type Ora } from 'ora';
 import { connect } from '../../commands/connect.js';
 import { InterruptedError } from '../../commands/errors.js';
 import { type ImportFlags, runImport } from '../../commands/import.js';
+import { importNeedsOwnThread } from '../../commands/import-thread.js';
 import { type ImportStats, newStats } from '../../importer/pipeline.js';
 import { endingLine, progressLine, renderImportSummary } from '../../render/import-summary.js';
 import type { Action, CliContext } from '../context.js';
@@ -69,14 +70,15 @@ function progress(ctx: CliContext, stats: ImportStats, dryRun: boolean): Progres
  * `retry {...}` log line when verbose, so it is asked to be verbose and the lines are counted here
  * (and shown only if the user asked for -v).
  */
-function connectCountingRetries(ctx: CliContext, stats: ImportStats) {
+function connectCountingRetries(ctx: CliContext, stats: ImportStats, paths: readonly string[]) {
   const log = (line: string): void => {
     const retry = line.startsWith('retry ');
     if (retry) stats.retries++;
     if (!retry || ctx.config.verbose) ctx.log(line);
   };
   const prices = typeof ctx.flags.prices === 'string' ? ctx.flags.prices : undefined;
-  return connect({ ...ctx.config, verbose: true }, { log, prices, workload: 'import' });
+  const thread = importNeedsOwnThread(paths);
+  return connect({ ...ctx.config, verbose: true }, { log, prices, workload: 'import', thread });
 }
 
 export const importAction: Action = async (ctx, args) => {
@@ -115,7 +117,7 @@ export const importAction: Action = async (ctx, args) => {
   process.on('SIGTERM', onSignal);
   try {
     const result = await runImport(args, flags, {
-      connect: () => connectCountingRetries(ctx, stats),
+      connect: () => connectCountingRetries(ctx, stats, args),
       dataDir: ctx.config.dataDir,
       target: {
         endpoint: ctx.config.endpoint ?? `embedded:${resolve(ctx.config.dataDir)}`,
