@@ -172,10 +172,11 @@ export async function closeEmbeddedServices(): Promise<void> {
 /**
  * Starts the service over `dataDir` on a loopback port. A big import's service gets a thread of its
  * own (`thread`) where it can: the import then reads, maps and hashes on one core while the service
- * validates and writes on another (on one thread they took turns). Every other command runs it on its
- * own thread, which only waits for the answers meanwhile: a second thread would cost it ~0.2 s of CPU
- * to start Node in, and a second copy of the schemas and libraries the CLI has loaded already (`users
- * list` on an empty store: 1.31 s of CPU with the thread, 1.01 s without; 1.08 s against 0.94 s wall).
+ * validates and writes on another (on one thread they took turns). Every other command runs it on the
+ * caller's thread, which only waits for the answers meanwhile: a second thread would cost it ~0.3 s of
+ * CPU to start Node in, and a second copy of the schemas and libraries the CLI has loaded already
+ * (`users list` on an empty store: 1.31 s of CPU with the thread, 1.01 s without; 1.08 s against 0.94 s
+ * wall).
  * Closing waits for the service to finish in-flight requests and checkpoint.
  */
 export function startEmbeddedService(options: EmbeddedOptions): Promise<EmbeddedService> {
