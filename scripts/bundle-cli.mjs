@@ -20,8 +20,8 @@ const cache = join(dist, 'cli', 'main.bundle.cache');
 
 // Modules that find files beside themselves (the service's and the reader's worker entries, ECharts'
 // browser build) keep doing so from their own place in dist/: each one's import.meta.url becomes its
-// file's URL, reckoned from where the bundle lies by a function the banner defines at the top of the
-// bundle (a module's own `require` may be a local it has not yet initialised there).
+// file's URL, reckoned from where the bundle lies (bundle-shims.mjs; not with the module's own
+// `require`, which may be a local it has not yet initialised there).
 const FILE_URL = '__casFileUrl';
 const ownImportMetaUrl = {
   name: 'own-import-meta-url',
@@ -30,7 +30,10 @@ const ownImportMetaUrl = {
       const text = await readFile(args.path, 'utf8');
       if (!text.includes('import.meta.url')) return undefined;
       const path = relative(dirname(bundle), args.path).split('\\').join('/');
-      return { contents: text.replaceAll('import.meta.url', `${FILE_URL}(${JSON.stringify(path)})`), loader: 'js' };
+      return {
+        contents: text.replaceAll('import.meta.url', `${FILE_URL}(${JSON.stringify(path)})`),
+        loader: 'js',
+      };
     });
   },
 };
@@ -43,9 +46,7 @@ await build({
   // DuckDB's binding loads its native library with require(): it stays in node_modules.
   external: ['@duckdb/node-bindings*'],
   plugins: [ownImportMetaUrl],
-  banner: {
-    js: `const ${FILE_URL} = (path) => require('node:url').pathToFileURL(require('node:path').join(__dirname, path)).href;`,
-  },
+  inject: [fileURLToPath(new URL('./bundle-shims.mjs', import.meta.url))],
   define: WS_WITHOUT_NATIVE,
   logLevel: 'error',
 });

@@ -28,7 +28,7 @@ await build({
   // DuckDB's binding loads its native library with require(): it stays in node_modules.
   external: ['@duckdb/node-bindings*'],
   // What import.meta.url would be if the bundle were an ES module at the same path.
-  banner: { js: "const __casImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+  inject: [fileURLToPath(new URL('./bundle-shims.mjs', import.meta.url))],
   define: {
     'import.meta.url': '__casImportMetaUrl',
     ...WS_WITHOUT_NATIVE,

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -17,8 +17,11 @@ const dir = tempDir('cas-cli-bundle-');
 afterAll(() => dir.cleanup());
 
 describe('the bundled CLI', () => {
-  it('is built beside the entry it bundles', () => {
-    expect(existsSync(fileURLToPath(url('cli/main.bundle.cjs')))).toBe(true);
+  it('is built beside the entry it bundles, in strict mode as its ES modules were written', () => {
+    const bundle = fileURLToPath(url('cli/main.bundle.cjs'));
+    expect(existsSync(bundle)).toBe(true);
+    // The directive must come first to count: anything before it leaves the whole bundle sloppy.
+    expect(readFileSync(bundle, 'utf8').slice(0, 13)).toBe('"use strict";');
   });
 
   it("compiles with the build's code cache under the CLI's V8 flags", () => {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -43,8 +43,10 @@ function next<T>(worker: Worker, pick: (m: Message) => T | undefined): Promise<T
 }
 
 describe('the bundled embedded-service thread', () => {
-  it('is built beside the entry it bundles', () => {
+  it('is built beside the entry it bundles, in strict mode as its ES modules were written', () => {
     expect(existsSync(bundle)).toBe(true);
+    // The directive must come first to count: anything before it leaves the whole bundle sloppy.
+    expect(readFileSync(bundle, 'utf8').slice(0, 13)).toBe('"use strict";');
   });
 
   it("starts with the build's code cache when run as the CLI runs it", () => {
