@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { bundleIsCurrent } from '../shared/bundle-script.js';
 import type { LocalAnswer, LocalBatch } from '../shared/local-queue.js';
 import type { WorkerMessage, WorkerRequest, WorkerStart } from './embedded-worker.js';
 import { DataDirError, DataDirLockedError } from './lock-error.js';
@@ -41,19 +42,18 @@ export interface EmbeddedOptions {
  * binary is one bundled file (no import.meta.url to resolve from), so it runs the service inline.
  */
 function workerEntry(): URL | undefined {
-  const choices = [
-    { entry: './embedded-loader.js', needs: './embedded-worker.bundle.cjs' },
-    { entry: './embedded-worker.js', needs: './embedded-worker.js' },
-  ];
-  for (const { entry, needs } of choices) {
-    try {
-      const url = new URL(entry, import.meta.url);
-      if (url.protocol === 'file:' && existsSync(fileURLToPath(new URL(needs, import.meta.url)))) return url;
-    } catch {
-      return undefined;
-    }
+  try {
+    const file = (name: string) => fileURLToPath(new URL(name, import.meta.url));
+    const entry = file('./embedded-worker.js');
+    if (!existsSync(entry)) return undefined;
+    // A bundle older than the entry it bundles (tsc run alone since) would run the build before's code.
+    if (bundleIsCurrent(file('./embedded-worker.bundle.cjs'), entry))
+      return new URL('./embedded-loader.js', import.meta.url);
+    return new URL('./embedded-worker.js', import.meta.url);
+  } catch {
+    // Not a file URL: the single-executable binary.
+    return undefined;
   }
-  return undefined;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { Script } from 'node:vm';
@@ -39,6 +39,19 @@ function readCache(file: string): Buffer | undefined {
     return readFileSync(file);
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Whether `bundle` is at least as new as `source`, the build output it bundles: after tsc alone (a
+ * watch, a partial build) the bundle would run the code of the build before, so its modules run
+ * instead. npm gives every file of a package the same time, which counts as current.
+ */
+export function bundleIsCurrent(bundle: string, source: string): boolean {
+  try {
+    return statSync(bundle).mtimeMs >= statSync(source).mtimeMs;
+  } catch {
+    return false;
   }
 }
 
