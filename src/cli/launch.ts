@@ -5,8 +5,9 @@ import { applyV8Flags } from '../shared/v8-flags.js';
 /**
  * bin/cas.js's entry. The build bundles main.ts and everything it imports into one file
  * (scripts/bundle-cli.mjs) and records V8's code cache of it: loading ~300 modules one by one cost
- * every command about 0.3 s of CPU before it did anything. Where there is no bundle, or one older
- * than main.js (a build stopped half-way, tsc run alone since), the modules load one by one.
+ * every command about 0.3 s of CPU before it did anything (`npm run bench -- startup` times both
+ * ways). Where there is no bundle, or one older than main.js (a build stopped half-way, tsc run alone
+ * since), the modules load one by one.
  */
 const BUNDLE = fileURLToPath(new URL('./main.bundle.cjs', import.meta.url));
 const CODE_CACHE = fileURLToPath(new URL('./main.bundle.cache', import.meta.url));

@@ -3,7 +3,8 @@ import { statSync } from 'node:fs';
 /**
  * Inputs from this size up get the embedded service on a thread of its own. Smaller ones import
  * faster on one thread: starting Node in a second thread and loading the service there again cost
- * more than the overlap won. Sorted turns, fresh store, alternated runs (wall s, CPU s, peak RSS MB):
+ * more than the overlap won. Sorted turns, fresh store, runs alternated by hand (`npm run bench` has no
+ * row for it: its inputs are all 20 MB and more); wall s, CPU s, peak RSS MB:
  * - 3,000 turns (0.6 MB): one thread 1.93/1.95, 2.7 CPU, 197 MB; two 1.96/2.09, 2.9-3.1 CPU, 244 MB
  * - 10,000 (2 MB): one 2.83/2.92, 3.9-4.1, 239 MB; two 3.15/3.20, 4.7-4.8, 295 MB
  * - 20,000 (4 MB): one 4.67/4.73, 6.3-6.5, 280 MB; two 4.10/4.66, 6.1-6.8, 346 MB

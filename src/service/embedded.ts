@@ -99,7 +99,8 @@ let warm: { worker: Worker; loaded: Promise<void>; forget(): void } | undefined;
 
 /**
  * Starts the service's thread loading its code (about half of a command's start-up) while the CLI
- * is still loading its own, when the command will likely start the embedded service. The thread
+ * is still loading its own, when the command (an import of 4 MB or more) will likely start the
+ * embedded service on a thread. The thread
  * touches nothing until `start` hands it a data directory, and it keeps no process alive; one that a
  * command did not take (it connected elsewhere after all, or failed first) is ended by
  * releaseWarmService.
@@ -175,8 +176,8 @@ export async function closeEmbeddedServices(): Promise<void> {
  * validates and writes on another (on one thread they took turns). Every other command runs it on the
  * caller's thread, which only waits for the answers meanwhile: a second thread would cost it ~0.3 s of
  * CPU to start Node in, and a second copy of the schemas and libraries the CLI has loaded already
- * (`users list` on an empty store: 1.31 s of CPU with the thread, 1.01 s without; 1.08 s against 0.94 s
- * wall).
+ * (alternated by hand, `users list` on an empty store: 1.31 s of CPU with the thread, 1.01 s without;
+ * 1.08 s against 0.94 s wall).
  * Closing waits for the service to finish in-flight requests and checkpoint.
  */
 export function startEmbeddedService(options: EmbeddedOptions): Promise<EmbeddedService> {

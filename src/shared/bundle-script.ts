@@ -31,7 +31,7 @@ type ModuleFunction = (
 ) => void;
 
 /** The wrapper CommonJS gives every module; a cache is valid only for this exact text. */
-export const wrapBundle = (source: string): string =>
+const wrapBundle = (source: string): string =>
   `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
 
 function readCache(file: string): Buffer | undefined {
