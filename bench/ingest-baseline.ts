@@ -1,7 +1,8 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { type DuckDBConnection, DuckDBInstance, DuckDBTimestampTZValue } from '@duckdb/node-api';
-import { appendColumns } from '../src/service/ingest/append.js';
+import { appendColumns } from '../src/service/store/append.js';
+import { CHECKPOINT_THRESHOLD } from '../src/service/store/database.js';
 import { storedEventName, wireEventSchema } from '../src/shared/events.js';
 import { laneEvents } from './ingest-workload.js';
 
@@ -15,6 +16,8 @@ interface Row {
   event: string;
   type: string;
   ts: bigint;
+  /** The same instant in epoch ms: what the service's append takes. */
+  ms: number;
   user: string | null;
   session: string | null;
   properties: string | null;
@@ -39,6 +42,7 @@ export function baselineRows(lanes: number, eventsPerLane: number, open: number)
         event: storedEventName(e),
         type: e.type,
         ts: BigInt(Date.parse(e.timestamp ?? '')) * 1000n,
+        ms: Date.parse(e.timestamp ?? ''),
         user: e.user_id ?? e.device_id ?? null,
         session: e.session_id ?? null,
         properties: props === undefined ? null : JSON.stringify(props),
@@ -65,15 +69,16 @@ export async function bareAppenderRate(
   const instance = await DuckDBInstance.create(path);
   const connection = await instance.connect();
   await connection.run(EVENTS_DDL);
-  // The service's setting (service.ts), so both sides checkpoint alike.
-  await connection.run("SET checkpoint_threshold = '128MB'");
-  const received = new DuckDBTimestampTZValue(BigInt(Date.now()) * 1000n);
+  // The service's setting (store/database.ts), so both sides checkpoint alike.
+  await connection.run(`SET checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`);
+  const receivedMs = Date.now();
+  const received = new DuckDBTimestampTZValue(BigInt(receivedMs) * 1000n);
   const step = Number.isFinite(commitEvery) ? commitEvery : rows.length;
   const started = performance.now();
   for (let from = 0; from < rows.length; from += step) {
     const to = Math.min(rows.length, from + step);
     await connection.run('BEGIN TRANSACTION');
-    if (mode === 'chunks') await appendChunks(connection, rows.slice(from, to), received);
+    if (mode === 'chunks') await appendChunks(connection, rows.slice(from, to), receivedMs);
     else await appendValues(connection, rows, from, to, received);
     await connection.run('COMMIT');
   }
@@ -113,23 +118,19 @@ async function appendValues(
   appender.closeSync();
 }
 
-function appendChunks(
-  connection: DuckDBConnection,
-  rows: readonly Row[],
-  received: DuckDBTimestampTZValue,
-): Promise<void> {
+function appendChunks(connection: DuckDBConnection, rows: readonly Row[], receivedMs: number): Promise<void> {
   return appendColumns({ use: (fn) => fn(connection) }, 'events', [
     rows.map(() => 'bench'),
     rows.map((r) => r.id),
     rows.map((r) => r.event),
     rows.map((r) => r.type),
-    rows.map((r) => new DuckDBTimestampTZValue(r.ts)),
+    rows.map((r) => r.ms),
     rows.map((r) => r.user),
     rows.map((r) => r.session),
     rows.map(() => null),
     rows.map((r) => r.properties),
     rows.map(() => null),
-    rows.map(() => received),
+    rows.map(() => receivedMs),
     rows.map(() => null),
   ]);
 }

@@ -110,11 +110,6 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     const local = loadOrCreateCredentials(options.dataDir);
     await tenants.provision({ apiKey: local.api_key, projectId: local.project_id });
     if (options.provision) await tenants.provision(options.provision);
-    // Rows committed since the last checkpoint stay in memory (DuckDB's IN_MEMORY_TABLE) and in the
-    // WAL a crash replays, so the threshold bounds both. Measured over 1M ingested events: 512 MB let a
-    // long import grow past 1 GB; 32 MB checkpointed so often that ingest lost 13% and p99 latency
-    // doubled; 128 MB keeps most of the speed. (The indexes that made checkpoints costly are gone.)
-    await db.writer.run("SET checkpoint_threshold = '128MB'");
     if (options.intents) {
       await installIntentRules(db, options.provision?.projectId ?? local.project_id, options.intents);
     }

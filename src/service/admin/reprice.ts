@@ -3,9 +3,9 @@ import type { PropertyValue } from '../../shared/primitives.js';
 import type { RepriceBody, RepriceResult } from '../../shared/reprice.js';
 import { roundCost } from '../ingest/costs.js';
 import { PRICES_AS_OF } from '../ingest/price-table.js';
-import { exec, type Param, rows as select, text, texts } from '../ingest/sql.js';
 import { costOf, tableCost } from '../ingest/totals.js';
 import type { Database, Queryable } from '../store/database.js';
+import { exec, type Param, rows as select, text, texts } from '../store/statements.js';
 
 type Props = Record<string, PropertyValue>;
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { formatPath } from '../../shared/errors.js';
-import { rows, text } from '../ingest/sql.js';
 import { listUdis, rulesOf, seedUdis } from '../intents/store.js';
 import type { Queryable } from '../store/database.js';
+import { rows, text } from '../store/statements.js';
 
 /**
  * A project's user-defined intents (`cas serve --intents <file>`): a JSON array of

@@ -1,7 +1,7 @@
 import Sentiment from 'sentiment';
 import type { PropertyValue } from '../../shared/primitives.js';
-import { int, ints, type Param, rows, text, texts } from '../ingest/sql.js';
 import type { Queryable } from '../store/database.js';
+import { int, ints, type Param, rows, text, texts } from '../store/statements.js';
 import type {
   AnalysisInput,
   ConversationAnalyser,

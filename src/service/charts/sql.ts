@@ -1,5 +1,5 @@
-import type { DuckDBValue } from '@duckdb/node-api';
 import type { Scalar } from '../../shared/primitives.js';
+import type { StoreValue } from '../store/statements.js';
 
 /**
  * Building blocks for chart SQL. Every value that comes from a request (property and trait names,
@@ -7,7 +7,7 @@ import type { Scalar } from '../../shared/primitives.js';
  * spliced into a statement; only fixed fragments written in this folder are.
  */
 export class Params {
-  readonly values: DuckDBValue[] = [];
+  readonly values: StoreValue[] = [];
   private readonly refs = new Map<string, string>();
 
   /** A placeholder for `value`; one value bound twice reuses its placeholder. */

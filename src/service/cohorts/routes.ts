@@ -1,4 +1,3 @@
-import { listValue } from '@duckdb/node-api';
 import { z } from 'zod';
 import { ALL_USERS, type ChartRange } from '../../shared/chart-filters.js';
 import {
@@ -20,6 +19,7 @@ import { route } from '../http/route.js';
 import type { Scope } from '../identity/identity.js';
 import { leaseRead } from '../read/lease.js';
 import type { Database, Queryable } from '../store/database.js';
+import { list } from '../store/statements.js';
 import { userRecords } from '../users/records.js';
 import { cohortDefinitions, deleteCohort, findCohort, listCohorts, saveCohort } from './store.js';
 
@@ -78,7 +78,7 @@ async function members(q: Queryable, scope: Scope, name: string, skip: number, l
   if (ids.length === 0) return [];
   const { users } = await userRecords(q, scope, {
     where: 'list_contains($2, b.user_id)',
-    params: [listValue(ids)],
+    params: [list(ids)],
     limit,
     offset: skip,
   });

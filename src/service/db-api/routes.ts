@@ -1,4 +1,3 @@
-import { listValue } from '@duckdb/node-api';
 import {
   type DbQuery,
   dbParamsSchema,
@@ -13,6 +12,7 @@ import type { Scope } from '../identity/identity.js';
 import type { Ingestor } from '../ingest/ingestor.js';
 import { leaseRead } from '../read/lease.js';
 import type { Database, Queryable } from '../store/database.js';
+import { list } from '../store/statements.js';
 import { eventDocs } from '../users/events.js';
 import { userRecords } from '../users/records.js';
 import { COLLECTIONS, collectionOf, compileFilter, compileSort, Params, project } from './collections.js';
@@ -45,7 +45,7 @@ async function find(q: Queryable, scope: Scope, name: string, query: DbQuery, li
     if (ids.length === 0) return [];
     const { users } = await userRecords(q, scope, {
       where: 'list_contains($2, b.user_id)',
-      params: [listValue(ids)],
+      params: [list(ids)],
     });
     const byId = new Map(users.map((u) => [u.user_id, u]));
     return ids.flatMap((id) => (byId.has(id) ? [byId.get(id) as Doc] : []));

@@ -1,5 +1,5 @@
-import { exec, int, ints, text, texts } from '../ingest/sql.js';
 import type { Queryable } from '../store/database.js';
+import { exec, int, ints, text, texts } from '../store/statements.js';
 import type { IdentityChanges, IdentityMaps } from './model.js';
 
 /** Existing users whose traits, primary id or created_at changed: one UPDATE for all of them. */

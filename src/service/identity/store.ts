@@ -1,7 +1,7 @@
 import type { Traits } from '../../shared/primitives.js';
-import { appendColumns, timestamp } from '../ingest/append.js';
-import { exec, int, rows, rowsByKeys, text, texts } from '../ingest/sql.js';
+import { appendColumns } from '../store/append.js';
 import type { Queryable } from '../store/database.js';
+import { exec, int, rows, rowsByKeys, text, texts } from '../store/statements.js';
 import type { IdentityChanges, IdentityMaps } from './model.js';
 import { mergeUsers, updateUsers } from './store-updates.js';
 
@@ -133,14 +133,14 @@ export async function writeIdentity(
     info.map((i) => i.primaryId),
     info.map((i) => i.anonymous),
     info.map((i) => JSON.stringify(i.traits)),
-    info.map((i) => timestamp(i.createdAt)),
+    info.map((i) => i.createdAt),
   ]);
   const seqs = ch.newIds.length > 0 ? await sequenceValues(q, ch.newIds.length) : [];
   await appendColumns(q, 'user_ids', [
     ch.newIds.map(() => project),
     ch.newIds,
     ch.newIds.map((id) => maps.ids.get(id)!),
-    seqs.map((s) => BigInt(s)),
+    seqs,
   ]);
   const devices = [...ch.newDevices];
   await appendColumns(q, 'devices', [

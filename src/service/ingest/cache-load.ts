@@ -4,23 +4,19 @@ import { loadIntentRules } from '../analysis/intent-rules.js';
 import { anonymousId } from '../identity/ids.js';
 import { loadIdentity } from '../identity/store.js';
 import type { Queryable } from '../store/database.js';
+import { eachFirstValue, rowsByKeys, text, texts } from '../store/statements.js';
 import { type ConversationKey, conversationKey, conversationKeySql, keyOf } from './conversation-key.js';
 import { KnownIds } from './known-ids.js';
 import { ProjectCache } from './project-cache.js';
 import { reopenPlan, replayedSessions } from './reopen-plan.js';
 import { loadHistory } from './replan.js';
-import { rowsByKeys, text, texts } from './sql.js';
 import { type ConversationState, emptyTotals, type SessionState } from './state.js';
 import { accumulate, type CountedKind } from './totals.js';
 
 async function knownFrom(q: Queryable, sql: string, project: string): Promise<KnownIds> {
   const known = new KnownIds();
-  // Read whole while holding the connection: another statement on it would end the stream.
-  await q.use(async (c) => {
-    const result = await c.stream(sql, [project]);
-    for await (const chunk of result) {
-      for (const value of chunk.getColumnValues(0)) if (typeof value === 'string') known.add(value);
-    }
+  await eachFirstValue(q, sql, [text(project)], (value) => {
+    if (typeof value === 'string') known.add(value);
   });
   return known;
 }

@@ -1,7 +1,7 @@
 import type { WireEvent } from '../../shared/event-bodies.js';
 import type { Queryable } from '../store/database.js';
+import { rowsByKeys, text, texts } from '../store/statements.js';
 import type { ProjectCache } from './project-cache.js';
-import { rowsByKeys, text, texts } from './sql.js';
 
 /**
  * decisions §4: each (project, event_id) is stored once. Which events of the batch are duplicates:

@@ -3,13 +3,13 @@ import type { WireEvent, WireEventOf } from '../../shared/event-bodies.js';
 import { eventRank } from '../../shared/event-order.js';
 import { EVENT_ROUTES, parseWireEventRaw } from '../../shared/events.js';
 import type { Queryable } from '../store/database.js';
+import { rowsByKeys, text, texts } from '../store/statements.js';
 import { planConversationEvent } from './plan-conversation.js';
 import { openSession, planSessionEvent } from './plan-session.js';
 import type { EventCtx, Planner } from './planner.js';
 import type { ProjectCache } from './project-cache.js';
 import { isProvisionalEnd, type Replay } from './reopen-plan.js';
 import { newEventId } from './rows.js';
-import { rowsByKeys, text, texts } from './sql.js';
 import { mergeProps } from './state.js';
 
 /** A caller-sent row of a stored session, as replayed when the session reopens. */

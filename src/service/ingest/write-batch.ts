@@ -1,12 +1,11 @@
-import type { DuckDBValue } from '@duckdb/node-api';
 import type { IdentityChanges, IdentityMaps } from '../identity/model.js';
 import { writeIdentity } from '../identity/store.js';
+import { appendColumns, type CellValue } from '../store/append.js';
 import type { Queryable } from '../store/database.js';
-import { appendColumns, timestamp } from './append.js';
+import { exec, execWhile, int, ints, text, texts, tsFromMs } from '../store/statements.js';
 import { conversationKeySql, keyOf } from './conversation-key.js';
 import type { ProjectCache, Touched } from './project-cache.js';
 import type { EventRow } from './rows.js';
-import { exec, execWhile, int, ints, text, texts, tsFromMs } from './sql.js';
 import type { ConversationRow, ConversationState, SessionRow, SessionState } from './state.js';
 
 const json = (value: object | null): string | null => (value === null ? null : JSON.stringify(value));
@@ -20,16 +19,15 @@ export interface RowPart {
 async function appendEvents(q: Queryable, project: string, parts: readonly RowPart[]) {
   const rows = parts.flatMap((p) => p.rows);
   const received = parts.flatMap((p) => {
-    const at = timestamp(p.receivedAt);
-    return p.rows.map(() => at);
+    return p.rows.map(() => p.receivedAt);
   });
-  const column = <T extends DuckDBValue>(pick: (r: EventRow) => T): T[] => rows.map(pick);
+  const column = <T extends CellValue>(pick: (r: EventRow) => T): T[] => rows.map(pick);
   await appendColumns(q, 'events', [
     column(() => project),
     column((r) => r.eventId),
     column((r) => r.event),
     column((r) => r.type),
-    column((r) => timestamp(r.ts)),
+    column((r) => r.ts),
     column((r) => r.userId),
     column((r) => r.sessionId),
     column((r) => r.conversationId),
@@ -148,9 +146,9 @@ async function writeSessions(
     fresh.map((r) => r.id),
     fresh.map((r) => r.next.userId),
     fresh.map((r) => r.next.deviceId),
-    fresh.map((r) => timestamp(r.next.startedAt)),
-    fresh.map((r) => (r.next.endedAt === null ? null : timestamp(r.next.endedAt))),
-    fresh.map((r) => timestamp(r.next.lastEventAt)),
+    fresh.map((r) => r.next.startedAt),
+    fresh.map((r) => r.next.endedAt),
+    fresh.map((r) => r.next.lastEventAt),
     fresh.map((r) => r.next.attributes),
     fresh.map((r) => r.next.provisionalEnd),
     fresh.map((r) => r.s.derivedKey),
@@ -180,8 +178,8 @@ async function writeConversations(
     fresh.map(() => project),
     fresh.map((r) => r.c.id),
     fresh.map((r) => r.c.sessionId),
-    fresh.map((r) => timestamp(r.next.startedAt)),
-    fresh.map((r) => (r.next.endedAt === null ? null : timestamp(r.next.endedAt))),
+    fresh.map((r) => r.next.startedAt),
+    fresh.map((r) => r.next.endedAt),
     fresh.map((r) => r.next.properties),
   ]);
   const stored = rows.flatMap(({ id, within, stored, next }) =>

@@ -5,9 +5,9 @@ import { ServiceError } from '../errors.js';
 import type { Scope } from '../identity/identity.js';
 import type { CommitListener } from '../ingest/commit-listener.js';
 import type { EventRow } from '../ingest/rows.js';
-import { rows as query, text, texts } from '../ingest/sql.js';
 import { toStoredEvent } from '../read/stored-event.js';
 import type { Queryable } from '../store/database.js';
+import { rows as query, text, texts } from '../store/statements.js';
 import type { LiveHub, OutFrame } from './hub.js';
 
 interface Person {

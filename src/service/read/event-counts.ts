@@ -3,8 +3,8 @@ import { issuesFromZod } from '../../shared/errors.js';
 import { idSchema } from '../../shared/primitives.js';
 import { invalidInput } from '../errors.js';
 import { route } from '../http/route.js';
-import { ints, type Param, rows, text } from '../ingest/sql.js';
 import type { Database } from '../store/database.js';
+import { ints, type Param, rows, text } from '../store/statements.js';
 import { leaseRead } from './lease.js';
 import { optionalId, rangeSchema, rangesFromQuery } from './query.js';
 

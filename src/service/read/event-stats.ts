@@ -12,8 +12,8 @@ import {
 import type { Scalar } from '../../shared/primitives.js';
 import { invalidInput } from '../errors.js';
 import { route } from '../http/route.js';
-import { int, type Param, rows, text } from '../ingest/sql.js';
 import type { Database } from '../store/database.js';
+import { int, type Param, rows, text } from '../store/statements.js';
 import { leaseRead } from './lease.js';
 
 /**

@@ -3,8 +3,8 @@ import { liveEventsResponseSchema, type StoredEvent } from '../../shared/events.
 import type { Limits } from '../../shared/limits.js';
 import { READ_LIMITS } from '../../shared/read-limits.js';
 import { route } from '../http/route.js';
-import { int, type Param, rows, text } from '../ingest/sql.js';
 import type { Database } from '../store/database.js';
+import { int, type Param, rows, text } from '../store/statements.js';
 import { leaseRead } from './lease.js';
 import { instantSchema, optionalId } from './query.js';
 import { toStoredEvent } from './stored-event.js';

@@ -1,7 +1,7 @@
-import type { DuckDBValue } from '@duckdb/node-api';
 import type { ChartRange } from '../../shared/chart-filters.js';
 import { binKey, makeContext, type Window } from '../charts/context.js';
 import type { Queryable } from '../store/database.js';
+import type { StoreValue } from '../store/statements.js';
 
 /**
  * The facts behind the summary routes, per calendar bin of the range (decisions §6 bins) and in
@@ -30,7 +30,7 @@ const SCANNED = `SELECT e.*, coalesce(u.canonical_user_id, e.user_id) AS person,
   FROM events e LEFT JOIN users u ON u.project_id = e.project_id AND u.user_id = e.user_id
   WHERE e.project_id = $1 AND e.ts >= $2::TIMESTAMPTZ AND e.ts < $3::TIMESTAMPTZ AND ${SCOPE}`;
 
-function params(f: Frame, w: Window): DuckDBValue[] {
+function params(f: Frame, w: Window): StoreValue[] {
   return [
     f.project,
     w.lo.toISOString(),

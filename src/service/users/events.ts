@@ -1,8 +1,8 @@
-import type { DuckDBValue } from '@duckdb/node-api';
 import type { StoredEvent } from '../../shared/users-api.js';
 import type { Scope } from '../identity/identity.js';
 import { toStoredEvent } from '../read/stored-event.js';
 import type { Queryable } from '../store/database.js';
+import type { StoreValue } from '../store/statements.js';
 
 /**
  * Stored events in the public envelope, `user_id` being the person's current primary id (decisions
@@ -13,7 +13,7 @@ export async function eventDocs(
   q: Queryable,
   scope: Scope,
   where: string,
-  params: DuckDBValue[],
+  params: StoreValue[],
   page: { order?: string; limit?: number; offset?: number } = {},
 ): Promise<StoredEvent[]> {
   const rows = await q.all<{

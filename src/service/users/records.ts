@@ -1,8 +1,8 @@
-import type { DuckDBValue } from '@duckdb/node-api';
 import type { UserRecord } from '../../shared/users.js';
 import { notFound } from '../errors.js';
 import type { Scope } from '../identity/identity.js';
 import type { Queryable } from '../store/database.js';
+import type { StoreValue } from '../store/statements.js';
 
 /**
  * User records in bulk, as identify returns one (decisions §3): persons only (merged anonymous users
@@ -11,7 +11,7 @@ import type { Queryable } from '../store/database.js';
  */
 export interface RecordsQuery {
   where?: string;
-  params?: DuckDBValue[];
+  params?: StoreValue[];
   order?: string;
   limit?: number;
   offset?: number;

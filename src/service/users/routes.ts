@@ -1,4 +1,3 @@
-import { listValue } from '@duckdb/node-api';
 import {
   conversationTurnsSchema,
   storedEventSchema,
@@ -16,6 +15,7 @@ import { route } from '../http/route.js';
 import type { Scope } from '../identity/identity.js';
 import { leaseRead } from '../read/lease.js';
 import type { Database, Queryable } from '../store/database.js';
+import { list } from '../store/statements.js';
 import { eventDocs } from './events.js';
 import { resolvePerson, userRecords } from './records.js';
 
@@ -62,7 +62,7 @@ async function details(
     sessions.length === 0
       ? []
       : await eventDocs(q, scope, 'list_contains($2, e.session_id)', [
-          listValue(sessions.map((s) => s.session_id)),
+          list(sessions.map((s) => s.session_id)),
         ]);
   const bySession = new Map<string, typeof events>();
   for (const e of events) {

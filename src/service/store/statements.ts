@@ -8,7 +8,13 @@ import {
   listValue,
   VARCHAR,
 } from '@duckdb/node-api';
-import type { Queryable } from '../store/database.js';
+import type { Queryable } from './database.js';
+
+/** A parameter value as the store's driver takes it (charts and read routes build lists of them). */
+export type StoreValue = DuckDBValue;
+
+/** A list parameter whose element type the driver infers from its values (use `texts`/`ints` when a list may start with NULL). */
+export const list = (values: readonly StoreValue[]): StoreValue => listValue([...values]);
 
 /**
  * Typed parameters for batched statements: a whole batch travels as a few list parameters that SQL
@@ -98,6 +104,23 @@ export async function rowsByKeys<T extends Record<string, unknown>>(
     out.push(...(await rows<T>(q, sql, params)));
   }
   return out;
+}
+
+/**
+ * Every value of a query's first column, streamed chunk by chunk (a project's ids can be millions:
+ * they are never held as rows). The connection is held throughout: another statement on it would end
+ * the stream.
+ */
+export async function eachFirstValue(
+  q: Queryable,
+  sql: string,
+  params: readonly Param[],
+  fn: (value: unknown) => void,
+): Promise<void> {
+  await q.use(async (c) => {
+    const result = await c.stream(sql, ...split(params));
+    for await (const chunk of result) for (const value of chunk.getColumnValues(0)) fn(value);
+  });
 }
 
 /** Epoch ms as TIMESTAMPTZ inside SQL: `make_timestamptz` takes microseconds. */

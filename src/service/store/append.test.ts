@@ -1,0 +1,78 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendColumns } from './append.js';
+import { type Database, openDatabase } from './database.js';
+
+let dir: string;
+let db: Database;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'cas-append-'));
+  db = await openDatabase(join(dir, 'cas.duckdb'));
+  await db.write((tx) =>
+    tx.run('CREATE TABLE t (s VARCHAR, ts TIMESTAMPTZ, n BIGINT, j JSON, b BOOLEAN, d DOUBLE)'),
+  );
+});
+afterAll(async () => {
+  await db?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('appendColumns (the store: callers give plain values)', () => {
+  it('converts epoch ms into TIMESTAMPTZ and numbers into BIGINT, keeps text, JSON, booleans, doubles and nulls', async () => {
+    // More rows than one data chunk holds (2,048), with runs of equal timestamps and changes between them.
+    const n = 5000;
+    const base = Date.UTC(2025, 0, 2, 3, 4, 5, 678);
+    const ms = Array.from({ length: n }, (_, i) => (i % 7 === 0 ? null : base + Math.floor(i / 3) * 1000));
+    await db.write((tx) =>
+      appendColumns(tx, 't', [
+        ms.map((_, i) => (i % 5 === 0 ? null : `row ${i}`)),
+        ms,
+        ms.map((_, i) => 2 ** 40 + i),
+        ms.map((_, i) => JSON.stringify({ i })),
+        ms.map((_, i) => i % 2 === 0),
+        ms.map((_, i) => i / 4),
+      ]),
+    );
+    const rows = await db.read.all<{
+      s: string | null;
+      ms: number | null;
+      n: bigint;
+      i: number;
+      b: boolean;
+      d: number;
+    }>(`SELECT s, epoch_ms(ts)::DOUBLE AS ms, n, (j->>'i')::INTEGER AS i, b, d FROM t ORDER BY n`);
+    expect(rows).toHaveLength(n);
+    rows.forEach((r, i) => {
+      expect(r).toEqual({
+        s: i % 5 === 0 ? null : `row ${i}`,
+        ms: ms[i],
+        n: BigInt(2 ** 40 + i),
+        i,
+        b: i % 2 === 0,
+        d: i / 4,
+      });
+    });
+  });
+
+  it('joins the open transaction: rows appended in a write that fails are not stored', async () => {
+    const before = await db.read.one<{ c: bigint }>('SELECT count(*) AS c FROM t');
+    await expect(
+      db.write(async (tx) => {
+        await appendColumns(tx, 't', [['x'], [0], [1], [null], [true], [0]]);
+        throw new Error('the batch failed after its rows were appended');
+      }),
+    ).rejects.toThrow('the batch failed');
+    expect(await db.read.one<{ c: bigint }>('SELECT count(*) AS c FROM t')).toEqual(before);
+  });
+
+  it('refuses a column count that is not the table’s, and text for a timestamp, naming the column type', async () => {
+    await expect(db.write((tx) => appendColumns(tx, 't', [['x'], [0]]))).rejects.toThrow(
+      't has 6 columns, 2 given',
+    );
+    await expect(
+      db.write((tx) => appendColumns(tx, 't', [['x'], ['2025-01-01'], [1], [null], [true], [0]])),
+    ).rejects.toThrow(/TIMESTAMP WITH TIME ZONE column takes numbers, not string/);
+  });
+});
