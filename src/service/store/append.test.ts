@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendColumns } from './append.js';
 import { type Database, openDatabase } from './database.js';
@@ -54,6 +55,45 @@ describe('appendColumns (the store: callers give plain values)', () => {
         d: i / 4,
       });
     });
+  });
+
+  it('stores every text as given: inline, repeated, long, non-ASCII, empty and NULL, across chunks', async () => {
+    // Texts are written three ways (inline when short ASCII, a copy of the row before when equal, and
+    // through the binding otherwise); runs of equal values, NULLs between them and chunk edges mix them.
+    const pool = [
+      '',
+      'a',
+      'twelve chars',
+      'thirteen char',
+      'é',
+      'naïve café',
+      '😀 emoji',
+      'x'.repeat(300),
+      'a long text that DuckDB keeps behind a pointer',
+    ];
+    const cell = fc.oneof(fc.constantFrom(...pool, null), fc.string({ maxLength: 20 }));
+    const runs = fc.array(fc.tuple(cell, fc.integer({ min: 1, max: 40 })), { minLength: 1, maxLength: 400 });
+    let table = 0;
+    await fc.assert(
+      fc.asyncProperty(runs, fc.array(cell, { maxLength: 3000 }), async (r, scattered) => {
+        const texts = [...r.flatMap(([v, n]) => Array.from({ length: n }, () => v)), ...scattered];
+        const name = `texts_${table++}`;
+        await db.write(async (tx) => {
+          await tx.run(`CREATE TABLE ${name} (i INTEGER, s VARCHAR, j JSON)`);
+          await appendColumns(tx, name, [
+            texts.map((_, i) => i),
+            texts,
+            texts.map((v) => (v === null ? null : JSON.stringify(v))),
+          ]);
+        });
+        const rows = await db.read.all<{ s: string | null; j: string | null }>(
+          `SELECT s, j::VARCHAR AS j FROM ${name} ORDER BY i`,
+        );
+        expect(rows.map((row) => row.s)).toEqual(texts);
+        expect(rows.map((row) => (row.j === null ? null : JSON.parse(row.j)))).toEqual(texts);
+      }),
+      { numRuns: 25 },
+    );
   });
 
   it('joins the open transaction: rows appended in a write that fails are not stored', async () => {
