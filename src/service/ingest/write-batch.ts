@@ -1,6 +1,6 @@
 import type { IdentityChanges, IdentityMaps } from '../identity/model.js';
 import { writeIdentity } from '../identity/store.js';
-import { appendColumns, type CellValue } from '../store/append.js';
+import { appendColumns } from '../store/append.js';
 import type { Queryable } from '../store/database.js';
 import { exec, execWhile, int, ints, text, texts, tsFromMs } from '../store/statements.js';
 import { conversationKeySql, keyOf } from './conversation-key.js';
@@ -17,24 +17,47 @@ export interface RowPart {
 }
 
 async function appendEvents(q: Queryable, project: string, parts: readonly RowPart[]) {
-  const rows = parts.flatMap((p) => p.rows);
-  const received = parts.flatMap((p) => {
-    return p.rows.map(() => p.receivedAt);
-  });
-  const column = <T extends CellValue>(pick: (r: EventRow) => T): T[] => rows.map(pick);
+  // One pass over the rows filling every column: a \`map\` over them per column took twice as long.
+  const ids: string[] = [];
+  const names: string[] = [];
+  const types: string[] = [];
+  const times: number[] = [];
+  const users: Array<string | null> = [];
+  const sessions: Array<string | null> = [];
+  const conversations: Array<string | null> = [];
+  const props: Array<string | null> = [];
+  const origins: Array<string | null> = [];
+  const received: number[] = [];
+  const devices: Array<string | null> = [];
+  for (const part of parts) {
+    for (const r of part.rows) {
+      ids.push(r.eventId);
+      names.push(r.event);
+      types.push(r.type);
+      times.push(r.ts);
+      users.push(r.userId);
+      sessions.push(r.sessionId);
+      conversations.push(r.conversationId);
+      props.push(json(r.properties));
+      origins.push(r.originEventId);
+      received.push(part.receivedAt);
+      devices.push(r.deviceId ?? null);
+    }
+  }
+  const projects = ids.map(() => project);
   await appendColumns(q, 'events', [
-    column(() => project),
-    column((r) => r.eventId),
-    column((r) => r.event),
-    column((r) => r.type),
-    column((r) => r.ts),
-    column((r) => r.userId),
-    column((r) => r.sessionId),
-    column((r) => r.conversationId),
-    column((r) => json(r.properties)),
-    column((r) => r.originEventId),
+    projects,
+    ids,
+    names,
+    types,
+    times,
+    users,
+    sessions,
+    conversations,
+    props,
+    origins,
     received,
-    column((r) => r.deviceId ?? null),
+    devices,
   ]);
 }
 
