@@ -91,6 +91,13 @@ describe('appendColumns (the store: callers give plain values)', () => {
         );
         expect(rows.map((row) => row.s)).toEqual(texts);
         expect(rows.map((row) => (row.j === null ? null : JSON.parse(row.j)))).toEqual(texts);
+        // Stored texts compare as texts: equal ones, however each was written, are one group.
+        const groups = await db.read.all<{ s: string; n: bigint }>(
+          `SELECT s, count(*) AS n FROM ${name} WHERE s IS NOT NULL GROUP BY s`,
+        );
+        const counts = new Map<string, number>();
+        for (const t of texts) if (t !== null) counts.set(t, (counts.get(t) ?? 0) + 1);
+        expect(new Map(groups.map((g) => [g.s, Number(g.n)]))).toEqual(counts);
       }),
       { numRuns: 25 },
     );

@@ -145,6 +145,7 @@ function writeTexts(
     previous = v;
     previousRow = i;
     if (v.length <= INLINE && isAscii(v)) {
+      // The slot is fresh (zeros): the bytes past the text stay zero, as in DuckDB's own strings.
       local[i * 4] = v.length;
       for (let k = 0; k < v.length; k++) bytes[i * 16 + 4 + k] = v.charCodeAt(k);
       how[i] = INLINED;
