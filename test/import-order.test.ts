@@ -58,6 +58,8 @@ interface SessionSpec {
   steps: StepSpec[];
   end: boolean;
   conversations: boolean;
+  /** Explicit sessions: a start_session record with attributes, and an end row whose attributes overlap them. */
+  attributes: boolean;
 }
 interface CaseSpec {
   sessions: SessionSpec[];
@@ -92,6 +94,7 @@ const sessionArb = ({ explicit, end, who }: Shape): fc.Arbitrary<SessionSpec> =>
     steps: fc.array(stepArb, { minLength: 1, maxLength: 7 }),
     end,
     conversations: fc.boolean(),
+    attributes: fc.boolean(),
   });
 
 const caseArb = (shape: Shape): fc.Arbitrary<CaseSpec> =>
@@ -123,6 +126,17 @@ function recordsOf(c: CaseSpec): JsonRecord[] {
     const sessionId = s.explicit ? `S${k}` : undefined;
     const who: JsonRecord = { session_id: sessionId, user_id: user, device_id: device };
     let t = T0 + s.startMin * 60_000;
+    const attributes = s.explicit && s.attributes;
+    // A stated start, before the session's first record; which run holds it, and whether the end's
+    // attributes (the later in time, so they win the overlapping key) arrive before it, is the split's.
+    if (attributes)
+      out.push({
+        kind: 'wire',
+        type: 'start_session',
+        timestamp: iso(t),
+        ...who,
+        attributes: { plan: 'start', app: `1.${k % 3}` },
+      });
     s.steps.forEach((step, j) => {
       t += step.gapS * 1000 + (step.n % 1000);
       const at = { timestamp: iso(t), ...who };
@@ -165,7 +179,13 @@ function recordsOf(c: CaseSpec): JsonRecord[] {
       }
     });
     // An end stated in the data, after the session's last record in time.
-    if (s.end) out.push({ kind: 'end_session', timestamp: iso(t + 1000), ...who });
+    if (s.end)
+      out.push({
+        kind: 'end_session',
+        timestamp: iso(t + 1000),
+        ...who,
+        ...(attributes ? { plan: 'end', rating: k % 5 } : {}),
+      });
   });
   return out.map((r) => Object.fromEntries(Object.entries(r).filter(([, v]) => v !== undefined)));
 }
@@ -305,6 +325,7 @@ describe('import order, splits and kills do not change the stored state (issue 1
             ],
             end: true,
             conversations: true,
+            attributes: false,
           },
           {
             explicit: false,
@@ -320,6 +341,7 @@ describe('import order, splits and kills do not change the stored state (issue 1
             ],
             end: false,
             conversations: false,
+            attributes: false,
           },
           {
             explicit: false,
@@ -336,6 +358,7 @@ describe('import order, splits and kills do not change the stored state (issue 1
             ],
             end: false,
             conversations: true,
+            attributes: false,
           },
         ],
         traits: [false, false, false],
