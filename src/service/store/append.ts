@@ -108,9 +108,6 @@ class Nulls {
 }
 
 const INLINE = 12;
-const ASSIGNED = 0;
-const INLINED = 1;
-const REPEATED = 2;
 
 /**
  * Text into a VARCHAR vector of `duckdb_string_t`s (16 bytes: the length, then up to 12 bytes inline,
@@ -118,12 +115,14 @@ const REPEATED = 2;
  * ASCII nor equal to the row before crosses the binding, one call each (DuckDB copies it into the
  * heap); short ASCII is written inline, and a repeat (a batch's project, session, user, event name)
  * copies the 16 bytes of the row it repeats, pointer included, which stays valid in the same vector.
- * Most values of a batch repeat the row before. Building the columns took the service's thread
- * 1.07 s per 100k imported turns with a call per value (node-api's vectors), 0.54 s this way.
+ * Most values of a batch repeat the row before. In a profile of a 100k-turn import, building the
+ * columns took the service's thread 1.07 s with a call per value (node-api's vectors), 0.54 s this way
+ * (`npm run bench -- ingest` times this path as its data-chunk yardstick).
  */
 function writeTexts({ vector, column, from, size, nulls, type }: Fill): void {
-  const how = new Uint8Array(size);
-  const repeats = new Int32Array(size);
+  // Per row: written inline into \`local\`, or the earlier row it repeats (-1: neither).
+  const inlined = new Uint8Array(size);
+  const repeats = new Int32Array(size).fill(-1);
   let local: Int32Array<ArrayBufferLike> = new Int32Array(size * 4);
   let bytes: Uint8Array<ArrayBufferLike> = new Uint8Array(local.buffer);
   let previous: string | undefined;
@@ -134,13 +133,10 @@ function writeTexts({ vector, column, from, size, nulls, type }: Fill): void {
     const v = column[from + i];
     if (v === null || v === undefined) {
       nulls.set(i);
-      how[i] = REPEATED;
-      repeats[i] = -1;
       continue;
     }
     if (typeof v !== 'string') throw refused(type, v);
     if (v === previous) {
-      how[i] = REPEATED;
       repeats[i] = previousRow;
       written++;
       continue;
@@ -151,11 +147,10 @@ function writeTexts({ vector, column, from, size, nulls, type }: Fill): void {
       // The slot is fresh (zeros): the bytes past the text stay zero, as in DuckDB's own strings.
       local[i * 4] = v.length;
       for (let k = 0; k < v.length; k++) bytes[i * 16 + 4 + k] = v.charCodeAt(k);
-      how[i] = INLINED;
+      inlined[i] = 1;
       written++;
       continue;
     }
-    how[i] = ASSIGNED;
     duckdb.vector_assign_string_element(vector, i, v);
     assigned++;
   }
@@ -164,13 +159,14 @@ function writeTexts({ vector, column, from, size, nulls, type }: Fill): void {
     // The assigned rows' string_t's, as DuckDB wrote them, under the inlined ones.
     const current = duckdb.vector_get_data(vector, size * 16);
     const slots = new Int32Array(current.buffer, current.byteOffset, size * 4);
-    for (let i = 0; i < size; i++) if (how[i] === INLINED) copySlot(slots, i, local, i);
+    for (let i = 0; i < size; i++) if (inlined[i] === 1) copySlot(slots, i, local, i);
     local = slots;
     bytes = current;
   }
+  // In row order: a repeat's source row is earlier, so its slot is final by then.
   for (let i = 0; i < size; i++) {
     const source = repeats[i]!;
-    if (how[i] === REPEATED && source >= 0) copySlot(local, i, local, source);
+    if (source >= 0) copySlot(local, i, local, source);
   }
   // Never shared memory: the buffer is ours, or the copy the binding made.
   duckdb.copy_data_to_vector(vector, 0, bytes.buffer as ArrayBuffer, bytes.byteOffset, size * 16);

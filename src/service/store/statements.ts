@@ -14,7 +14,7 @@ import type { Queryable } from './database.js';
 export type StoreValue = DuckDBValue;
 
 /** A list parameter whose element type the driver infers from its values (use `texts`/`ints` when a list may start with NULL). */
-export const list = (values: readonly StoreValue[]): StoreValue => listValue([...values]);
+export const list = (values: readonly StoreValue[]): StoreValue => listValue(values);
 
 /**
  * Typed parameters for batched statements: a whole batch travels as a few list parameters that SQL
