@@ -14,6 +14,7 @@ function item(i: number): Staged {
     g: `2user${x % 13}`,
     ms: x % 5 === 0 ? null : (x * 37) % 101,
     r: 2,
+    opens: false,
     h: `h${(i * 104729) % 1013}`,
     kind: 'turn',
     event: {

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { compareStaged, fromLine, type Staged, sizeOf, toLine } from './staging.js';
+import { compareStaged, fromLine, type SortKeys, type Staged, toLine } from './staging.js';
 
 export interface SortOptions {
   /** Where spill files go (a fresh folder is made inside and removed afterwards). */
@@ -14,7 +14,23 @@ export interface SortOptions {
 
 const DEFAULT_BUDGET = 48 * 1024 * 1024;
 
-async function writeRun(path: string, items: readonly Staged[]): Promise<void> {
+/**
+ * A record as the sort holds it: its keys and its spill line. Held whole, a record's nested objects
+ * all survived the young generation's collections until its run was written; as one string, the
+ * objects die young, where collecting them costs nothing.
+ */
+interface Held extends SortKeys {
+  line: string;
+}
+
+function hold(s: Staged): Held {
+  return { g: s.g, ms: s.ms, r: s.r, h: s.h, opens: s.opens, line: toLine(s) };
+}
+
+/** A held record's size in memory: its strings at two bytes a character (at most), and the object. */
+const heldBytes = (h: Held): number => 2 * (h.line.length + h.g.length + h.h.length) + 120;
+
+async function writeRun(path: string, items: readonly Held[]): Promise<void> {
   const out = createWriteStream(path, { mode: 0o600 });
   const done = new Promise<void>((resolve, reject) => {
     out.on('finish', resolve);
@@ -22,7 +38,7 @@ async function writeRun(path: string, items: readonly Staged[]): Promise<void> {
   });
   let chunk = '';
   for (const item of items) {
-    chunk += `${toLine(item)}\n`;
+    chunk += `${item.line}\n`;
     if (chunk.length > 1 << 20) {
       const flowing = out.write(chunk);
       chunk = '';
@@ -110,7 +126,7 @@ class Heads {
  * Memory is the budget plus one record per run file, whatever the input's size.
  */
 export class ExternalSorter {
-  private buffer: Staged[] = [];
+  private buffer: Held[] = [];
   private held = 0;
   private dir: string | undefined;
   private readonly runs: string[] = [];
@@ -153,8 +169,9 @@ export class ExternalSorter {
 
   /** Holds a record; when `full`, the caller awaits `spill()` before adding more. */
   add(item: Staged): void {
-    this.buffer.push(item);
-    this.held += sizeOf(item);
+    const h = hold(item);
+    this.buffer.push(h);
+    this.held += heldBytes(h);
   }
 
   get full(): boolean {
@@ -177,7 +194,7 @@ export class ExternalSorter {
     if (this.runs.length === 0) {
       const items = this.buffer.sort(compareStaged);
       this.buffer = [];
-      yield* items;
+      for (const item of items) yield fromLine(item.line);
       return;
     }
     if (this.buffer.length > 0) await this.spill();

@@ -9,13 +9,7 @@ import type { MappedRecord, RecordKind, RecordValue, SourceRef, WireJson } from 
  * without a session id), then by time (records without one last), then by rank (a start before the
  * content at the same instant, ends after it), then by content hash.
  */
-export interface Staged {
-  /** Group key: `0` identity records, `1<session_id>`, `2<user or device key>`, `3<hash>` (no key). */
-  g: string;
-  ms: number | null;
-  r: number;
-  /** sha256 (base64url) of the mapped event with no derived ids in it: the record's content. */
-  h: string;
+export interface Staged extends SortKeys {
   kind: RecordKind;
   event: WireJson;
   key: string | null;
@@ -39,6 +33,7 @@ export function stage(m: MappedRecord, keepRaw: boolean): Staged {
     // Same instant: a start first, ends last, so "ended before its last turn" cannot come from ties.
     r: eventRank(m.event),
     h,
+    opens: opens(m.event),
     kind: m.kind,
     event: m.event,
     key: m.key ?? null,
@@ -47,12 +42,23 @@ export function stage(m: MappedRecord, keepRaw: boolean): Staged {
   };
 }
 
-/** An explicit session start opens its session whatever its time (as the service replays one). */
-const opens = (s: Staged): boolean => s.event.type === 'start_session';
+/** What the sort compares: a staged record's keys, whether held whole or as its spill line. */
+export interface SortKeys {
+  /** Group key: `0` identity records, `1<session_id>`, `2<user or device key>`, `3<hash>` (no key). */
+  g: string;
+  ms: number | null;
+  r: number;
+  /** sha256 (base64url) of the mapped event with no derived ids in it: the record's content. */
+  h: string;
+  /** An explicit session start opens its session whatever its time (as the service replays one). */
+  opens: boolean;
+}
 
-export function compareStaged(a: Staged, b: Staged): number {
+const opens = (event: WireJson): boolean => event.type === 'start_session';
+
+export function compareStaged(a: SortKeys, b: SortKeys): number {
   if (a.g !== b.g) return a.g < b.g ? -1 : 1;
-  if (opens(a) !== opens(b)) return opens(a) ? -1 : 1;
+  if (a.opens !== b.opens) return a.opens ? -1 : 1;
   if (a.ms !== b.ms) {
     if (a.ms === null) return 1;
     if (b.ms === null) return -1;
@@ -84,17 +90,5 @@ export function fromLine(line: string): Staged {
     number,
     RecordValue | null,
   ];
-  return { g, ms, r, h, kind, event, key, source: { file, line: sourceLine }, raw };
-}
-
-/** A rough size in memory, to decide when to spill (the event's JSON length is the bulk of it). */
-export function sizeOf(s: Staged): number {
-  let n = 400 + s.g.length * 2;
-  for (const k in s.event) {
-    const v = s.event[k];
-    n += 40 + (typeof v === 'string' ? v.length * 2 : typeof v === 'object' && v !== null ? 200 : 16);
-    if (typeof v === 'object' && v !== null)
-      for (const x of Object.values(v)) n += typeof x === 'string' ? x.length * 2 + 40 : 40;
-  }
-  return n;
+  return { g, ms, r, h, opens: opens(event), kind, event, key, source: { file, line: sourceLine }, raw };
 }
