@@ -58,8 +58,9 @@ describe('appendColumns (the store: callers give plain values)', () => {
   });
 
   it('stores every text as given: inline, repeated, long, non-ASCII, empty and NULL, across chunks', async () => {
-    // Texts are written three ways (inline when short ASCII, a copy of the row before when equal, and
-    // through the binding otherwise); runs of equal values, NULLs between them and chunk edges mix them.
+    // Texts are written three ways (inline up to 12 bytes, a copy of the row before when equal, and
+    // longer ones packed end to end behind pointers); runs of equal values, NULLs between them and
+    // chunk edges mix them.
     const pool = [
       '',
       'a',
@@ -98,10 +99,42 @@ describe('appendColumns (the store: callers give plain values)', () => {
         const counts = new Map<string, number>();
         for (const t of texts) if (t !== null) counts.set(t, (counts.get(t) ?? 0) + 1);
         expect(new Map(groups.map((g) => [g.s, Number(g.n)]))).toEqual(counts);
+        await expectByteOrder(name, texts);
       }),
       { numRuns: 25 },
     );
   });
+
+  it('packs long texts past one crossing’s bytes, and a text longer than that alone', async () => {
+    const texts = Array.from({ length: 5000 }, (_, i) =>
+      i === 3000
+        ? `é${'y'.repeat(1_500_000)}`
+        : `${i % 3 === 0 ? 'ü' : 'u'}${i}:${'z'.repeat(1000 + (i % 700))}`,
+    );
+    await db.write(async (tx) => {
+      await tx.run('CREATE TABLE packed (i INTEGER, s VARCHAR)');
+      await appendColumns(tx, 'packed', [texts.map((_, i) => i), texts]);
+    });
+    const rows = await db.read.all<{ s: string }>('SELECT s FROM packed ORDER BY i');
+    expect(rows.length).toBe(texts.length);
+    rows.forEach((row, i) => {
+      if (row.s !== texts[i]) throw new Error(`row ${i} differs`);
+    });
+    await expectByteOrder('packed', texts);
+  });
+
+  /** DuckDB orders text by its UTF-8 bytes, comparing the slots' 4-byte prefixes first. */
+  async function expectByteOrder(table: string, texts: ReadonlyArray<string | null>): Promise<void> {
+    const order = await db.read.all<{ i: number }>(
+      `SELECT i FROM ${table} WHERE s IS NOT NULL ORDER BY s, i`,
+    );
+    const expected = texts
+      .map((t, i) => ({ t, i }))
+      .filter((x): x is { t: string; i: number } => x.t !== null)
+      .sort((a, b) => Buffer.compare(Buffer.from(a.t), Buffer.from(b.t)) || a.i - b.i)
+      .map((x) => x.i);
+    expect(order.map((r) => r.i)).toEqual(expected);
+  }
 
   it('joins the open transaction: rows appended in a write that fails are not stored', async () => {
     const before = await db.read.one<{ c: bigint }>('SELECT count(*) AS c FROM t');

@@ -111,24 +111,22 @@ const INLINE = 12;
 
 /**
  * Text into a VARCHAR vector of `duckdb_string_t`s (16 bytes: the length, then up to 12 bytes inline,
- * or a 4-byte prefix and a pointer into the vector's own string heap). Only text that is neither short
- * ASCII nor equal to the row before crosses the binding, one call each (DuckDB copies it into the
- * heap); short ASCII is written inline, and a repeat (a batch's project, session, user, event name)
- * copies the 16 bytes of the row it repeats, pointer included, which stays valid in the same vector.
- * Most values of a batch repeat the row before. In a profile of a 100k-turn import, building the
- * columns took the service's thread 1.07 s with a call per value (node-api's vectors), 0.54 s this way
- * (`npm run bench -- ingest` times this path as its data-chunk yardstick).
+ * or a 4-byte prefix and a pointer into the vector's own string heap). Short ASCII is written inline;
+ * a repeat (a batch's project, session, user, event name) copies the 16 bytes of the row it repeats;
+ * every other text is joined end to end with the others, and the lot crosses the binding as one text
+ * (DuckDB copies it into the vector's heap), each row's slot pointing at its own bytes there. In
+ * profiles of a 100k-turn import, building the columns took the service's thread 1.07 s with a call
+ * per value (node-api's vectors), 0.53-0.57 s with a call per text neither short ASCII nor a repeat,
+ * and 0.39-0.42 s this way (`npm run bench -- ingest` times this path as its data-chunk yardstick).
  */
 function writeTexts({ vector, column, from, size, nulls, type }: Fill): void {
-  // Per row: written inline into \`local\`, or the earlier row it repeats (-1: neither).
-  const inlined = new Uint8Array(size);
+  const slots = new Int32Array(size * 4);
+  const slotBytes = new Uint8Array(slots.buffer);
+  const joined = new JoinedTexts(vector, slots);
+  // Per row: the earlier row it repeats (-1: none).
   const repeats = new Int32Array(size).fill(-1);
-  let local: Int32Array<ArrayBufferLike> = new Int32Array(size * 4);
-  let bytes: Uint8Array<ArrayBufferLike> = new Uint8Array(local.buffer);
   let previous: string | undefined;
   let previousRow = -1;
-  let assigned = 0;
-  let written = 0;
   for (let i = 0; i < size; i++) {
     const v = column[from + i];
     if (v === null || v === undefined) {
@@ -138,43 +136,99 @@ function writeTexts({ vector, column, from, size, nulls, type }: Fill): void {
     if (typeof v !== 'string') throw refused(type, v);
     if (v === previous) {
       repeats[i] = previousRow;
-      written++;
       continue;
     }
     previous = v;
     previousRow = i;
     if (v.length <= INLINE && isAscii(v)) {
       // The slot is fresh (zeros): the bytes past the text stay zero, as in DuckDB's own strings.
-      local[i * 4] = v.length;
-      for (let k = 0; k < v.length; k++) bytes[i * 16 + 4 + k] = v.charCodeAt(k);
-      inlined[i] = 1;
-      written++;
+      slots[i * 4] = v.length;
+      for (let k = 0; k < v.length; k++) slotBytes[i * 16 + 4 + k] = v.charCodeAt(k);
       continue;
     }
-    duckdb.vector_assign_string_element(vector, i, v);
-    assigned++;
+    joined.add(i, v);
   }
-  if (written === 0) return;
-  if (assigned > 0) {
-    // The assigned rows' string_t's, as DuckDB wrote them, under the inlined ones.
-    const current = duckdb.vector_get_data(vector, size * 16);
-    const slots = new Int32Array(current.buffer, current.byteOffset, size * 4);
-    for (let i = 0; i < size; i++) if (inlined[i] === 1) copySlot(slots, i, local, i);
-    local = slots;
-    bytes = current;
-  }
+  joined.flush();
   // In row order: a repeat's source row is earlier, so its slot is final by then.
   for (let i = 0; i < size; i++) {
     const source = repeats[i]!;
-    if (source >= 0) copySlot(local, i, local, source);
+    if (source >= 0) copySlot(slots, i, slots, source);
   }
-  // Never shared memory: the buffer is ours, or the copy the binding made.
-  duckdb.copy_data_to_vector(vector, 0, bytes.buffer as ArrayBuffer, bytes.byteOffset, size * 16);
+  duckdb.copy_data_to_vector(vector, 0, slots.buffer, 0, size * 16);
 }
 
 function isAscii(v: string): boolean {
   for (let k = 0; k < v.length; k++) if (v.charCodeAt(k) > 0x7f) return false;
   return true;
+}
+
+/** Bytes of joined text that cross the binding in one call (a chunk of large events takes several). */
+const SEGMENT_BYTES = 1 << 20;
+
+/**
+ * The texts of a vector that cross the binding, joined. `flush` encodes them as one text, assigns it
+ * to the first of their rows and reads back where DuckDB's heap holds it; each row's slot then gets
+ * its length, and its bytes inline (up to 12) or its 4-byte prefix and a pointer to them.
+ */
+class JoinedTexts {
+  private texts: string[] = [];
+  private rows: number[] = [];
+  private length = 0;
+
+  constructor(
+    private readonly vector: duckdb.Vector,
+    private readonly slots: Int32Array,
+  ) {}
+
+  add(row: number, text: string): void {
+    // UTF-16 units: a byte each in ASCII, up to three otherwise.
+    if (this.length > 0 && 3 * (this.length + text.length) > SEGMENT_BYTES) this.flush();
+    this.texts.push(text);
+    this.rows.push(row);
+    this.length += text.length;
+  }
+
+  /** Where each text's bytes start in the encoded whole: at its offset in the text when all ASCII. */
+  private starts(encoded: Buffer): number[] {
+    const starts: number[] = [];
+    const ascii = encoded.length === this.length;
+    let at = 0;
+    for (const text of this.texts) {
+      starts.push(at);
+      at += ascii ? text.length : Buffer.byteLength(text, 'utf8');
+    }
+    if (at !== encoded.length) throw new Error('a text changed its UTF-8 length while appended');
+    starts.push(at);
+    return starts;
+  }
+
+  flush(): void {
+    const first = this.rows[0];
+    if (first === undefined) return;
+    const encoded = Buffer.from(this.texts.join(''), 'utf8');
+    const starts = this.starts(encoded);
+    duckdb.vector_assign_string_element_len(this.vector, first, encoded);
+    const data = duckdb.vector_get_data(this.vector, (first + 1) * 16);
+    const words = new Int32Array(data.buffer, data.byteOffset + first * 16, 4);
+    const low = words[2]! >>> 0;
+    const high = words[3]!;
+    const slotBytes = new Uint8Array(this.slots.buffer);
+    for (let k = 0; k < this.rows.length; k++) {
+      const t = this.rows[k]! * 4;
+      const start = starts[k]!;
+      const length = starts[k + 1]! - start;
+      this.slots[t] = length;
+      const shown = length <= INLINE ? length : 4;
+      for (let b = 0; b < shown; b++) slotBytes[t * 4 + 4 + b] = encoded[start + b]!;
+      if (length <= INLINE) continue;
+      const sum = low + start;
+      this.slots[t + 2] = sum | 0;
+      this.slots[t + 3] = sum >= TWO_32 ? high + 1 : high;
+    }
+    this.texts = [];
+    this.rows = [];
+    this.length = 0;
+  }
 }
 
 function copySlot(to: Int32Array, row: number, from: Int32Array, fromRow: number): void {
