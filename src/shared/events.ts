@@ -12,6 +12,7 @@ import {
   type WireType,
   wireErrorMap,
 } from './event-bodies.js';
+import { surelyWithin } from './json-bound.js';
 import { LIMITS } from './limits.js';
 import { FORBIDDEN_KEYS, propertyValueSchema, scalarSchema } from './primitives.js';
 import { wireParser } from './wire-parsers.js';
@@ -163,7 +164,7 @@ export function parseWireEventRaw(
   scan = true,
 ): Parsed<WireEvent> {
   if (!isPlainObject(raw)) return fail([], 'must be an event object');
-  if (scan) {
+  if (scan && !surelyWithin(raw, eventBytes)) {
     const { bytes, forbidden } = scanJson(raw);
     if (bytes > eventBytes) return fail([], `event is ${bytes} bytes; at most ${eventBytes} allowed`);
     if (forbidden.length > 0) return { ok: false, issues: forbidden };
