@@ -214,6 +214,14 @@ describe('mapRecord: JSONL', () => {
   });
 });
 
+describe('mapRecord: size', () => {
+  it('refuses an event over the size limit, naming its size', () => {
+    const properties = { note: 'x'.repeat(1_100_000) };
+    const out = mapRecord(jsonl({ kind: 'event', event: 'Note', user_id: 'u1', properties }), planOf());
+    expect(reason(out)).toMatch(/^event is \d+ bytes; at most 1048576 allowed$/);
+  });
+});
+
 describe('buildMappingSpec', () => {
   it('names the flag of a bad mapping', () => {
     expect(buildMappingSpec({ tz: 'UTC', map: ['user'] })).toMatchObject({

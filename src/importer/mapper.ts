@@ -6,6 +6,7 @@ import {
   type WireEventKind,
   wireErrorMap,
 } from '../shared/events.js';
+import { surelyWithin } from '../shared/json-bound.js';
 import { LIMITS } from '../shared/limits.js';
 import { wireParser } from '../shared/wire-parsers.js';
 import { collect, FieldError, FieldReader } from './event-builder.js';
@@ -45,26 +46,14 @@ const WIRE_KIND: Record<Exclude<RecordKind, 'wire'>, WireEventKind> = {
   end_session: 'end_session',
 };
 
-/** An upper bound of the event's JSON size: each char escapes to at most 6 bytes. */
-function sizeBound(event: WireJson): number {
-  let n = 512;
-  for (const k in event) {
-    const v = event[k];
-    if (typeof v === 'string') n += 6 * v.length + k.length;
-    else if (typeof v === 'object' && v !== null)
-      for (const x of Object.values(v)) n += 6 * String(x).length + 110;
-  }
-  return n;
-}
-
 /**
  * The shared schema of the event's kind decides validity (the same zod schema the service uses).
  * parseWireEventRaw would first walk the event for its size and reserved keys; this builder never
- * writes reserved keys (collect refuses them), and the size is bounded cheaply, measured only when
+ * writes reserved keys (collect refuses them), and the size is bounded cheaply (surelyWithin), measured only when
  * the bound is too high: a third of the mapping time on large imports.
  */
 function validate(kind: Exclude<RecordKind, 'wire'>, event: WireJson): string | undefined {
-  if (sizeBound(event) > LIMITS.eventBytes) {
+  if (!surelyWithin(event, LIMITS.eventBytes)) {
     const bytes = Buffer.byteLength(JSON.stringify(event));
     if (bytes > LIMITS.eventBytes) return `event is ${bytes} bytes; at most ${LIMITS.eventBytes} allowed`;
   }
