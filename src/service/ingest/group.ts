@@ -117,6 +117,9 @@ export async function planGroup(
   const planners: Planner[] = [];
   try {
     const planned = new Set<string>();
+    // Sessions earlier requests of the group touched, kept as they grow (a union per request was
+    // quadratic in the group's requests).
+    const earlier = new Set<string>();
     for (const job of jobs) {
       const duplicate = await findDuplicates(q, cache, job.events, planned);
       await prefetch(
@@ -125,10 +128,11 @@ export async function planGroup(
         job.events.filter((_, i) => !duplicate[i]),
       );
       timer.lap('load');
-      const planner = new Planner(cache, job.receivedAt, ch, touchedBy(planners).sessions);
+      const planner = new Planner(cache, job.receivedAt, ch, new Set(earlier));
       planners.push(planner);
       planner.plan(job.events, duplicate);
       refuse(planner, job.options);
+      for (const id of planner.touched.sessions) earlier.add(id);
       job.events.forEach((e, i) => {
         if (!duplicate[i] && e.event_id !== undefined) planned.add(e.event_id);
       });
