@@ -55,3 +55,31 @@ describe('Ingestor pipelining', () => {
     expect(row).toEqual({ started: Date.parse(at(10)) / 1000, last: Date.parse(at(40)) / 1000 });
   });
 });
+
+describe('Ingestor groups', () => {
+  it('replays a stored session one request of a group reopens, after another request of the group added to it', async () => {
+    const opened = { type: 'start_session', session_id: 'r', device_id: 'd', timestamp: at(20) };
+    await ingestor.ingest(scope, events([opened, turn('r', 20), turn('r', 25)]), Date.now());
+    // The first request is a group of its own; the next two wait together: one adds to session r,
+    // the other reaches back before r's start, so r is replayed with it.
+    const other = { type: 'start_session', session_id: 'x', device_id: 'd', timestamp: at(1) };
+    const first = ingestor.ingest(scope, events([other]), Date.now());
+    const adds = ingestor.ingest(scope, events([turn('r', 30)]), Date.now());
+    const reopens = ingestor.ingest(scope, events([turn('r', 5)]), Date.now());
+    await expect(Promise.all([first, adds, reopens])).resolves.toEqual([
+      { accepted: 1, duplicates: 0 },
+      { accepted: 1, duplicates: 0 },
+      { accepted: 1, duplicates: 0 },
+    ]);
+    const turns = await db.read.all<{ s: number }>(
+      `SELECT epoch(ts)::INTEGER AS s FROM events
+        WHERE project_id = 'p' AND session_id = 'r' AND event = 'Conversation Turn' ORDER BY ts`,
+    );
+    expect(turns.map((t) => t.s)).toEqual([5, 20, 25, 30].map((s) => Date.parse(at(s)) / 1000));
+    const row = await db.read.one<{ started: number; last: number }>(
+      `SELECT epoch(started_at)::INTEGER AS started, epoch(last_event_at)::INTEGER AS last
+         FROM sessions WHERE project_id = 'p' AND session_id = 'r'`,
+    );
+    expect(row).toEqual({ started: Date.parse(at(5)) / 1000, last: Date.parse(at(30)) / 1000 });
+  });
+});
