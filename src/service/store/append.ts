@@ -209,6 +209,7 @@ class JoinedTexts {
     const starts = this.starts(encoded);
     duckdb.vector_assign_string_element_len(this.vector, first, encoded);
     const data = duckdb.vector_get_data(this.vector, (first + 1) * 16);
+    // A pointer when the whole is longer than 12 bytes, as it is whenever some row's text is.
     const words = new Int32Array(data.buffer, data.byteOffset + first * 16, 4);
     const low = words[2]! >>> 0;
     const high = words[3]!;
