@@ -175,10 +175,14 @@ class JoinedTexts {
   private rows: number[] = [];
   private length = 0;
 
+  private readonly slotBytes: Uint8Array;
+
   constructor(
     private readonly vector: duckdb.Vector,
     private readonly slots: Int32Array,
-  ) {}
+  ) {
+    this.slotBytes = new Uint8Array(slots.buffer);
+  }
 
   add(row: number, text: string): void {
     // UTF-16 units: a byte each in ASCII, up to three otherwise.
@@ -213,14 +217,13 @@ class JoinedTexts {
     const words = new Int32Array(data.buffer, data.byteOffset + first * 16, 4);
     const low = words[2]! >>> 0;
     const high = words[3]!;
-    const slotBytes = new Uint8Array(this.slots.buffer);
     for (let k = 0; k < this.rows.length; k++) {
       const t = this.rows[k]! * 4;
       const start = starts[k]!;
       const length = starts[k + 1]! - start;
       this.slots[t] = length;
       const shown = length <= INLINE ? length : 4;
-      for (let b = 0; b < shown; b++) slotBytes[t * 4 + 4 + b] = encoded[start + b]!;
+      for (let b = 0; b < shown; b++) this.slotBytes[t * 4 + 4 + b] = encoded[start + b]!;
       if (length <= INLINE) continue;
       const sum = low + start;
       this.slots[t + 2] = sum | 0;
