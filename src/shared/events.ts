@@ -91,7 +91,8 @@ function leafBytes(value: unknown): number {
 export function scanJson(value: unknown): { bytes: number; forbidden: RawIssue[] } {
   // Most events never get here (parseWireEventRaw tries surelyWithin first). Fast path: one native
   // serialization gives the size, and a text that never mentions a forbidden name (keys are written
-  // verbatim, these names need no escaping) holds none. Deep nesting (RangeError) and values JSON cannot hold (BigInt) take the walk below.
+  // verbatim, these names need no escaping) holds none. Deep nesting (RangeError) and values JSON
+  // cannot hold (BigInt) take the walk below.
   let text: string | undefined;
   try {
     text = JSON.stringify(value);
