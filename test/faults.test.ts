@@ -64,10 +64,15 @@ describe('delivery faults', () => {
 
   it('survives a throttled service whose answers sometimes arrive after the client gave up', async () => {
     const serve = await startServe(['--data-dir', join(dir.path, 'slow'), ...creds]);
-    // Every third answer takes 4 s against a 2 s timeout: the service has committed the batch, the
-    // client times out and sends it again, and the service acknowledges the repeat as duplicates.
-    // (The margins are wide so that ordinary answers on a loaded CI machine never look slow.)
-    const proxy = await startControlledProxy(serve.info.url, { delayMs: 4_000, slowEvery: 3 });
+    // Every third answer, four times, takes 4 s against a 2 s timeout: the service has committed the
+    // batch, the client times out and sends it again, and the service acknowledges the repeat as
+    // duplicates. (The margins are wide so that ordinary answers on a loaded CI machine never look
+    // slow; delaying every third answer to the end cost ~45 s of waiting and proved nothing more.)
+    const proxy = await startControlledProxy(serve.info.url, {
+      delayMs: 4_000,
+      slowEvery: 3,
+      slowAtMost: 4,
+    });
     try {
       const result = await importVia(proxy.url, ['--timeout', '2000', '--retries', '8', '--json']);
       expect(result.code).toBe(0);

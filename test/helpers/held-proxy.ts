@@ -13,6 +13,8 @@ export interface ProxyBehaviour {
   delayMs?: number;
   /** Only every n-th answer is delayed (default: every one). */
   slowEvery?: number;
+  /** Delay at most this many answers (default: no limit). */
+  slowAtMost?: number;
   /** From this forwarded request on, keep the upstream's answer and never reply: the ack is lost. */
   holdFrom?: number;
 }
@@ -29,7 +31,7 @@ export async function startControlledProxy(
   behaviour: ProxyBehaviour,
 ): Promise<ControlledProxy> {
   const sockets = new Set<import('node:net').Socket>();
-  const state = { forwarded: 0 };
+  const state = { forwarded: 0, slowed: 0 };
   const server: Server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const payload = await body(req);
     const headers = Object.fromEntries(
@@ -43,7 +45,12 @@ export async function startControlledProxy(
     const text = await answer.text();
     state.forwarded += 1;
     if (behaviour.holdFrom !== undefined && state.forwarded >= behaviour.holdFrom) return;
-    if (behaviour.delayMs && state.forwarded % (behaviour.slowEvery ?? 1) === 0) {
+    if (
+      behaviour.delayMs &&
+      state.forwarded % (behaviour.slowEvery ?? 1) === 0 &&
+      state.slowed < (behaviour.slowAtMost ?? Number.POSITIVE_INFINITY)
+    ) {
+      state.slowed += 1;
       await new Promise((resolve) => setTimeout(resolve, behaviour.delayMs));
     }
     res.writeHead(answer.status, {
