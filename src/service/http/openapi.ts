@@ -4,7 +4,22 @@ import type { RouteSpec } from './route.js';
 
 type JsonSchema = Record<string, unknown>;
 
+/** Accepting schemas whose description is another schema's: see `documentedAs`. */
+const documentedShapes = new WeakMap<z.ZodType, z.ZodType>();
+
+/**
+ * `accepting` validates; the OpenAPI document describes it as `shape`. The shape's JSON Schema is
+ * built only when the document is: building the event routes' at registration cost every embedded
+ * command ~25 ms of start-up, and few ever ask for the document.
+ */
+export function documentedAs<T extends z.ZodType>(accepting: T, shape: z.ZodType): T {
+  documentedShapes.set(accepting, shape);
+  return accepting;
+}
+
 function schemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const shape = documentedShapes.get(schema);
+  if (shape) return schemaOf(shape, 'input');
   // `unrepresentable: 'any'` keeps transforms and refinements from aborting the document.
   const json = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
   delete json.$schema;

@@ -13,6 +13,7 @@ import {
 import type { Limits } from '../../shared/limits.js';
 import { invalidInput } from '../errors.js';
 import { checkedBodyBytes } from '../http/json-body.js';
+import { documentedAs } from '../http/openapi.js';
 import { route } from '../http/route.js';
 import type { Scope } from '../identity/identity.js';
 import type { EventSource, Ingestor } from './ingestor.js';
@@ -22,11 +23,7 @@ import type { EventSource, Ingestor } from './ingestor.js';
  * validates with the shared dispatchers instead, whose issues name one event kind's fields (a union
  * would report every branch) and are capped for a 2,000-event queue body.
  */
-function documented(shape: z.ZodType): z.ZodType<unknown> {
-  const json = z.toJSONSchema(shape, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  delete json.$schema;
-  return z.unknown().meta(json);
-}
+const documented = (shape: z.ZodType): z.ZodType<unknown> => documentedAs(z.unknown(), shape);
 
 const withoutIndex = (issue: Issue): Issue => ({ ...issue, path: issue.path.replace(/^\[0\]\.?/, '') });
 
