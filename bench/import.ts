@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -77,6 +77,15 @@ async function casServe(dataDir: string): Promise<{ url: string; child: ChildPro
   return { url, child };
 }
 
+function flushToDisk(file: string): void {
+  const fd = openSync(file, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 const flag = (args: string[], name: string): string | undefined =>
   args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -126,9 +135,11 @@ export async function run(args: string[]): Promise<void> {
           ]
         : []),
     ];
-    // The yardstick's first run in a process took 7.1 s where the next ones took 4.5 s (the same
-    // 300k file): warm it once, on the small file, so the first row is not flattered.
-    await nativeImport(at(Math.floor(n / 3), 'sorted', 'csv'), join(dir, 'native-warm-up'));
+    // The files just written (~700 MB) are flushed before anything is timed: otherwise the kernel
+    // writes them back during the first rows, whose yardstick took 7.1 s against 4.3-4.7 s for the
+    // same file run alone, flattering that row to 0.40.
+    for (const byOrder of Object.values(files))
+      for (const pair of Object.values(byOrder)) for (const file of Object.values(pair)) flushToDisk(file);
     const bigRss: number[] = [];
     for (const [size, format, order] of cases) {
       const file = at(size, order, format);
