@@ -117,8 +117,8 @@ export async function planGroup(
   const planners: Planner[] = [];
   try {
     const planned = new Set<string>();
-    // Sessions earlier requests of the group touched, kept as they grow (a union per request was
-    // quadratic in the group's requests).
+    // Sessions earlier requests of the group touched, kept as they grow and read only while the next
+    // request is planned (a union, or a copy, per request was quadratic in the group's requests).
     const earlier = new Set<string>();
     for (const job of jobs) {
       const duplicate = await findDuplicates(q, cache, job.events, planned);
@@ -128,9 +128,9 @@ export async function planGroup(
         job.events.filter((_, i) => !duplicate[i]),
       );
       timer.lap('load');
-      const planner = new Planner(cache, job.receivedAt, ch, new Set(earlier));
+      const planner = new Planner(cache, job.receivedAt, ch);
       planners.push(planner);
-      planner.plan(job.events, duplicate);
+      planner.plan(job.events, duplicate, earlier);
       refuse(planner, job.options);
       for (const id of planner.touched.sessions) earlier.add(id);
       job.events.forEach((e, i) => {

@@ -57,15 +57,18 @@ export class Planner {
     readonly receivedAt: number,
     /** Shared by the requests of one transaction, whose identity rows are written together. */
     readonly ch: IdentityChanges = new IdentityChanges(),
-    /** Sessions earlier requests of the same transaction touched (they cannot be reopened here). */
-    readonly earlier: ReadonlySet<string> = new Set(),
   ) {}
 
   get maps(): IdentityMaps {
     return this.cache.identity;
   }
 
-  plan(events: readonly WireEvent[], duplicate: readonly boolean[]): void {
+  /** `earlier`: sessions earlier requests of the same transaction touched (they cannot be reopened here). */
+  plan(
+    events: readonly WireEvent[],
+    duplicate: readonly boolean[],
+    earlier: ReadonlySet<string> = new Set(),
+  ): void {
     const { replays, reroute } = reopenPlan(this.cache, events, duplicate, this.receivedAt);
     const planned = new Set<number>();
     events.forEach((e, index) => {
@@ -76,7 +79,7 @@ export class Planner {
       if (planned.has(index)) return;
       const replay = replays.get(index);
       if (replay) {
-        const touched = replay.sessions.find((id) => this.earlier.has(id));
+        const touched = replay.sessions.find((id) => earlier.has(id));
         if (touched !== undefined)
           throw new Error(
             `session "${touched}" is reopened after an earlier request of this group touched it`,
