@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { VERSION } from '../src/shared/version.js';
-import { cleanEnv } from './helpers/cli.js';
+import { cleanEnv, npmEnv } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -12,7 +12,7 @@ const npm = (args: string[], cwd = root) =>
   execFileSync('npm', [...args, '--ignore-scripts', '--no-audit', '--no-fund'], {
     cwd,
     encoding: 'utf8',
-    env: cleanEnv(),
+    env: npmEnv(),
     // A hung npm would block this worker (a sync call outlives the test timeout): cap it.
     timeout: 300_000,
     stdio: ['ignore', 'pipe', 'pipe'],

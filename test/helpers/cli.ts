@@ -20,6 +20,12 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return { ...env, NO_COLOR: '1', XDG_CONFIG_HOME: '/nonexistent-cas-config', ...extra };
 }
 
+/** `cleanEnv` plus the extra CA certificates vitest.config.ts set aside, for npm reaching the registry. */
+export function npmEnv(): NodeJS.ProcessEnv {
+  const ca = process.env.CAS_TEST_NODE_EXTRA_CA_CERTS;
+  return cleanEnv(ca === undefined ? {} : { NODE_EXTRA_CA_CERTS: ca });
+}
+
 /**
  * Runs the built CLI (bin/cas.js → dist/) as a child process, like a user's shell would. A run that
  * outlives `timeoutMs` is killed (its result then has code null and says so on stderr); without one,
