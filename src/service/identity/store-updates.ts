@@ -1,17 +1,21 @@
 import type { Queryable } from '../store/database.js';
-import { exec, int, ints, text, texts } from '../store/statements.js';
+import { exec, execWhile, int, ints, text, texts } from '../store/statements.js';
 import type { IdentityChanges, IdentityMaps } from './model.js';
 
-/** Existing users whose traits, primary id or created_at changed: one UPDATE for all of them. */
+/**
+ * Existing users whose traits, primary id or created_at changed: one UPDATE for all of them, with
+ * `meanwhile` (synchronous work) done while DuckDB runs it.
+ */
 export async function updateUsers(
   q: Queryable,
   project: string,
   maps: IdentityMaps,
   ch: IdentityChanges,
+  meanwhile: () => void = () => undefined,
 ): Promise<void> {
   const users = [...new Set([...ch.traitPatches.keys(), ...ch.primaryChanged, ...ch.createdAtLowered])];
   if (users.length === 0) return;
-  await exec(
+  await execWhile(
     q,
     `UPDATE users t SET
         traits = json_merge_patch(t.traits, m.patch::JSON),
@@ -26,6 +30,7 @@ export async function updateUsers(
       texts(users.map((u) => (ch.primaryChanged.has(u) ? maps.user(u).primaryId : null))),
       ints(users.map((u) => (ch.createdAtLowered.has(u) ? maps.user(u).createdAt : null))),
     ],
+    meanwhile,
   );
 }
 

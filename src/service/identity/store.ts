@@ -115,13 +115,15 @@ async function sequenceValues(q: Queryable, count: number): Promise<number[]> {
  * Writes what the rules changed: rows new in this work are appended once with their final values;
  * existing rows get one statement per table, and only when something changed. A merge moves one
  * pointer (users.canonical_user_id): ids, devices, sessions and events keep naming the anonymous
- * user and readers resolve them through it.
+ * user and readers resolve them through it. `meanwhile`: synchronous work to do while DuckDB runs
+ * the users UPDATE (see `execWhile`).
  */
 export async function writeIdentity(
   q: Queryable,
   project: string,
   maps: IdentityMaps,
   ch: IdentityChanges,
+  meanwhile: () => void = () => undefined,
 ): Promise<void> {
   if (ch.empty) return;
   const users = [...ch.newUsers.keys()];
@@ -149,7 +151,7 @@ export async function writeIdentity(
     devices.map((d) => maps.devices.get(d)!),
     devices.map(() => null),
   ]);
-  await updateUsers(q, project, maps, ch);
+  await updateUsers(q, project, maps, ch, meanwhile);
   await mergeUsers(q, project, maps, ch);
   if (ch.relinkedDevices.size > 0) {
     const relinked = [...ch.relinkedDevices];

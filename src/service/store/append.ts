@@ -1,5 +1,11 @@
 import { endianness } from 'node:os';
-import { DuckDBDataChunk, type DuckDBType, DuckDBTypeId, type DuckDBValue } from '@duckdb/node-api';
+import {
+  type DuckDBAppender,
+  DuckDBDataChunk,
+  type DuckDBType,
+  DuckDBTypeId,
+  type DuckDBValue,
+} from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
 import type { Queryable } from './database.js';
 
@@ -32,20 +38,36 @@ export async function appendColumns(
   await q.use(async (connection) => {
     const appender = await connection.createAppender(table);
     try {
-      const types = Array.from({ length: appender.columnCount }, (_, i) => appender.columnType(i));
-      if (types.length !== columns.length) {
-        throw new Error(`${table} has ${types.length} columns, ${columns.length} given`);
-      }
-      for (let from = 0; from < rowCount; from += CHUNK_ROWS) {
-        const size = Math.min(CHUNK_ROWS, rowCount - from);
-        const chunk = DuckDBDataChunk.create(types, size);
-        for (const [i, type] of types.entries()) fillColumn(chunk, i, type, columns[i]!, from, size);
-        appender.appendDataChunk(chunk);
-      }
+      for (const chunk of toChunks(table, appenderTypes(appender), columns)) appender.appendDataChunk(chunk);
     } finally {
       appender.closeSync();
     }
   });
+}
+
+/** The column types of the table an appender writes, in its column order. */
+export function appenderTypes(appender: DuckDBAppender): DuckDBType[] {
+  return Array.from({ length: appender.columnCount }, (_, i) => appender.columnType(i));
+}
+
+/** Rows given column by column as DuckDB data chunks of `types`; touches no connection. */
+export function toChunks(
+  table: string,
+  types: readonly DuckDBType[],
+  columns: ReadonlyArray<readonly CellValue[]>,
+): DuckDBDataChunk[] {
+  if (types.length !== columns.length) {
+    throw new Error(`${table} has ${types.length} columns, ${columns.length} given`);
+  }
+  const rowCount = columns[0]?.length ?? 0;
+  const chunks: DuckDBDataChunk[] = [];
+  for (let from = 0; from < rowCount; from += CHUNK_ROWS) {
+    const size = Math.min(CHUNK_ROWS, rowCount - from);
+    const chunk = DuckDBDataChunk.create(types, size);
+    for (const [i, type] of types.entries()) fillColumn(chunk, i, type, columns[i]!, from, size);
+    chunks.push(chunk);
+  }
+  return chunks;
 }
 
 function fillColumn(

@@ -72,8 +72,12 @@ export async function execWhile(
     try {
       prepared.bind(...split(params));
       const pending = prepared.run();
-      meanwhile();
-      await pending;
+      try {
+        meanwhile();
+      } finally {
+        // Even if `meanwhile` throws: the statement must end before it is destroyed.
+        await pending;
+      }
     } finally {
       prepared.destroySync();
     }
