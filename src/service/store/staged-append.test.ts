@@ -55,7 +55,9 @@ describe('StagedAppend (an append whose data chunks are made ahead of it)', () =
     expect(made).toBe(1);
     const rows = await stored(db, 'ahead');
     expect(rows).toHaveLength(2500);
-    rows.forEach((r, i) => expect(r).toEqual({ s: `ahead ${i} ✓`, ms: T0 + i * 1000, n: String(i) }));
+    rows.forEach((r, i) => {
+      expect(r).toEqual({ s: `ahead ${i} ✓`, ms: T0 + i * 1000, n: String(i) });
+    });
     expect(await stored(db, 'changed')).toEqual([]);
   });
 
