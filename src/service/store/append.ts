@@ -1,11 +1,5 @@
 import { endianness } from 'node:os';
-import {
-  type DuckDBAppender,
-  DuckDBDataChunk,
-  type DuckDBType,
-  DuckDBTypeId,
-  type DuckDBValue,
-} from '@duckdb/node-api';
+import { DuckDBDataChunk, type DuckDBType, DuckDBTypeId, type DuckDBValue } from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
 import type { Queryable } from './database.js';
 
@@ -33,41 +27,46 @@ export async function appendColumns(
   table: string,
   columns: ReadonlyArray<readonly CellValue[]>,
 ): Promise<void> {
-  const rowCount = columns[0]?.length ?? 0;
-  if (rowCount === 0) return;
+  if ((columns[0]?.length ?? 0) === 0) return;
+  await appendChunks(q, table, (types) => chunksOf(table, types, columns));
+}
+
+/**
+ * One appender of `table` on the connection: it takes the chunks `chunksFor` gives for the table's
+ * column types, then closes (its rows join the connection's open transaction).
+ */
+export async function appendChunks(
+  q: Pick<Queryable, 'use'>,
+  table: string,
+  chunksFor: (types: readonly DuckDBType[]) => Iterable<DuckDBDataChunk>,
+): Promise<void> {
   await q.use(async (connection) => {
     const appender = await connection.createAppender(table);
     try {
-      for (const chunk of toChunks(table, appenderTypes(appender), columns)) appender.appendDataChunk(chunk);
+      const types = Array.from({ length: appender.columnCount }, (_, i) => appender.columnType(i));
+      for (const chunk of chunksFor(types)) appender.appendDataChunk(chunk);
     } finally {
       appender.closeSync();
     }
   });
 }
 
-/** The column types of the table an appender writes, in its column order. */
-export function appenderTypes(appender: DuckDBAppender): DuckDBType[] {
-  return Array.from({ length: appender.columnCount }, (_, i) => appender.columnType(i));
-}
-
-/** Rows given column by column as DuckDB data chunks of `types`; touches no connection. */
-export function toChunks(
+/** Rows given column by column as data chunks of `types`, made as they are iterated; touches no connection. */
+export function* chunksOf(
   table: string,
   types: readonly DuckDBType[],
   columns: ReadonlyArray<readonly CellValue[]>,
-): DuckDBDataChunk[] {
+): Generator<DuckDBDataChunk> {
   if (types.length !== columns.length) {
     throw new Error(`${table} has ${types.length} columns, ${columns.length} given`);
   }
   const rowCount = columns[0]?.length ?? 0;
-  const chunks: DuckDBDataChunk[] = [];
   for (let from = 0; from < rowCount; from += CHUNK_ROWS) {
     const size = Math.min(CHUNK_ROWS, rowCount - from);
     const chunk = DuckDBDataChunk.create(types, size);
     for (const [i, type] of types.entries()) fillColumn(chunk, i, type, columns[i]!, from, size);
-    chunks.push(chunk);
+    yield chunk;
   }
-  return chunks;
 }
 
 function fillColumn(

@@ -1,5 +1,5 @@
 import type { DuckDBDataChunk, DuckDBType } from '@duckdb/node-api';
-import { appenderTypes, type CellValue, toChunks } from './append.js';
+import { appendChunks, type CellValue, chunksOf } from './append.js';
 import type { Queryable } from './database.js';
 
 /**
@@ -36,28 +36,20 @@ export class StagedAppend {
     const types = knownTypes.get(this.table);
     if (this.built || !types) return;
     try {
-      this.built = { types, chunks: toChunks(this.table, types, this.ownColumns()) };
+      this.built = { types, chunks: [...chunksOf(this.table, types, this.ownColumns())] };
     } catch {
-      this.columns = undefined;
+      // Left unbuilt: append() builds the chunks and meets the error there.
     }
   }
 
   async append(q: Pick<Queryable, 'use'>): Promise<void> {
     const columns = this.ownColumns();
     if ((columns[0]?.length ?? 0) === 0) return;
-    await q.use(async (connection) => {
-      const appender = await connection.createAppender(this.table);
-      try {
-        const types = appenderTypes(appender);
-        knownTypes.set(this.table, types);
-        const chunks =
-          this.built && sameTypes(this.built.types, types)
-            ? this.built.chunks
-            : toChunks(this.table, types, columns);
-        for (const chunk of chunks) appender.appendDataChunk(chunk);
-      } finally {
-        appender.closeSync();
-      }
+    await appendChunks(q, this.table, (types) => {
+      knownTypes.set(this.table, types);
+      return this.built && sameTypes(this.built.types, types)
+        ? this.built.chunks
+        : chunksOf(this.table, types, columns);
     });
   }
 
