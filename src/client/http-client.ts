@@ -1,4 +1,4 @@
-import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { issuesFromZod, summarizeIssues } from '../shared/errors.js';
 import { oneLine, parseErrorBody, parseRetryAfter } from './error-body.js';
@@ -11,6 +11,7 @@ import {
   TimeoutError,
 } from './errors.js';
 import { DEFAULT_BACKOFF, type RetryInfo, type RetryPolicy, withRetries } from './retry.js';
+import { newAgent, request as undiciRequest } from './undici-parts.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /**
@@ -80,7 +81,7 @@ export function createClient(options: ClientOptions): Client {
     random: options.random ?? Math.random,
   };
   const ownsDispatcher = options.dispatcher === undefined;
-  const dispatcher: Dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 10_000 });
+  const dispatcher: Dispatcher = options.dispatcher ?? newAgent({ keepAliveTimeout: 10_000 });
   const headers: Record<string, string> = {
     authorization: `Bearer ${options.apiKey}`,
     'x-app-id': options.projectId,
