@@ -59,6 +59,9 @@ export class Tenants {
     if (projectOrg !== undefined && projectOrg !== orgId) {
       throw new Error(`project ${input.projectId} belongs to another organization than this key`);
     }
+    // Every command's embedded service provisions its data directory's own key at start: once both
+    // rows exist, that is a write transaction and two reads for nothing (~15 ms of each command).
+    if (keyOrg !== undefined && keyOrg === projectOrg) return { orgId, projectId: input.projectId };
     await this.db.write(async (tx) => {
       await tx.run('INSERT INTO organizations VALUES ($1, $1, now()) ON CONFLICT DO NOTHING', [orgId]);
       await tx.run('INSERT INTO projects VALUES ($1, $2, $1, NULL, now()) ON CONFLICT DO NOTHING', [
