@@ -250,6 +250,14 @@ describe('responses', () => {
     expect((error as ResponseValidationError).status).toBe(200);
   });
 
+  it("sends to the endpoint's own path, with the query, and returns the parsed body", async () => {
+    script = [json(200, { ok: 1 })];
+    const client = connect({ endpoint: `${base}/gateway/` });
+    const body = await client.request({ method: 'GET', path: '/bc/v1/x', query: { a: 'b c', n: 2 } });
+    expect(body).toEqual({ ok: 1 });
+    expect(seen).toEqual([expect.objectContaining({ method: 'GET', url: '/gateway/bc/v1/x?a=b%20c&n=2' })]);
+  });
+
   it('returns undefined for an empty 2xx body when no schema is given', async () => {
     script = [(_req, res) => res.writeHead(204).end()];
     await expect(connect().request({ method: 'POST', path: '/x', body: {} })).resolves.toBeUndefined();

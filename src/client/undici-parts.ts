@@ -6,8 +6,8 @@ import AgentClass from 'undici/lib/dispatcher/agent.js';
  * undici's index loads every part of it: fetch, WebSocket, EventSource, cookies, the cache and mock
  * modules, and with them Node's web streams, zlib, worker_threads and Node's own bundled copy of
  * undici. The client needs an Agent and `request`, so it loads those two modules (what undici's
- * index itself does with them is repeated here: 8 lines). Measured on `cas users list`: see the
- * commit that made this file.
+ * index itself does with them is repeated here). `cas users list`, which every embedded command
+ * resembles: 0.44 -> 0.40 s of CPU (medians of 10 alternated runs).
  */
 
 export const newAgent = (options: Agent.Options): Dispatcher => new AgentClass(options);
