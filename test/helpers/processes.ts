@@ -1,11 +1,10 @@
 import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { afterAll } from 'vitest';
 
 /**
  * Every process a test starts ends with the test file, whatever happens to the test. Three nets:
- * - `afterAll` of the file that loaded this module kills what is still running: it runs after a test
- *   that timed out, whose own `finally` may never run (its awaited promise never settles);
+ * - `afterAll` of every test file (setup.ts) kills what is still running: it runs after a test that
+ *   timed out, whose own `finally` may never run (its awaited promise never settles);
  * - `process.on('exit')` kills them if the test worker exits normally before that;
  * - on Linux, `setpriv --pdeathsig KILL` makes the kernel kill the child when the worker dies in a way
  *   no handler sees (SIGKILL, a crash): once, a `cas serve` ran on for 25 minutes after its test
@@ -52,5 +51,3 @@ export async function killAllChildren(): Promise<void> {
 process.on('exit', () => {
   for (const child of live) child.kill('SIGKILL');
 });
-
-afterAll(killAllChildren);
