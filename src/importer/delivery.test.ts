@@ -111,6 +111,56 @@ describe('Delivery', () => {
     expect(calls).toBeLessThanOrEqual(2);
   });
 
+  it('ends each batch where a session ends, cutting only sessions longer than half a batch', async () => {
+    // Sessions emitted whole, one after another, as the sessionizer emits them.
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const sizes = Array.from({ length: 300 }, () => 1 + Math.floor(next() * 14));
+    const batches: WireJson[][] = [];
+    const s = service(() => false);
+    const { d } = delivery(
+      (events) => {
+        batches.push(events);
+        return s.send(events);
+      },
+      8,
+      3,
+    );
+    let n = 0;
+    sizes.forEach((size, i) => {
+      for (let k = 0; k < size; k++) d.push(ev(`s${i}`, n++));
+    });
+    await d.drain();
+    expect(s.stored).toHaveLength(n);
+    expect(Math.max(...batches.map((b) => b.length))).toBeLessThanOrEqual(8);
+    const batchesOf = new Map<unknown, Set<number>>();
+    batches.forEach((batch, b) => {
+      for (const e of batch) batchesOf.set(e.session_id, (batchesOf.get(e.session_id) ?? new Set()).add(b));
+    });
+    const cut = sizes.flatMap((size, i) => ((batchesOf.get(`s${i}`)?.size ?? 0) > 1 ? [size] : []));
+    // Only a session of more than half a batch is ever cut; such sessions are common here.
+    expect(cut.every((size) => size > 4)).toBe(true);
+    expect(cut.length).toBeLessThan(sizes.filter((size) => size > 4).length);
+    // Batches stay near full: sessions do not make them small.
+    expect(n / batches.length).toBeGreaterThan(5);
+  });
+
+  it('sends only the whole sessions of an idle lane, the growing one at the end', async () => {
+    const s = service(() => false);
+    const { d } = delivery(s.send, 10, 1);
+    for (let k = 0; k < 3; k++) d.push(ev('a', k));
+    for (let k = 3; k < 5; k++) d.push(ev('b', k));
+    d.flushIdle();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(s.stored.map((e) => e.session_id)).toEqual(['a', 'a', 'a']);
+    d.push(ev('b', 5));
+    await d.drain();
+    expect(s.stored.map((e) => e.n)).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+
   it('routes a key to the same lane every time', () => {
     expect(laneOf('session-42', 4)).toBe(laneOf('session-42', 4));
     const lanes = new Set(Array.from({ length: 100 }, (_, i) => laneOf(`s${i}`, 4)));

@@ -34,9 +34,14 @@ export interface Refusal {
 
 interface Lane {
   buffer: OutEvent[];
+  /** Where the buffer's last session begins: the events before it are whole sessions. */
+  open: number;
   queue: OutEvent[][];
   running: boolean;
 }
+
+/** The session an event belongs to; events without one (identify, alias) are each a whole. */
+const sessionOf = (e: OutEvent): unknown => e.event.session_id;
 
 /** FNV-1a: cheap, stable across runs and platforms, good enough to spread keys over a few lanes. */
 export function laneOf(key: string, lanes: number): number {
@@ -56,30 +61,44 @@ function issueIndex(path: string): number | undefined {
 
 /**
  * Batches events into lanes (one per `--concurrency`), each sending one batch at a time, so the
- * events of a session, which share a lane key, are stored in the order they were emitted. A batch
- * the service refuses for its content is split (by the indexes its issues name, else in halves)
- * until only the refused events are left: a bad event never sinks its batch.
+ * events of a session, which share a lane key, are stored in the order they were emitted.
+ *
+ * A batch ends where a session does, unless one session fills most of it: the importer emits each
+ * session whole, and a session sent in one request is stored with its final state at once, where a
+ * session cut across two requests (two transactions: a lane's next batch waits for the last one's
+ * answer) has its row and its conversations' rows written, then updated.
+ *
+ * A batch the service refuses for its content is split (by the indexes its issues name, else in
+ * halves) until only the refused events are left: a bad event never sinks its batch.
  */
 export class Delivery {
   private readonly lanes: Lane[];
   private outstanding = 0;
-  private buffered = 0;
   private failure: unknown;
   private waiters: Array<() => void> = [];
 
   constructor(private readonly o: DeliveryOptions) {
-    this.lanes = Array.from({ length: o.concurrency }, () => ({ buffer: [], queue: [], running: false }));
+    this.lanes = Array.from({ length: o.concurrency }, () => ({
+      buffer: [],
+      open: 0,
+      queue: [],
+      running: false,
+    }));
     o.signal?.addEventListener('abort', () => this.wake(), { once: true });
   }
 
   push(e: OutEvent): void {
     if (this.failure !== undefined) return;
     const lane = this.lanes[laneOf(e.laneKey, this.lanes.length)]!;
+    const last = lane.buffer[lane.buffer.length - 1];
+    if (last === undefined || sessionOf(e) === undefined || sessionOf(e) !== sessionOf(last))
+      lane.open = lane.buffer.length;
     lane.buffer.push(e);
     this.outstanding++;
-    this.buffered++;
-    if (lane.buffer.length >= this.o.batchSize) this.enqueue(lane);
-    if (this.buffered >= this.o.batchSize * this.lanes.length) this.flush();
+    // A full batch ends before the session still growing, unless that would send less than half a
+    // batch (a session that long will likely fill one alone): then it is cut where the batch is full.
+    if (lane.buffer.length >= this.o.batchSize)
+      this.enqueue(lane, lane.open >= this.o.batchSize / 2 ? lane.open : undefined);
   }
 
   /** Sends every partly filled batch now (end of input, or the input went quiet). */
@@ -87,9 +106,12 @@ export class Delivery {
     for (const lane of this.lanes) if (lane.buffer.length > 0) this.enqueue(lane);
   }
 
-  /** Flushes lanes with nothing in flight: an idle lane should not hold events back. */
+  /**
+   * Sends the whole sessions of lanes with nothing in flight: an idle lane should not hold events
+   * back. The session each one still grows is kept: cut, it would be written twice (see above).
+   */
   flushIdle(): void {
-    for (const lane of this.lanes) if (!lane.running && lane.buffer.length > 0) this.enqueue(lane);
+    for (const lane of this.lanes) if (!lane.running && lane.open > 0) this.enqueue(lane, lane.open);
   }
 
   /** More events in flight than memory should hold: the producer ought to wait (see room). */
@@ -114,8 +136,8 @@ export class Delivery {
       this.outstanding -= lane.buffer.length;
       lane.queue = [];
       lane.buffer = [];
+      lane.open = 0;
     }
-    this.buffered = 0;
     while (this.failure === undefined && this.lanes.some((l) => l.running)) {
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
@@ -140,10 +162,12 @@ export class Delivery {
     for (const w of waiters) w();
   }
 
-  private enqueue(lane: Lane): void {
-    this.buffered -= lane.buffer.length;
-    lane.queue.push(lane.buffer);
-    lane.buffer = [];
+  /** Queues the lane's first `count` buffered events (all of them by default) as one batch. */
+  private enqueue(lane: Lane, count = lane.buffer.length): void {
+    const batch = count === lane.buffer.length ? lane.buffer : lane.buffer.slice(0, count);
+    lane.buffer = count === lane.buffer.length ? [] : lane.buffer.slice(count);
+    lane.open = Math.max(0, lane.open - count);
+    lane.queue.push(batch);
     if (!lane.running) void this.run(lane);
   }
 
