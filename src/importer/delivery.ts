@@ -101,8 +101,8 @@ export class Delivery {
       this.enqueue(lane, lane.open >= this.o.batchSize / 2 ? lane.open : undefined);
   }
 
-  /** Sends every partly filled batch now (end of input, or the input went quiet). */
-  flush(): void {
+  /** Sends every partly filled batch now (the end of the input, or of its identity records). */
+  private flush(): void {
     for (const lane of this.lanes) if (lane.buffer.length > 0) this.enqueue(lane);
   }
 
