@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SERVICE_FEATURES } from '../src/shared/health.js';
 import { CAS_BIN, cleanEnv, runCli } from './helpers/cli.js';
 import { FIXTURES } from './helpers/import.js';
 import { spawnTracked } from './helpers/processes.js';
@@ -209,4 +210,37 @@ describe('cas import interrupted with Ctrl-C', () => {
       await slow.close();
     }
   }, 60_000);
+});
+
+describe('cas import --concurrency by default', () => {
+  // 48 sessions of 3 turns, one session a batch: every lane has batches to send at once.
+  const turns = () => {
+    const file = join(dir.path, 'many-sessions.csv');
+    const rows = Array.from({ length: 144 }, (_, i) => {
+      const s = Math.floor(i / 3);
+      return `2025-01-01T00:${String(s).padStart(2, '0')}:0${i % 3}.000Z,s${s},u${s % 7},q${i},a${i}`;
+    });
+    writeFileSync(file, `timestamp,session_id,user_id,user,assistant\n${rows.join('\n')}\n`);
+    return file;
+  };
+  it.each([
+    ['our import features (a cas serve): up to 16', [...SERVICE_FEATURES], 16],
+    ['no features (as the hosted service): up to 4', undefined, 4],
+  ])(
+    'keeps as many requests in flight as the service suits, for one listing %s',
+    async (_, features, most) => {
+      const slow = await startQueueServer({ delayMs: 200, ...(features ? { features } : {}) });
+      try {
+        const args = ['--endpoint', slow.url, '--api-key', 'k', '--project', 'p', '--kind', 'turn'];
+        const data = ['--data-dir', join(dir.path, `lanes-${most}`)];
+        const run = await runCli(['import', turns(), ...args, ...data, '--batch-size', '3', '--json']);
+        expect(run.code, run.stderr).toBe(0);
+        expect(slow.stored.size).toBe(JSON.parse(run.stdout).events);
+        expect(slow.maxInFlight()).toBeLessThanOrEqual(most);
+        expect(slow.maxInFlight()).toBeGreaterThan(most / 2);
+      } finally {
+        await slow.close();
+      }
+    },
+  );
 });

@@ -173,7 +173,7 @@ export function buildProgram(run: ActionRunner): Command {
     .option('--batch-size <n>', 'events per request (1-2000)', '500')
     .option(
       '--concurrency <n>',
-      'requests in flight; one per lane, events of a session keep their order (default 4; 16 into the embedded service, reached in-process)',
+      'requests in flight; one per lane, events of a session keep their order (default 4; 16 into our own service: the embedded one, or cas serve)',
     )
     .option('--resume', 'continue from the checkpoint of an interrupted run of the same input (default)')
     .option('--restart', 'ignore and replace the checkpoint: read and send everything again')

@@ -65,7 +65,8 @@ export interface ImportDeps {
 }
 
 const HTTP_CONCURRENCY = 4;
-const IN_PROCESS_CONCURRENCY = 16;
+/** Into our own service: in-process, or a `cas serve` (it lists our import features). See below. */
+const OWN_SERVICE_CONCURRENCY = 16;
 
 /** 400/409/413 refuse a batch's content (decisions §4); the importer isolates the events named. */
 export function refusalOf(error: unknown): Refusal | undefined {
@@ -210,9 +211,13 @@ export async function runImport(
       spec: s.spec,
       session: { gapMs: s.gapMs, noEnd: s.noEnd, keepDuplicates: s.keepDuplicates, extensions },
       batchSize: s.batchSize,
-      // In-process batches cost no connection: more of them in flight make bigger commits (the
-      // service commits the batches waiting together in one transaction).
-      concurrency: s.concurrency ?? (connection?.postQueue ? IN_PROCESS_CONCURRENCY : HTTP_CONCURRENCY),
+      // Our service commits the batches waiting together in one transaction, so more of them in
+      // flight make bigger commits: in-process they cost no connection, and into a `cas serve` a
+      // 300k-turn import took 15.7-18.4 s with 16 against 17.6-23.2 s with 4 (4 alternated pairs,
+      // faster in each). A service without our features (the hosted one) keeps 4.
+      concurrency:
+        s.concurrency ??
+        (connection?.postQueue || extensions.provisionalEnds ? OWN_SERVICE_CONCURRENCY : HTTP_CONCURRENCY),
       maxErrors: s.maxErrors,
       resume: previous,
       send: client && {

@@ -14,6 +14,8 @@ export interface QueueServer {
   stored: Map<string, Record<string, unknown>>;
   /** Every request's event ids, in order (a repeat shows up twice). */
   batches: string[][];
+  /** The most queue requests it held at once. */
+  maxInFlight: () => number;
   close(): Promise<void>;
 }
 
@@ -22,6 +24,8 @@ export interface QueueServerOptions {
   refuse?: (event: Record<string, unknown>) => string | undefined;
   /** Milliseconds to wait before answering each request. */
   delayMs?: number;
+  /** What `/healthz` lists as `features` (default: none, as the hosted service). */
+  features?: readonly string[];
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
@@ -38,14 +42,20 @@ function send(res: ServerResponse, status: number, body: unknown): void {
 export async function startQueueServer(options: QueueServerOptions = {}): Promise<QueueServer> {
   const stored = new Map<string, Record<string, unknown>>();
   const batches: string[][] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
   const server = createServer(async (req, res) => {
-    if (req.url === '/healthz') return send(res, 200, { status: 'ok' });
+    if (req.url === '/healthz')
+      return send(res, 200, { status: 'ok', ...(options.features ? { features: options.features } : {}) });
     if (req.method !== 'POST' || req.url !== '/bc/v1/events/queue')
       return send(res, 404, { status: 404, code: 'not_found', message: 'no such route' });
     if (!req.headers.authorization || !req.headers['x-app-id'])
       return send(res, 401, { status: 401, code: 'unauthorized', message: 'no credentials' });
     const text = await readBody(req);
+    inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
     if (options.delayMs) await new Promise((r) => setTimeout(r, options.delayMs));
+    inFlight--;
     let raw: unknown;
     try {
       raw = JSON.parse(text);
@@ -86,6 +96,7 @@ export async function startQueueServer(options: QueueServerOptions = {}): Promis
     url: `http://127.0.0.1:${port}`,
     stored,
     batches,
+    maxInFlight: () => maxInFlight,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
