@@ -206,6 +206,8 @@ export async function runImport(
     const extensions = client
       ? await extensionsOf(client, deps, s)
       : { provisionalEnds: true, derivedSessions: true };
+    // In-process, or a service that lists our import features (a `cas serve`).
+    const ownService = connection?.postQueue !== undefined || extensions.provisionalEnds;
     const end = await runPipeline({
       files: s.files,
       spec: s.spec,
@@ -215,9 +217,7 @@ export async function runImport(
       // flight make bigger commits: in-process they cost no connection, and into a `cas serve` a
       // 300k-turn import took 15.7-18.4 s with 16 against 17.6-23.2 s with 4 (4 alternated pairs,
       // faster in each). A service without our features (the hosted one) keeps 4.
-      concurrency:
-        s.concurrency ??
-        (connection?.postQueue || extensions.provisionalEnds ? OWN_SERVICE_CONCURRENCY : HTTP_CONCURRENCY),
+      concurrency: s.concurrency ?? (ownService ? OWN_SERVICE_CONCURRENCY : HTTP_CONCURRENCY),
       maxErrors: s.maxErrors,
       resume: previous,
       send: client && {

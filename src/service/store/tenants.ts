@@ -60,7 +60,7 @@ export class Tenants {
       throw new Error(`project ${input.projectId} belongs to another organization than this key`);
     }
     // Every command's embedded service provisions its data directory's own key at start: once both
-    // rows exist, that is a write transaction and two reads for nothing (~15 ms of each command).
+    // rows exist, that is a write transaction and two reads for nothing (~18 ms of each command).
     if (keyOrg !== undefined && keyOrg === projectOrg) return { orgId, projectId: input.projectId };
     await this.db.write(async (tx) => {
       await tx.run('INSERT INTO organizations VALUES ($1, $1, now()) ON CONFLICT DO NOTHING', [orgId]);
