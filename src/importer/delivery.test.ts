@@ -161,6 +161,21 @@ describe('Delivery', () => {
     expect(s.stored.map((e) => e.n)).toEqual([0, 1, 2, 3, 4, 5]);
   });
 
+  it('sends events of no session (identify, alias) from an idle lane at once', async () => {
+    const s = service(() => false);
+    const { d } = delivery(s.send, 10, 1);
+    const identify = (n: number): OutEvent => ({
+      ...ev('-', n),
+      event: { type: 'identify', event_id: `i${n}`, n },
+    });
+    d.push(identify(0));
+    d.push(identify(1));
+    d.flushIdle();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(s.stored.map((e) => e.event_id)).toEqual(['i0', 'i1']);
+    await d.drain();
+  });
+
   it('routes a key to the same lane every time', () => {
     expect(laneOf('session-42', 4)).toBe(laneOf('session-42', 4));
     const lanes = new Set(Array.from({ length: 100 }, (_, i) => laneOf(`s${i}`, 4)));

@@ -94,6 +94,8 @@ export class Delivery {
     if (last === undefined || sessionOf(e) === undefined || sessionOf(e) !== sessionOf(last))
       lane.open = lane.buffer.length;
     lane.buffer.push(e);
+    // An event of no session is whole at once.
+    if (sessionOf(e) === undefined) lane.open = lane.buffer.length;
     this.outstanding++;
     // A full batch ends before the session still growing, unless that would send less than half a
     // batch (a session that long will likely fill one alone): then it is cut where the batch is full.
