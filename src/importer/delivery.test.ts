@@ -144,8 +144,11 @@ describe('Delivery', () => {
     // Only a session of more than half a batch is ever cut; such sessions are common here.
     expect(cut.every((size) => size > 4)).toBe(true);
     expect(cut.length).toBeLessThan(sizes.filter((size) => size > 4).length);
-    // Batches stay near full: sessions do not make them small.
-    expect(n / batches.length).toBeGreaterThan(5);
+    // Batches stay at least half full: only a lane's last one, sent by the drain, may be smaller.
+    const lastOfLane = new Map<number, number>();
+    batches.forEach((batch, b) => lastOfLane.set(laneOf(String(batch[0]?.session_id), 3), b));
+    const last = new Set(lastOfLane.values());
+    expect(batches.filter((batch, b) => !last.has(b) && batch.length < 4)).toEqual([]);
   });
 
   it('sends only the whole sessions of an idle lane, the growing one at the end', async () => {
