@@ -146,7 +146,9 @@ describe('Delivery', () => {
     expect(cut.length).toBeLessThan(sizes.filter((size) => size > 4).length);
     // Batches stay at least half full: only a lane's last one, sent by the drain, may be smaller.
     const lastOfLane = new Map<number, number>();
-    batches.forEach((batch, b) => lastOfLane.set(laneOf(String(batch[0]?.session_id), 3), b));
+    batches.forEach((batch, b) => {
+      lastOfLane.set(laneOf(String(batch[0]?.session_id), 3), b);
+    });
     const last = new Set(lastOfLane.values());
     expect(batches.filter((batch, b) => !last.has(b) && batch.length < 4)).toEqual([]);
   });
