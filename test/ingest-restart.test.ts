@@ -4,7 +4,11 @@ import { startServiceOn } from './helpers/service.js';
 import { tempDir } from './helpers/temp.js';
 
 const dir = tempDir();
-afterAll(() => dir.cleanup());
+const usersDir = tempDir();
+afterAll(() => {
+  dir.cleanup();
+  usersDir.cleanup();
+});
 
 describe('state survives a restart: the ingest cache refills from the database', () => {
   it('continues an open session, its open conversation and its totals, and still knows every event_id', async () => {
@@ -62,6 +66,36 @@ describe('state survives a restart: the ingest cache refills from the database',
       expect(new Set(events.map((e) => e.user_id))).toEqual(new Set(['r-user']));
       expect((await userById(after, 'r-user')).created_at).toBe(at(0));
       expect((await queue(after, [turn('r1', at(30), {})])).status).toBe(409);
+    } finally {
+      await after.stop();
+    }
+  });
+
+  it('keeps the stored users that one request changed differently: the traits of one, an earlier start of another', async () => {
+    const before = await startServiceOn(usersDir.path);
+    try {
+      await queue(before, [
+        { type: 'identify', id: 'mix-a', traits: { plan: 'free', seats: 1 }, timestamp: at(10) },
+      ]);
+      await queue(before, [
+        { type: 'start_session', session_id: 'mix-b-late', user_id: 'mix-b', timestamp: at(100) },
+      ]);
+      const res = await queue(before, [
+        { type: 'identify', id: 'mix-a', traits: { plan: 'pro' }, timestamp: at(200) },
+        { type: 'start_session', session_id: 'mix-b-early', user_id: 'mix-b', timestamp: at(40) },
+      ]);
+      expect(res.status, JSON.stringify(res.json)).toBe(200);
+    } finally {
+      await before.stop();
+    }
+    // Read back from the database, not from the cache that planned the change.
+    const after = await startServiceOn(usersDir.path);
+    try {
+      const [a, b] = [await userById(after, 'mix-a'), await userById(after, 'mix-b')];
+      expect(a.traits).toEqual({ plan: 'pro', seats: 1 });
+      expect(a.created_at).toBe(at(10));
+      expect(b.created_at).toBe(at(40));
+      expect(b.traits).toEqual({});
     } finally {
       await after.stop();
     }

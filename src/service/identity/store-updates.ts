@@ -1,10 +1,13 @@
 import type { Queryable } from '../store/database.js';
-import { exec, execWhile, int, ints, text, texts } from '../store/statements.js';
+import { exec, execWhile, int, ints, type Param, text, texts } from '../store/statements.js';
 import type { IdentityChanges, IdentityMaps } from './model.js';
 
 /**
- * Existing users whose traits, primary id or created_at changed: one UPDATE for all of them, with
- * `meanwhile` (synchronous work) done while DuckDB runs it.
+ * Existing users whose traits, primary id or created_at changed: one UPDATE for all of them, setting
+ * only the columns some of them changed, with `meanwhile` (synchronous work) done while DuckDB runs it.
+ * An import's usual change is an earlier created_at alone (a user's earlier session sorted later):
+ * setting that one column took 2.0-2.6 ms against 3.1-4.6 ms for all three (40 users of a 5,000-user
+ * table, medians of 15), whose traits DuckDB merged and rewrote unchanged.
  */
 export async function updateUsers(
   q: Queryable,
@@ -15,21 +18,38 @@ export async function updateUsers(
 ): Promise<void> {
   const users = [...new Set([...ch.traitPatches.keys(), ...ch.primaryChanged, ...ch.createdAtLowered])];
   if (users.length === 0) return;
+  const params: Param[] = [text(project), texts(users)];
+  const sets: string[] = [];
+  const columns = ['unnest($2) AS user_id'];
+  const set = (assignment: string, column: string, values: Param) => {
+    params.push(values);
+    columns.push(`unnest($${params.length}) AS ${column}`);
+    sets.push(assignment);
+  };
+  if (ch.traitPatches.size > 0)
+    set(
+      'traits = json_merge_patch(t.traits, m.patch::JSON)',
+      'patch',
+      texts(users.map((u) => JSON.stringify(ch.traitPatches.get(u) ?? {}))),
+    );
+  if (ch.primaryChanged.size > 0)
+    set(
+      'primary_id = coalesce(m.primary_id, t.primary_id)',
+      'primary_id',
+      texts(users.map((u) => (ch.primaryChanged.has(u) ? maps.user(u).primaryId : null))),
+    );
+  if (ch.createdAtLowered.size > 0)
+    set(
+      'created_at = least(t.created_at, coalesce(make_timestamptz(m.created * 1000), t.created_at))',
+      'created',
+      ints(users.map((u) => (ch.createdAtLowered.has(u) ? maps.user(u).createdAt : null))),
+    );
   await execWhile(
     q,
-    `UPDATE users t SET
-        traits = json_merge_patch(t.traits, m.patch::JSON),
-        primary_id = coalesce(m.primary_id, t.primary_id),
-        created_at = least(t.created_at, coalesce(make_timestamptz(m.created * 1000), t.created_at))
-      FROM (SELECT unnest($2) AS user_id, unnest($3) AS patch, unnest($4) AS primary_id, unnest($5) AS created) m
+    `UPDATE users t SET ${sets.join(', ')}
+      FROM (SELECT ${columns.join(', ')}) m
       WHERE t.project_id = $1 AND t.user_id = m.user_id`,
-    [
-      text(project),
-      texts(users),
-      texts(users.map((u) => JSON.stringify(ch.traitPatches.get(u) ?? {}))),
-      texts(users.map((u) => (ch.primaryChanged.has(u) ? maps.user(u).primaryId : null))),
-      ints(users.map((u) => (ch.createdAtLowered.has(u) ? maps.user(u).createdAt : null))),
-    ],
+    params,
     meanwhile,
   );
 }
