@@ -90,12 +90,12 @@ export class Delivery {
   push(e: OutEvent): void {
     if (this.failure !== undefined) return;
     const lane = this.lanes[laneOf(e.laneKey, this.lanes.length)]!;
+    const session = sessionOf(e);
     const last = lane.buffer[lane.buffer.length - 1];
-    if (last === undefined || sessionOf(e) === undefined || sessionOf(e) !== sessionOf(last))
-      lane.open = lane.buffer.length;
+    if (last === undefined || session !== sessionOf(last)) lane.open = lane.buffer.length;
     lane.buffer.push(e);
     // An event of no session is whole at once.
-    if (sessionOf(e) === undefined) lane.open = lane.buffer.length;
+    if (session === undefined) lane.open = lane.buffer.length;
     this.outstanding++;
     // A full batch ends before the session still growing, unless that would send less than half a
     // batch (a session that long will likely fill one alone): then it is cut where the batch is full.
