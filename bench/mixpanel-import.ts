@@ -9,8 +9,10 @@ import { childRun } from './child-run.js';
  * mixpanel-import, the yardstick of the importer alone (issue 16): installed for the bench only, into
  * a cache folder inside node_modules (never a dependency of the package, never committed), and run
  * as its own process against the same local sink, with the settings the issue names: 10 workers,
- * batches of 2,000, transport `got`, no compression. Each turn becomes one Mixpanel event, mapped by
- * a transformFunc (bench/mixpanel-run.cjs, which also holds the one shim: the job URL).
+ * batches of 2,000, transport `got`, no compression, and a `highWater` that lets its JSONL reader read
+ * the file in 16 KB pieces instead of 100 bytes (mixpanel-run.cjs says why). Each turn becomes one
+ * Mixpanel event, mapped by a transformFunc (bench/mixpanel-run.cjs, which also holds the one shim:
+ * the job URL).
  */
 const VERSION = '3.1.43';
 const CACHE = fileURLToPath(new URL('../../node_modules/.cache/cas-bench/mixpanel-import', import.meta.url));
