@@ -238,6 +238,8 @@ describe('cas import --concurrency by default', () => {
         expect(slow.stored.size).toBe(JSON.parse(run.stdout).events);
         expect(slow.maxInFlight()).toBeLessThanOrEqual(most);
         expect(slow.maxInFlight()).toBeGreaterThan(most / 2);
+        // Each request in flight listens to the import's one abort signal: no leak, and no warning.
+        expect(run.stderr).not.toMatch(/Warning/);
       } finally {
         await slow.close();
       }

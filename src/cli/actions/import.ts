@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { join, resolve } from 'node:path';
 import ora, { type Ora } from 'ora';
 import { connect } from '../../commands/connect.js';
@@ -87,6 +88,9 @@ export const importAction: Action = async (ctx, args) => {
   const dryRun = flags.dryRun === true;
   const stats = newStats();
   const controller = new AbortController();
+  // Every request in flight listens to this signal until it ends (up to --concurrency, 16 into a
+  // `cas serve`): past Node's default of 10 it printed a MaxListenersExceededWarning, though none leaks.
+  setMaxListeners(0, controller.signal);
   const byEvent: Record<string, number> = {};
   // `cas import ... --dry-run --json | head`: the reader went away on purpose; stop quietly.
   let stdoutClosed = false;
