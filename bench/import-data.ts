@@ -101,28 +101,33 @@ async function writeLines(path: string, first: string, lines: Iterable<string>):
   await once(out, 'close');
 }
 
-/** Writes `<base>-<order>.csv` and `.jsonl`; returns their paths. */
+export type TurnFormat = 'csv' | 'jsonl';
+
+/** Writes `<base>-<order>.<format>` for each format asked (default both); returns their paths. */
 export async function writeTurnFiles(
   base: string,
   turns: readonly Turn[],
   order: Order,
+  formats: readonly TurnFormat[] = ['csv', 'jsonl'],
 ): Promise<{ csv: string; jsonl: string }> {
   const rows = order === 'sorted' ? turns : shuffle(turns);
   const csv = `${base}-${order}.csv`;
   const jsonl = `${base}-${order}.jsonl`;
-  await writeLines(
-    csv,
-    `${TURN_COLUMNS.join(',')}\n`,
-    (function* () {
-      for (const r of rows) yield `${TURN_COLUMNS.map((c) => csvField(r[c])).join(',')}\n`;
-    })(),
-  );
-  await writeLines(
-    jsonl,
-    '',
-    (function* () {
-      for (const r of rows) yield `${JSON.stringify(r)}\n`;
-    })(),
-  );
+  if (formats.includes('csv'))
+    await writeLines(
+      csv,
+      `${TURN_COLUMNS.join(',')}\n`,
+      (function* () {
+        for (const r of rows) yield `${TURN_COLUMNS.map((c) => csvField(r[c])).join(',')}\n`;
+      })(),
+    );
+  if (formats.includes('jsonl'))
+    await writeLines(
+      jsonl,
+      '',
+      (function* () {
+        for (const r of rows) yield `${JSON.stringify(r)}\n`;
+      })(),
+    );
   return { csv, jsonl };
 }
