@@ -6,6 +6,7 @@ import {
   exactRegex,
   namedInControls,
   quoteList,
+  readsIntents,
   spanOf,
   unknownEventLine,
   unknownPropertyLine,
@@ -137,5 +138,18 @@ describe('messages', () => {
     expect(exactRegex('a.b (c)+[d]')).toBe('^a\\.b \\(c\\)\\+\\[d\\]$');
     expect(new RegExp(exactRegex('a.b*')).test('a.b*')).toBe(true);
     expect(new RegExp(exactRegex('a.b*')).test('axb')).toBe(false);
+  });
+});
+
+describe('readsIntents', () => {
+  it('holds for the intent charts, the intent analyses and any intent filter, not for the rest', () => {
+    for (const kind of ['intent-distribution', 'sentiment-analysis', 'intent-analysis'])
+      expect(readsIntents(kind, {}), kind).toBe(true);
+    expect(readsIntents('conversation-analysis', { analyse: 'firstIntentFriction' })).toBe(true);
+    expect(readsIntents('conversation-analysis', { analyse: 'duration' })).toBe(false);
+    expect(readsIntents('segmentation', { shownIntents: [{ intent: 'refund' }] })).toBe(true);
+    expect(readsIntents('segmentation', { shownIntents: [] })).toBe(false);
+    expect(readsIntents('funnel', { intentFilter: { intent: 'Any Intent' } })).toBe(true);
+    expect(readsIntents('segmentation', { eventFilters: [{ event_name: 'Intent' }] })).toBe(false);
   });
 });

@@ -2,6 +2,7 @@ import { HttpError } from '../client/errors.js';
 import type { Client } from '../client/http-client.js';
 import { eventCounts, listEventNames, listProperties, listUserTraits } from '../client/routes.js';
 import { eventStats, propertyStats } from '../client/stats-routes.js';
+import { EVENT_NAMES } from '../shared/event-bodies.js';
 import type { EventStat } from '../shared/event-stats.js';
 import { nearestNames } from '../shared/nearest-names.js';
 import { formatInZone, resolveInstant } from '../shared/time-bins.js';
@@ -172,6 +173,28 @@ export function exactRegex(name: string): string {
   return `^${name.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&')}$`;
 }
 
+/** Charts that count only conversations with intents (or users who showed one). */
+const INTENT_KINDS = new Set(['intent-distribution', 'sentiment-analysis', 'intent-analysis']);
+const INTENT_ANALYSES = new Set(['intentConversion', 'firstIntentFriction', 'newIntents']);
+
+/** Whether the chart counts intents: its kind, its analysis, or an intent filter in its controls. */
+export function readsIntents(kind: string, parsed: unknown): boolean {
+  if (INTENT_KINDS.has(kind)) return true;
+  if (!isRecord(parsed)) return false;
+  if (kind === 'conversation-analysis' && INTENT_ANALYSES.has(String(parsed.analyse))) return true;
+  const shown = parsed.shownIntents;
+  return parsed.intentFilter !== undefined || (Array.isArray(shown) && shown.length > 0);
+}
+
+/**
+ * Imported turns carry no intents unless labelled, and user-defined intents apply only to
+ * conversations closed after they were added, so a fresh import's intent charts are empty.
+ */
+export const NO_INTENTS_LINE =
+  `cas: no conversation in this project has an intent yet (no "${EVENT_NAMES.intentInformed}" events): ` +
+  'label turns with an "intent" property, or add intents with cas intents add before importing ' +
+  '(they are found in conversations closed from then on)';
+
 export interface HintInput {
   kind: string;
   /** The chartControls as validated (defaults applied). */
@@ -244,6 +267,8 @@ export async function chartHints(
       if (line) lines.push(line);
     }
   }
+  if (parts.chart && readsIntents(input.kind, input.parsed) && !known.includes(EVENT_NAMES.intentInformed))
+    lines.push(NO_INTENTS_LINE);
   const traitsKnown =
     named.traits.length > 0 || checked.some((e) => e.properties.length > 0)
       ? await optional(listUserTraits(client, {}, { signal }))
