@@ -122,6 +122,22 @@ function linkDevice(maps: IdentityMaps, ch: IdentityChanges, device: string, use
 }
 
 /**
+ * The device part of identify, for a user known by its service id: a device not yet known is linked
+ * to the user; a device of another user moves to it, and if that user was anonymous its data merges in.
+ */
+export function claimDevice(maps: IdentityMaps, ch: IdentityChanges, userId: string, device: string): void {
+  const deviceUser = userOfDevice(maps, device);
+  if (deviceUser === undefined) linkDevice(maps, ch, device, userId);
+  else if (deviceUser !== userId) {
+    const previous = maps.user(deviceUser);
+    // Merging only into identified users keeps every merge chain one hop long.
+    if (previous.anonymous && !maps.user(userId).anonymous) mergeAnonymous(maps, ch, deviceUser, userId);
+    // A device that moves to another identified user is re-linked; the earlier user's data stays theirs.
+    else linkDevice(maps, ch, device, userId);
+  }
+}
+
+/**
  * Identify: the id's user (created if new); a device not yet known is linked to it; a device of
  * another user moves to it, and if that user was anonymous its data merges in (its anonymous id
  * becomes one of the user's aliases). A device alone resolves to its user, or its anonymous one.
@@ -129,18 +145,13 @@ function linkDevice(maps: IdentityMaps, ch: IdentityChanges, device: string, use
 export function identify(maps: IdentityMaps, ch: IdentityChanges, input: IdentifyInput, at: number): string {
   let userId = input.id === undefined ? undefined : ensureIdentified(maps, ch, input.id, at);
   if (input.device_id !== undefined) {
-    const deviceUser = userOfDevice(maps, input.device_id);
-    if (deviceUser === undefined) {
-      userId ??= ensureAnonymous(maps, ch, input.device_id, at);
-      linkDevice(maps, ch, input.device_id, userId);
-    } else if (userId === undefined) {
-      userId = deviceUser;
-    } else if (deviceUser !== userId) {
-      const previous = maps.user(deviceUser);
-      // Merging only into identified users keeps every merge chain one hop long.
-      if (previous.anonymous && !maps.user(userId).anonymous) mergeAnonymous(maps, ch, deviceUser, userId);
-      // A device that moves to another identified user is re-linked; the earlier user's data stays theirs.
-      else linkDevice(maps, ch, input.device_id, userId);
+    if (userId !== undefined) claimDevice(maps, ch, userId, input.device_id);
+    else {
+      userId = userOfDevice(maps, input.device_id);
+      if (userId === undefined) {
+        userId = ensureAnonymous(maps, ch, input.device_id, at);
+        linkDevice(maps, ch, input.device_id, userId);
+      }
     }
   }
   if (userId === undefined) throw new Error('identify needs an id or a device_id');

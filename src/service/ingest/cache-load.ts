@@ -243,7 +243,14 @@ export async function prefetch(
     }
   }
   await loadIdentity(q, cache.projectId, cache.identity, { ids, devices, users });
-  await loadHistory(q, cache, replayedSessions(reopenPlan(cache, events, [], Date.now())));
+  const replayed = replayedSessions(reopenPlan(cache, events, [], Date.now()));
+  await loadHistory(q, cache, replayed);
+  // A replay links a device its stored events name to the session's user (replan.ts).
+  const historyDevices = replayed
+    .flatMap((id) => cache.history.get(id) ?? [])
+    .flatMap((r) => (r.device_id === null ? [] : [r.device_id]));
+  if (historyDevices.length > 0)
+    await loadIdentity(q, cache.projectId, cache.identity, { devices: historyDevices });
 }
 
 /**
