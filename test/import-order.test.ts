@@ -376,76 +376,72 @@ describe('import order, splits and kills do not change the stored state (issue 1
   it("a replayed session that names a device links it to the session's user, merging its anonymous user", {
     timeout: 120_000,
   }, async () => {
-    const step = (gapS: number, what: number, n: number) => ({ gapS, what, n });
-    await checkCase(
-      {
-        sessions: [
-          {
-            explicit: false,
-            who: 'device',
-            person: 0,
-            startMin: 17,
-            steps: [step(2907, 2, 9), step(596, 0, 65573), step(190, 3, 768)],
-            end: true,
-            conversations: false,
-            attributes: true,
-          },
-          {
-            explicit: false,
-            who: 'device',
-            person: 0,
-            startMin: 169,
-            steps: [step(1903, 4, 10613), step(597, 6, 14), step(11, 7, 58555)],
-            end: false,
-            conversations: true,
-            attributes: false,
-          },
-          {
-            explicit: false,
-            who: 'both',
-            person: 0,
-            startMin: 3,
-            steps: [step(10, 8, 4), step(333, 0, 3)],
-            end: true,
-            conversations: true,
-            attributes: true,
-          },
-          {
-            explicit: false,
-            who: 'user',
-            person: 1,
-            startMin: 2,
-            steps: [step(592, 1, 54833)],
-            end: true,
-            conversations: false,
-            attributes: true,
-          },
-          {
-            explicit: false,
-            who: 'both',
-            person: 1,
-            startMin: 90,
-            steps: [step(94, 3, 75664)],
-            end: true,
-            conversations: false,
-            attributes: false,
-          },
-          {
-            explicit: false,
-            who: 'user',
-            person: 0,
-            startMin: 5,
-            steps: [step(213, 4, 13), step(12, 9, 19745)],
-            end: true,
-            conversations: true,
-            attributes: false,
-          },
+    // [who, person, start minute, steps as [gap s, what, n], end, conversations, attributes]; all derived.
+    type Row = [Who, number, number, Array<[number, number, number]>, boolean, boolean, boolean];
+    const rows: Row[] = [
+      [
+        'device',
+        0,
+        17,
+        [
+          [2907, 2, 9],
+          [596, 0, 65573],
+          [190, 3, 768],
         ],
-        traits: [true, true, false],
-        seed: 886672234,
-        runs: 3,
-      },
-      'fixed-device',
-    );
+        true,
+        false,
+        true,
+      ],
+      [
+        'device',
+        0,
+        169,
+        [
+          [1903, 4, 10613],
+          [597, 6, 14],
+          [11, 7, 58555],
+        ],
+        false,
+        true,
+        false,
+      ],
+      [
+        'both',
+        0,
+        3,
+        [
+          [10, 8, 4],
+          [333, 0, 3],
+        ],
+        true,
+        true,
+        true,
+      ],
+      ['user', 1, 2, [[592, 1, 54833]], true, false, true],
+      ['both', 1, 90, [[94, 3, 75664]], true, false, false],
+      [
+        'user',
+        0,
+        5,
+        [
+          [213, 4, 13],
+          [12, 9, 19745],
+        ],
+        true,
+        true,
+        false,
+      ],
+    ];
+    const sessions = rows.map(([who, person, startMin, steps, end, conversations, attributes]) => ({
+      explicit: false,
+      who,
+      person,
+      startMin,
+      steps: steps.map(([gapS, what, n]) => ({ gapS, what, n })),
+      end,
+      conversations,
+      attributes,
+    }));
+    await checkCase({ sessions, traits: [true, true, false], seed: 886672234, runs: 3 }, 'fixed-device');
   });
 });
