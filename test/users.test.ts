@@ -55,6 +55,36 @@ describe('POST /bc/v1/user/identify', () => {
     expect(byDevice.user_id).toBe(bob.user_id);
   });
 
+  it("links a device any event of a user's session names, not only the one that opened it", async () => {
+    const queue = (events: object[]) => t.post('/bc/v1/events/queue', events);
+    const turn = {
+      type: 'track',
+      event: 'Conversation Turn',
+      properties: { user: 'hi', assistant: 'hello' },
+    };
+    // The device's own session first: its anonymous user holds data.
+    const alone = await queue([
+      { ...turn, session_id: 'dev-2-s', device_id: 'dev-2', timestamp: '2025-01-02T10:00:00Z' },
+    ]);
+    expect(alone.status, JSON.stringify(alone.json)).toBe(200);
+    const dana = [
+      { ...turn, session_id: 'dana-s', user_id: 'dana', timestamp: '2025-01-02T11:00:00Z' },
+      {
+        ...turn,
+        session_id: 'dana-s',
+        user_id: 'dana',
+        device_id: 'dev-2',
+        timestamp: '2025-01-02T11:01:00Z',
+      },
+    ];
+    expect((await queue(dana)).status).toBe(200);
+    const byDevice = userRecordSchema.parse(
+      (await t.post('/bc/v1/user/identify', { device_id: 'dev-2' })).json,
+    );
+    expect(byDevice.id).toBe('dana');
+    expect(byDevice.aliases).toEqual(expect.arrayContaining(['dana', expect.stringMatching(/^anon_/)]));
+  });
+
   it('rejects a body with neither id nor device_id, naming the problem', async () => {
     const res = await t.post('/bc/v1/user/identify', { traits: { a: 1 } });
     expect(res.status).toBe(400);

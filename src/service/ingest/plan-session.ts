@@ -1,5 +1,5 @@
 import { EVENT_NAMES, type WireEvent, type WireEventOf } from '../../shared/event-bodies.js';
-import { alias, identify, userOfCallerId } from '../identity/rules.js';
+import { alias, claimDevice, identify, userOfCallerId } from '../identity/rules.js';
 import { type EventCtx, iso, type Planner } from './planner.js';
 import { generatedId } from './rows.js';
 import { mergeProps, newSession, type SessionState } from './state.js';
@@ -45,6 +45,7 @@ export function sessionFor(
     p.touchSession(existing, x.ts);
     // A session's device is the first one its events name, whichever event opened it.
     if (existing.deviceId === null && e.device_id !== undefined) existing.deviceId = e.device_id;
+    if (e.device_id !== undefined) claimForUser(p, existing, e.user_id, e.device_id);
     return existing;
   }
   let userId = options.userId;
@@ -65,6 +66,24 @@ export function sessionFor(
     p.cache.known.derivedKeys.add(e.session_key);
   }
   return s;
+}
+
+/**
+ * A device an event of an identified user's session names is that user's, as it is when the event
+ * opens the session (identify): linked, its anonymous user merged in. Whichever event of the session
+ * names it, so the stored state does not depend on which event came first, which an import split
+ * into runs changes (test/import-order.test.ts). Not for an event naming another user (a conflict).
+ */
+export function claimForUser(
+  p: Planner,
+  s: SessionState,
+  eventUser: string | undefined,
+  device: string,
+): void {
+  const user = p.userOf(s);
+  if (p.maps.user(user).anonymous) return;
+  if (eventUser !== undefined && userOfCallerId(p.maps, eventUser) !== user) return;
+  claimDevice(p.maps, p.ch, user, device);
 }
 
 /**

@@ -2,11 +2,10 @@ import { derivedSessionId } from '../../shared/derived-session.js';
 import type { WireEvent, WireEventOf } from '../../shared/event-bodies.js';
 import { eventRank } from '../../shared/event-order.js';
 import { EVENT_ROUTES, parseWireEventRaw } from '../../shared/events.js';
-import { claimDevice } from '../identity/rules.js';
 import type { Queryable } from '../store/database.js';
 import { rowsByKeys, text, texts } from '../store/statements.js';
 import { planConversationEvent } from './plan-conversation.js';
-import { openSession, planSessionEvent } from './plan-session.js';
+import { claimForUser, openSession, planSessionEvent } from './plan-session.js';
 import type { EventCtx, Planner } from './planner.js';
 import type { ProjectCache } from './project-cache.js';
 import { isProvisionalEnd, type Replay } from './reopen-plan.js';
@@ -233,14 +232,6 @@ function replaySegment(
   });
   const first = segment[0]!;
   const explicit = first.event.kind === 'start_session';
-  // One run opens this session with its first event, and one naming the user's device links the
-  // device to the user, merging in the device's anonymous user (sessionFor → identify). A replay
-  // opens it for its stored user: it links the same way, or history a split run stored for the
-  // device alone before this part arrived stays an anonymous person's (found by the property test
-  // of import order on CI: test/import-order.test.ts).
-  const user = p.maps.canonical(owner.userId);
-  if (device !== null && namedDevice(first) === device && !p.maps.user(user).anonymous)
-    claimDevice(p.maps, p.ch, user, device);
   const reopened = openSession(p, id, owner.userId, device, ctx(first), explicit);
   for (const r of segment) p.touchSession(reopened, r.ts);
   reopened.derivedKey = key;
@@ -251,6 +242,7 @@ function replaySegment(
       // The explicit start: its row, as planStart writes it (the session is open already).
       if (r.index !== undefined) p.accepted++;
       reopened.attributes = mergeProps(reopened.attributes, event.attributes);
+      if (event.device_id !== undefined) claimForUser(p, reopened, undefined, event.device_id);
       p.row({
         eventId: x.eventId,
         event: 'Session Started',
