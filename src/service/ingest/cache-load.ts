@@ -245,7 +245,7 @@ export async function prefetch(
   await loadIdentity(q, cache.projectId, cache.identity, { ids, devices, users });
   const replayed = replayedSessions(reopenPlan(cache, events, [], Date.now()));
   await loadHistory(q, cache, replayed);
-  // A replay links a device its stored events name to the session's user (replan.ts).
+  // A replay plans its stored events again, and one naming a device links it (plan-session.ts).
   const historyDevices = replayed
     .flatMap((id) => cache.history.get(id) ?? [])
     .flatMap((r) => (r.device_id === null ? [] : [r.device_id]));
