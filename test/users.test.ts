@@ -85,6 +85,28 @@ describe('POST /bc/v1/user/identify', () => {
     expect(byDevice.aliases).toEqual(expect.arrayContaining(['dana', expect.stringMatching(/^anon_/)]));
   });
 
+  it("links the device of the event that names an anonymous session's user, besides the session's own", async () => {
+    const queue = (events: object[]) => t.post('/bc/v1/events/queue', events);
+    const turn = {
+      type: 'track',
+      event: 'Conversation Turn',
+      properties: { user: 'hi', assistant: 'hello' },
+    };
+    // Another device's anonymous user holds data, then a session starts on dev-3 with nobody logged in.
+    const other = { ...turn, session_id: 'dev-4-s', device_id: 'dev-4', timestamp: '2025-01-03T09:00:00Z' };
+    const anonymous = { ...turn, session_id: 'eve-s', device_id: 'dev-3', timestamp: '2025-01-03T10:00:00Z' };
+    expect((await queue([other, anonymous])).status).toBe(200);
+    // Eve logs in on the session from dev-4: both devices are hers now, and dev-4's anonymous data too.
+    const login = { ...anonymous, user_id: 'eve', device_id: 'dev-4', timestamp: '2025-01-03T10:01:00Z' };
+    expect((await queue([login])).status).toBe(200);
+    for (const device of ['dev-3', 'dev-4']) {
+      const byDevice = userRecordSchema.parse(
+        (await t.post('/bc/v1/user/identify', { device_id: device })).json,
+      );
+      expect(byDevice.id, device).toBe('eve');
+    }
+  });
+
   it('rejects a body with neither id nor device_id, naming the problem', async () => {
     const res = await t.post('/bc/v1/user/identify', { traits: { a: 1 } });
     expect(res.status).toBe(400);

@@ -128,7 +128,7 @@ export function planConversationEvent(p: Planner, e: WireEvent, x: EventCtx): bo
     return false;
   }
   const s = sessionFor(p, e, x);
-  if (!s || !checkUser(p, s, e.user_id, x)) return true;
+  if (!s || !checkUser(p, s, e.user_id, x, e.device_id)) return true;
   if (e.kind === 'end_conversation' && e.conversation_id === undefined && s.open.length === 0) {
     p.conflict(x.index, 'conversation_id', `session "${s.id}" has no open conversation to end`);
     return true;

@@ -124,8 +124,16 @@ export function openSession(
  * One session, one user (decisions §4). An event naming the session's user is fine; naming another
  * user while the session is still anonymous identifies it (the device is linked and its anonymous
  * history merges, as a session user identify would); naming a different identified user is a conflict.
+ * The event's own device, when it names another than the session's, is claimed too, as it would be
+ * had the event opened the session: which event does depends on how an import is split.
  */
-export function checkUser(p: Planner, s: SessionState, userId: string | undefined, x: EventCtx): boolean {
+export function checkUser(
+  p: Planner,
+  s: SessionState,
+  userId: string | undefined,
+  x: EventCtx,
+  device?: string | undefined,
+): boolean {
   if (userId === undefined) return true;
   const current = p.userOf(s);
   if (userOfCallerId(p.maps, userId) === current) return true;
@@ -135,6 +143,7 @@ export function checkUser(p: Planner, s: SessionState, userId: string | undefine
     return false;
   }
   s.userId = identify(p.maps, p.ch, { id: userId, device_id: s.deviceId ?? undefined }, x.ts);
+  if (device !== undefined && device !== s.deviceId) claimDevice(p.maps, p.ch, s.userId, device);
   return true;
 }
 
@@ -227,7 +236,7 @@ function planEnd(p: Planner, e: WireEventOf<'end_session'>, x: EventCtx): void {
     end = { ...x, ts: Math.max(x.ts, known.lastEventAt), eventId: generatedId(known.id, 'end') };
   }
   const s = sessionFor(p, e, end);
-  if (!s || !checkUser(p, s, e.user_id, end)) return;
+  if (!s || !checkUser(p, s, e.user_id, end, e.device_id)) return;
   for (const id of [...s.open]) {
     const c = p.cache.conversation(s.id, id);
     if (!c) continue;
