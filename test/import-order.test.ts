@@ -112,13 +112,16 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 function recordsOf(c: CaseSpec): JsonRecord[] {
   const out: JsonRecord[] = [];
   c.traits.forEach((has, i) => {
-    if (has)
-      out.push({
-        kind: 'identify',
-        id: USERS[i],
-        timestamp: iso(T0 - 86_400_000 + i),
-        plan: i === 0 ? 'pro' : 'free',
-      });
+    if (!has) return;
+    out.push({
+      kind: 'identify',
+      id: USERS[i],
+      timestamp: iso(T0 - 86_400_000 + i),
+      plan: i === 0 ? 'pro' : 'free',
+      seats: 1,
+    });
+    // A later change of plan: whichever run brings it, the later write is the one kept.
+    out.push({ kind: 'identify', id: USERS[i], timestamp: iso(T0 + 43_200_000 + i), plan: 'team' });
   });
   c.sessions.forEach((s, k) => {
     const device = s.who === 'user' ? undefined : DEVICES[s.person % DEVICES.length];
@@ -557,5 +560,29 @@ describe('import order, splits and kills do not change the stored state (issue 1
     expect(a.users).toEqual([expect.stringContaining('"devices":["d0","d1"]')]);
     if (JSON.stringify(a) !== JSON.stringify(b))
       expect.fail(`stored states differ (A: one sorted run, B: split runs)\n${describeDifference(a, b)}`);
+  });
+
+  // Traits were last-write-wins by arrival, so an older export imported after a newer one put back
+  // the older plan. Each trait now keeps the write with the later time, stored across runs.
+  it('an older identify imported after a newer one keeps the newer traits', {
+    timeout: 120_000,
+  }, async () => {
+    const identify = (day: number, traits: JsonRecord): JsonRecord => ({
+      kind: 'identify',
+      id: 'u0',
+      timestamp: iso(T0 + day * 86_400_000),
+      ...traits,
+    });
+    const older = identify(0, { plan: 'free', seats: 1 });
+    const newer = identify(1, { plan: 'pro' });
+    const base = join(dir.path, 'traits');
+    const A = `${base}-A`;
+    const B = `${base}-B`;
+    expect((await importRun([writeJsonl(`${base}-all.jsonl`, [older, newer])], A)).code).toBe(0);
+    expect((await importRun([writeJsonl(`${base}-run0.jsonl`, [newer])], B)).code).toBe(0);
+    expect((await importRun([writeJsonl(`${base}-run1.jsonl`, [older])], B)).code).toBe(0);
+    const [a, b] = [await fingerprint(A), await fingerprint(B)];
+    expect(a.users).toEqual([expect.stringContaining('"traits":{"plan":"pro","seats":1}')]);
+    expect(b.users).toEqual(a.users);
   });
 });

@@ -10,10 +10,18 @@ export interface UserInfo {
   createdAt: number;
   /**
    * Current traits. Known in memory so an identify that repeats traits already stored (clients send
-   * them on every identify) changes nothing, and a merge computes the merged traits without SQL.
+   * them on every identify) changes nothing but their times, and a merge computes the merged traits
+   * without SQL.
    */
   traits: Traits;
+  /**
+   * Epoch ms of the write each trait holds (rules.ts: the later write wins, whatever the order writes
+   * arrive in). A trait without one (stored before times were kept) loses to any write with one.
+   */
+  traitTimes: TraitTimes;
 }
+
+export type TraitTimes = Record<string, number>;
 
 /** Anything that can say "this key may exist in the database" (the ingest cache's hash filters). */
 export interface MaybeSet {
@@ -113,7 +121,7 @@ export class IdentityChanges {
   readonly relinkedDevices = new Set<string>();
   /** Existing anonymous users merged into an identified one: their canonical pointer moves. */
   readonly mergedAnons = new Set<string>();
-  /** Existing users: traits that changed, to merge over the stored ones. */
+  /** Existing users: traits whose value or time changed, to merge over the stored ones (times: `traitTimes`). */
   readonly traitPatches = new Map<string, Traits>();
   readonly primaryChanged = new Set<string>();
   readonly createdAtLowered = new Set<string>();

@@ -16,7 +16,7 @@ describe('identity rules (decisions §3)', () => {
     expect(identify(maps, ch, { device_id: 'd1' }, 200)).toBe(anon);
   });
 
-  it('merges a device’s anonymous user into the identified one; traits of the identified user win', () => {
+  it('merges a device’s anonymous user into the identified one; the later write of a trait wins', () => {
     const maps = new IdentityMaps();
     const ch = new IdentityChanges();
     const anon = identify(maps, ch, { device_id: 'd1', traits: { os: 'ios', plan: 'free' } }, 10);
@@ -40,6 +40,7 @@ describe('identity rules (decisions §3)', () => {
       primaryId: 'anon_x',
       createdAt: 5,
       traits: { os: 'ios' },
+      traitTimes: { os: 5 },
     });
     maps.users.set('u_carol', {
       canonical: 'u_carol',
@@ -47,6 +48,7 @@ describe('identity rules (decisions §3)', () => {
       primaryId: 'carol',
       createdAt: 50,
       traits: { vip: true },
+      traitTimes: { vip: 50 },
     });
     maps.users.set('u_dan', {
       canonical: 'u_dan',
@@ -54,6 +56,7 @@ describe('identity rules (decisions §3)', () => {
       primaryId: 'dan',
       createdAt: 1,
       traits: {},
+      traitTimes: {},
     });
     maps.ids.set('carol', 'u_carol').set('dan', 'u_dan');
     maps.devices.set('dev', 'u_anon').set('shared', 'u_dan');
@@ -61,12 +64,66 @@ describe('identity rules (decisions §3)', () => {
     identify(maps, ch, { id: 'carol', device_id: 'dev', traits: { vip: true } }, 60);
     expect([...ch.mergedAnons]).toEqual(['u_anon']);
     expect([...ch.createdAtLowered]).toEqual(['u_carol']);
-    // Traits already stored are not written again; the anonymous user's new ones are.
+    // A value already stored is not written again, only its later time; the anonymous user's new ones are.
     expect(ch.traitPatches.get('u_carol')).toEqual({ os: 'ios' });
     expect(maps.user('u_carol').traits).toEqual({ vip: true, os: 'ios' });
+    expect(maps.user('u_carol').traitTimes).toEqual({ vip: 60, os: 5 });
     identify(maps, ch, { id: 'carol', device_id: 'shared' }, 70);
     expect([...ch.relinkedDevices]).toEqual(['shared']);
     expect(maps.canonical('u_dan')).toBe('u_dan');
+  });
+
+  it('keeps the later write of each trait, whatever order the writes come in', () => {
+    const writes: Array<[number, Record<string, string | number>]> = [
+      [10, { plan: 'free', seats: 1 }],
+      [30, { plan: 'pro' }],
+      [20, { plan: 'team', seats: 5 }],
+      [30, { seats: 9 }],
+      // The same instant as the write of 'pro': the greater value wins, in either order.
+      [30, { plan: 'basic' }],
+    ];
+    const orders = [
+      [0, 1, 2, 3, 4],
+      [4, 3, 2, 1, 0],
+      [2, 4, 0, 3, 1],
+    ];
+    for (const order of orders) {
+      const maps = new IdentityMaps();
+      const ch = new IdentityChanges();
+      for (const i of order) {
+        const [at, traits] = writes[i]!;
+        identify(maps, ch, { id: 'gina', traits }, at);
+      }
+      const gina = userOfCallerId(maps, 'gina')!;
+      expect(maps.user(gina).traits, String(order)).toEqual({ plan: 'pro', seats: 9 });
+      expect(maps.user(gina).traitTimes, String(order)).toEqual({ plan: 30, seats: 30 });
+    }
+  });
+
+  it('merges what an anonymous user learnt by time too, and a repeated value takes the later time', () => {
+    const maps = new IdentityMaps();
+    maps.users.set('u_hal', {
+      canonical: 'u_hal',
+      anonymous: false,
+      primaryId: 'hal',
+      createdAt: 1,
+      traits: { plan: 'free', legacy: 'x' },
+      // `legacy` was stored before trait times were kept: any write with a time replaces it.
+      traitTimes: { plan: 40 },
+    });
+    maps.ids.set('hal', 'u_hal');
+    const ch = new IdentityChanges();
+    // Learnt on a device before hal logged in there, but later than hal's own plan: it wins.
+    const anon = identify(maps, ch, { device_id: 'd9', traits: { plan: 'pro', legacy: 'y' } }, 50);
+    identify(maps, ch, { id: 'hal', device_id: 'd9' }, 60);
+    expect(maps.canonical(anon)).toBe('u_hal');
+    expect(maps.user('u_hal').traits).toEqual({ plan: 'pro', legacy: 'y' });
+    // An older write arriving now changes nothing; the same value again moves only its time.
+    identify(maps, ch, { id: 'hal', traits: { plan: 'team' } }, 45);
+    identify(maps, ch, { id: 'hal', traits: { plan: 'pro' } }, 70);
+    expect(maps.user('u_hal').traits).toEqual({ plan: 'pro', legacy: 'y' });
+    expect(maps.user('u_hal').traitTimes).toEqual({ plan: 70, legacy: 50 });
+    expect(ch.traitPatches.get('u_hal')).toEqual({ plan: 'pro', legacy: 'y' });
   });
 
   it('aliases: previous id finds the user, the new id becomes primary, a taken id is refused', () => {

@@ -1,6 +1,6 @@
 import type { Traits } from '../../shared/primitives.js';
 import { anonymousId, newUserId } from './ids.js';
-import type { IdentityChanges, IdentityMaps } from './model.js';
+import type { IdentityChanges, IdentityMaps, TraitTimes } from './model.js';
 
 /**
  * The identity rules of decisions §3 over in-memory maps, recording every change for the SQL writer.
@@ -45,6 +45,7 @@ function createUser(
     primaryId: callerId,
     createdAt: at,
     traits: {},
+    traitTimes: {},
   });
   maps.setId(callerId, userId);
   ch.newUsers.add(userId);
@@ -60,20 +61,55 @@ export function seenAt(maps: IdentityMaps, ch: IdentityChanges, userId: string, 
   if (!ch.isNew(userId)) ch.createdAtLowered.add(userId);
 }
 
-/** Merges traits (last write wins); only keys whose value changes are written. */
+/**
+ * Whether a trait written at `at` replaces the one held (written at `heldAt`; undefined: unknown, older
+ * than any). The later write wins, and at the same instant the greater value's JSON, so the outcome
+ * is the same in whatever order writes arrive: an import of an older export after a newer one, or a
+ * backfill split into runs, ends with the traits one pass in time order gives (decisions §3: last
+ * write wins).
+ */
+function replaces(
+  value: Traits[string],
+  at: number | undefined,
+  held: Traits[string] | undefined,
+  heldAt: number | undefined,
+): boolean {
+  if (held === undefined) return true;
+  const a = at ?? Number.NEGATIVE_INFINITY;
+  const b = heldAt ?? Number.NEGATIVE_INFINITY;
+  if (a !== b) return a > b;
+  return value !== held && JSON.stringify(value) > JSON.stringify(held);
+}
+
+/** Merges traits written at `times` (one instant, or each trait's own); only what changes is written. */
 function addTraits(
   maps: IdentityMaps,
   ch: IdentityChanges,
   userId: string,
   traits: Traits | undefined,
+  times: number | TraitTimes,
 ): void {
   if (!traits) return;
   const info = maps.user(userId);
-  const changed = Object.entries(traits).filter(([key, value]) => info.traits[key] !== value);
-  if (changed.length === 0) return;
-  info.traits = { ...info.traits, ...Object.fromEntries(changed) };
-  if (!ch.isNew(userId))
-    ch.traitPatches.set(userId, { ...ch.traitPatches.get(userId), ...Object.fromEntries(changed) });
+  const patch: Traits = {};
+  let changed = false;
+  for (const [key, value] of Object.entries(traits)) {
+    const at = typeof times === 'number' ? times : times[key];
+    if (!replaces(value, at, info.traits[key], info.traitTimes[key])) continue;
+    if (info.traits[key] === value && info.traitTimes[key] === at) continue;
+    if (!changed) {
+      // Copied on first change: a user's objects may be shared with a snapshot of the stored row.
+      info.traits = { ...info.traits };
+      info.traitTimes = { ...info.traitTimes };
+      changed = true;
+    }
+    // A repeated value still takes the later time, or an older write arriving next would win.
+    if (info.traits[key] !== value) patch[key] = value;
+    info.traits[key] = value;
+    if (at === undefined) delete info.traitTimes[key];
+    else info.traitTimes[key] = at;
+  }
+  if (changed && !ch.isNew(userId)) ch.traitPatches.set(userId, { ...ch.traitPatches.get(userId), ...patch });
 }
 
 /** The caller id's user, created (identified, created_at = at) when nobody has the id yet. */
@@ -107,11 +143,9 @@ function mergeAnonymous(maps: IdentityMaps, ch: IdentityChanges, anon: string, t
   anonInfo.canonical = target;
   if (!ch.isNew(anon)) ch.mergedAnons.add(anon);
   seenAt(maps, ch, target, anonInfo.createdAt);
-  // The identified user's own traits win over what was learnt while anonymous.
-  const inherited = Object.fromEntries(
-    Object.entries(anonInfo.traits).filter(([key]) => maps.user(target).traits[key] === undefined),
-  );
-  addTraits(maps, ch, target, inherited);
+  // What was learnt while anonymous merges like any write, each trait at its own time: the identified
+  // user's own traits do not simply win, as which of them exist yet depends on the order of arrival.
+  addTraits(maps, ch, target, anonInfo.traits, anonInfo.traitTimes);
 }
 
 function linkDevice(maps: IdentityMaps, ch: IdentityChanges, device: string, userId: string): void {
@@ -156,7 +190,7 @@ export function identify(maps: IdentityMaps, ch: IdentityChanges, input: Identif
   }
   if (userId === undefined) throw new Error('identify needs an id or a device_id');
   seenAt(maps, ch, userId, at);
-  addTraits(maps, ch, userId, input.traits);
+  addTraits(maps, ch, userId, input.traits, at);
   return userId;
 }
 

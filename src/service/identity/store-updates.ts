@@ -26,12 +26,19 @@ export async function updateUsers(
     columns.push(`unnest($${params.length}) AS ${column}`);
     sets.push(assignment);
   };
-  if (ch.traitPatches.size > 0)
+  if (ch.traitPatches.size > 0) {
     set(
       'traits = json_merge_patch(t.traits, m.patch::JSON)',
       'patch',
       texts(users.map((u) => JSON.stringify(ch.traitPatches.get(u) ?? {}))),
     );
+    // The times in memory are whole (loaded with the row): written as they are, not patched.
+    set(
+      'trait_times = coalesce(m.times::JSON, t.trait_times)',
+      'times',
+      texts(users.map((u) => (ch.traitPatches.has(u) ? JSON.stringify(maps.user(u).traitTimes) : null))),
+    );
+  }
   if (ch.primaryChanged.size > 0)
     set(
       'primary_id = coalesce(m.primary_id, t.primary_id)',

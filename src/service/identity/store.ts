@@ -2,7 +2,7 @@ import type { Traits } from '../../shared/primitives.js';
 import { appendColumns } from '../store/append.js';
 import type { Queryable } from '../store/database.js';
 import { exec, int, rows, rowsByKeys, text, texts } from '../store/statements.js';
-import type { IdentityChanges, IdentityMaps } from './model.js';
+import type { IdentityChanges, IdentityMaps, TraitTimes } from './model.js';
 import { mergeUsers, updateUsers } from './store-updates.js';
 
 type UserRow = {
@@ -12,6 +12,7 @@ type UserRow = {
   primary_id: string;
   created: number;
   traits: string;
+  trait_times: string | null;
 };
 
 /** Users on the merge chains of `wanted` that are not loaded yet. */
@@ -38,7 +39,7 @@ async function loadUsers(q: Queryable, project: string, maps: IdentityMaps, want
   for (let round = 0, pending = missingUsers(maps, starts); round < 3 && pending.length > 0; round++) {
     const found = await rowsByKeys<UserRow>(q, pending, (chunk) => ({
       sql: `SELECT user_id, canonical_user_id, anonymous, primary_id, epoch_ms(created_at)::DOUBLE AS created,
-                   traits::VARCHAR AS traits
+                   traits::VARCHAR AS traits, trait_times::VARCHAR AS trait_times
               FROM users WHERE project_id = $1 AND user_id IN (SELECT unnest($2))`,
       params: [text(project), texts(chunk)],
     }));
@@ -50,6 +51,7 @@ async function loadUsers(q: Queryable, project: string, maps: IdentityMaps, want
         primaryId: r.primary_id,
         createdAt: r.created,
         traits: JSON.parse(r.traits) as Traits,
+        traitTimes: r.trait_times === null ? {} : (JSON.parse(r.trait_times) as TraitTimes),
       });
     }
     pending = missingUsers(maps, starts);
@@ -89,6 +91,10 @@ export async function loadIdentity(
   for (const d of devices) if (!maps.devices.has(d)) maps.absent.devices.add(d);
   await loadUsers(q, project, maps, users);
 }
+
+/** A user's trait times as stored: null while it has none (most users never get traits). */
+export const timesJson = (times: TraitTimes): string | null =>
+  Object.keys(times).length === 0 ? null : JSON.stringify(times);
 
 /** Sequence values handed out in blocks: one query per few thousand new ids instead of one per batch. */
 const reserved = new WeakMap<object, { next: number; end: number }>();
@@ -136,6 +142,7 @@ export async function writeIdentity(
     info.map((i) => i.anonymous),
     info.map((i) => JSON.stringify(i.traits)),
     info.map((i) => i.createdAt),
+    info.map((i) => timesJson(i.traitTimes)),
   ]);
   const seqs = ch.newIds.length > 0 ? await sequenceValues(q, ch.newIds.length) : [];
   await appendColumns(q, 'user_ids', [

@@ -106,6 +106,13 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
     name: 'the device of each caller event',
     sql: 'ALTER TABLE events ADD COLUMN device_id VARCHAR;',
   },
+  {
+    // When each trait was written (identity/rules.ts): the later write wins whatever the order writes
+    // arrive in, as an import of an older export after a newer one needs. Null: no trait has a time.
+    version: 7,
+    name: 'the time of each trait',
+    sql: 'ALTER TABLE users ADD COLUMN trait_times JSON;',
+  },
 ];
 
 export async function migrate(db: Queryable): Promise<void> {
