@@ -50,7 +50,7 @@ export async function generate(db: Database, events: number): Promise<void> {
   const w = db.writer;
   await w.run(`INSERT INTO users SELECT '${PROJECT}', 'u' || i, 'u' || CASE WHEN i % 20 = 19 THEN i - 1 ELSE i END,
     'id' || i, i % 20 = 19, json_object('plan', ['free', 'pro', 'team'][1 + i % 3], 'country', 'c' || (i % 20),
-    'beta', i % 7 = 0, 'age', 18 + i % 60), ${BASE}, NULL FROM range(${users}) t(i)`);
+    'beta', i % 7 = 0, 'age', 18 + i % 60), ${BASE}, NULL, NULL FROM range(${users}) t(i)`);
   await w.run(`INSERT INTO sessions SELECT '${PROJECT}', 's' || s, ${owner('s')}, NULL, ${start('s')},
     CASE WHEN s % 5 = 0 THEN NULL ELSE ${start('s')} + INTERVAL 300 SECOND END,
     ${start('s')} + INTERVAL 270 SECOND, NULL, NULL, NULL FROM range(${sessions}) t(s)`);

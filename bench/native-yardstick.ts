@@ -104,7 +104,7 @@ export async function nativeImport(file: string, dir: string): Promise<{ seconds
       `INSERT INTO conversations SELECT 'bench', conversation_id, session_id, started, ended, NULL FROM conv`,
     );
     await run(
-      `INSERT INTO users SELECT 'bench', uid, uid, any_value(user_id), false, '{}', min(ts), NULL FROM t GROUP BY uid;
+      `INSERT INTO users SELECT 'bench', uid, uid, any_value(user_id), false, '{}', min(ts), NULL, NULL FROM t GROUP BY uid;
        INSERT INTO user_ids SELECT 'bench', user_id, uid, row_number() OVER (ORDER BY min(ts)) FROM t
          GROUP BY user_id, uid`,
     );

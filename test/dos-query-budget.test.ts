@@ -28,7 +28,7 @@ async function generate(path: string): Promise<void> {
     await tenants.provision({ apiKey: 'key-b', projectId: 'small' });
     await db.write(async (tx) => {
       await tx.run(`INSERT INTO users SELECT 'big', 'u' || i, 'u' || i, 'u' || i, false,
-        json_object('plan', 'p' || (i % 5)), TIMESTAMPTZ '2025-01-01 00:00:00+00', NULL FROM range(20000) r(i)`);
+        json_object('plan', 'p' || (i % 5)), TIMESTAMPTZ '2025-01-01 00:00:00+00', NULL, NULL FROM range(20000) r(i)`);
       await tx.run(`INSERT INTO events SELECT 'big', 'e' || i, 'Turn', 'custom',
         TIMESTAMPTZ '2025-01-01 00:00:00+00' + to_seconds(i * 90), 'u' || (i % 20000), 's' || (i // 20), NULL,
         json_object('n', i % 1000, 'model', 'm' || (i % 3000)), NULL, now(), NULL FROM range(300000) r(i)`);

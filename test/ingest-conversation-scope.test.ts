@@ -37,7 +37,7 @@ async function databaseOfAnEarlierRelease(path: string): Promise<void> {
     const t0 = at(0, OLD_DAY);
     const t5 = at(5, OLD_DAY);
     await c.run(
-      `INSERT INTO users VALUES ('${PROJECT}', 'u_old', 'u_old', 'old-user', false, '{}', '${t0}', NULL)`,
+      `INSERT INTO users VALUES ('${PROJECT}', 'u_old', 'u_old', 'old-user', false, '{}', '${t0}')`,
     );
     await c.run(`INSERT INTO user_ids VALUES ('${PROJECT}', 'old-user', 'u_old', nextval('user_id_seq'))`);
     await c.run(

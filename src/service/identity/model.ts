@@ -6,6 +6,11 @@ export interface UserInfo {
   canonical: string;
   anonymous: boolean;
   primaryId: string;
+  /**
+   * Epoch ms of the alias that made `primaryId` primary (rules.ts: the later alias wins, whatever the
+   * order aliases arrive in); null for the id the user was made with, which any alias replaces.
+   */
+  primaryAt: number | null;
   /** Epoch ms: the earliest timestamp seen for the user. */
   createdAt: number;
   /**

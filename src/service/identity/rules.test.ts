@@ -38,6 +38,7 @@ describe('identity rules (decisions §3)', () => {
       canonical: 'u_anon',
       anonymous: true,
       primaryId: 'anon_x',
+      primaryAt: null,
       createdAt: 5,
       traits: { os: 'ios' },
       traitTimes: { os: 5 },
@@ -46,6 +47,7 @@ describe('identity rules (decisions §3)', () => {
       canonical: 'u_carol',
       anonymous: false,
       primaryId: 'carol',
+      primaryAt: null,
       createdAt: 50,
       traits: { vip: true },
       traitTimes: { vip: 50 },
@@ -54,6 +56,7 @@ describe('identity rules (decisions §3)', () => {
       canonical: 'u_dan',
       anonymous: false,
       primaryId: 'dan',
+      primaryAt: null,
       createdAt: 1,
       traits: {},
       traitTimes: {},
@@ -106,6 +109,7 @@ describe('identity rules (decisions §3)', () => {
       canonical: 'u_hal',
       anonymous: false,
       primaryId: 'hal',
+      primaryAt: null,
       createdAt: 1,
       traits: { plan: 'free', legacy: 'x' },
       // `legacy` was stored before trait times were kept: any write with a time replaces it.
@@ -141,6 +145,31 @@ describe('identity rules (decisions §3)', () => {
       ok: false,
       reason: 'unknown_previous',
     });
+  });
+
+  it('makes the id of the later alias primary, whatever order aliases come in', () => {
+    const aliases: Array<[number, string]> = [
+      [20, 'ivy@a'],
+      [40, 'ivy@c'],
+      [30, 'ivy@b'],
+      // The same instant as ivy@c: the greater id wins, in either order.
+      [40, 'ivy@0'],
+    ];
+    for (const order of [
+      [0, 1, 2, 3],
+      [3, 2, 1, 0],
+      [1, 3, 0, 2],
+    ]) {
+      const maps = new IdentityMaps();
+      const ch = new IdentityChanges();
+      const ivy = identify(maps, ch, { id: 'ivy' }, 10);
+      for (const i of order) {
+        const [at, id] = aliases[i]!;
+        expect(alias(maps, ch, { id, previous_id: 'ivy' }, at)).toEqual({ ok: true, userId: ivy });
+      }
+      expect(maps.user(ivy).primaryId, String(order)).toBe('ivy@c');
+      expect(maps.user(ivy).primaryAt, String(order)).toBe(40);
+    }
   });
 
   it('refuses to guess about a key a filter says may exist but nobody loaded', () => {

@@ -43,6 +43,7 @@ function createUser(
     canonical: userId,
     anonymous,
     primaryId: callerId,
+    primaryAt: null,
     createdAt: at,
     traits: {},
     traitTimes: {},
@@ -194,7 +195,11 @@ export function identify(maps: IdentityMaps, ch: IdentityChanges, input: Identif
   return userId;
 }
 
-/** Alias: `previous` finds the user among all ids; `id` becomes primary unless another user owns it. */
+/**
+ * Alias: `previous` finds the user among all ids; `id` becomes primary unless another user owns it,
+ * or an alias with a later time (same instant: the greater id) already made another id primary: the
+ * primary id is then the same whatever order aliases arrive in, as for traits.
+ */
 export function alias(
   maps: IdentityMaps,
   ch: IdentityChanges,
@@ -210,8 +215,13 @@ export function alias(
     ch.newIds.push(input.id);
   }
   const info = maps.user(userId);
-  info.primaryId = input.id;
-  if (!ch.isNew(userId)) ch.primaryChanged.add(userId);
+  const later =
+    info.primaryAt === null || at > info.primaryAt || (at === info.primaryAt && input.id > info.primaryId);
+  if (later) {
+    info.primaryId = input.id;
+    info.primaryAt = at;
+    if (!ch.isNew(userId)) ch.primaryChanged.add(userId);
+  }
   seenAt(maps, ch, userId, at);
   return { ok: true, userId };
 }

@@ -10,6 +10,7 @@ type UserRow = {
   canonical_user_id: string;
   anonymous: boolean;
   primary_id: string;
+  primary_at: number | null;
   created: number;
   traits: string;
   trait_times: string | null;
@@ -38,7 +39,8 @@ async function loadUsers(q: Queryable, project: string, maps: IdentityMaps, want
   // Stored pointers are flat, so two rounds suffice; a pointer at a missing row ends the walk.
   for (let round = 0, pending = missingUsers(maps, starts); round < 3 && pending.length > 0; round++) {
     const found = await rowsByKeys<UserRow>(q, pending, (chunk) => ({
-      sql: `SELECT user_id, canonical_user_id, anonymous, primary_id, epoch_ms(created_at)::DOUBLE AS created,
+      sql: `SELECT user_id, canonical_user_id, anonymous, primary_id, epoch_ms(primary_at)::DOUBLE AS primary_at,
+                   epoch_ms(created_at)::DOUBLE AS created,
                    traits::VARCHAR AS traits, trait_times::VARCHAR AS trait_times
               FROM users WHERE project_id = $1 AND user_id IN (SELECT unnest($2))`,
       params: [text(project), texts(chunk)],
@@ -49,6 +51,7 @@ async function loadUsers(q: Queryable, project: string, maps: IdentityMaps, want
         canonical: r.canonical_user_id,
         anonymous: r.anonymous,
         primaryId: r.primary_id,
+        primaryAt: r.primary_at,
         createdAt: r.created,
         traits: JSON.parse(r.traits) as Traits,
         traitTimes: r.trait_times === null ? {} : (JSON.parse(r.trait_times) as TraitTimes),
@@ -143,6 +146,7 @@ export async function writeIdentity(
     info.map((i) => JSON.stringify(i.traits)),
     info.map((i) => i.createdAt),
     info.map((i) => timesJson(i.traitTimes)),
+    info.map((i) => i.primaryAt),
   ]);
   const seqs = ch.newIds.length > 0 ? await sequenceValues(q, ch.newIds.length) : [];
   await appendColumns(q, 'user_ids', [

@@ -107,11 +107,13 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
     sql: 'ALTER TABLE events ADD COLUMN device_id VARCHAR;',
   },
   {
-    // When each trait was written (identity/rules.ts): the later write wins whatever the order writes
-    // arrive in, as an import of an older export after a newer one needs. Null: no trait has a time.
+    // When each trait was written, and the alias that made the primary id primary (identity/rules.ts):
+    // the later write wins whatever the order writes arrive in, as an import of an older export after
+    // a newer one needs. Null: no trait has a time; the id the user was made with.
     version: 7,
-    name: 'the time of each trait',
-    sql: 'ALTER TABLE users ADD COLUMN trait_times JSON;',
+    name: 'the times of traits and of the primary id',
+    sql: `ALTER TABLE users ADD COLUMN trait_times JSON;
+      ALTER TABLE users ADD COLUMN primary_at TIMESTAMPTZ;`,
   },
 ];
 
