@@ -98,12 +98,7 @@ function addTraits(
     const at = typeof times === 'number' ? times : times[key];
     if (!replaces(value, at, info.traits[key], info.traitTimes[key])) continue;
     if (info.traits[key] === value && info.traitTimes[key] === at) continue;
-    if (!changed) {
-      // Copied on first change: a user's objects may be shared with a snapshot of the stored row.
-      info.traits = { ...info.traits };
-      info.traitTimes = { ...info.traitTimes };
-      changed = true;
-    }
+    changed = true;
     // A repeated value still takes the later time, or an older write arriving next would win.
     if (info.traits[key] !== value) patch[key] = value;
     info.traits[key] = value;

@@ -96,7 +96,7 @@ export async function loadIdentity(
 }
 
 /** A user's trait times as stored: null while it has none (most users never get traits). */
-export const timesJson = (times: TraitTimes): string | null =>
+const timesJson = (times: TraitTimes): string | null =>
   Object.keys(times).length === 0 ? null : JSON.stringify(times);
 
 /** Sequence values handed out in blocks: one query per few thousand new ids instead of one per batch. */
