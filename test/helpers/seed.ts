@@ -72,7 +72,7 @@ export async function seedRows(tx: Queryable, project: string, data: SeedData): 
   await insert(
     tx,
     'users',
-    '(?1, ?2, ?3, ?4, ?5, ?6::JSON, ?7::TIMESTAMPTZ)',
+    '(?1, ?2, ?3, ?4, ?5, ?6::JSON, ?7::TIMESTAMPTZ, NULL, NULL)',
     (data.users ?? []).map((u) => [
       project,
       u.user_id,
