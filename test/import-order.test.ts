@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { describeDifference, fingerprint } from './helpers/fingerprint.js';
+import { describeDifference, type Fingerprint, fingerprint } from './helpers/fingerprint.js';
 import {
   byTime,
   CRASH,
@@ -120,8 +120,9 @@ function recordsOf(c: CaseSpec): JsonRecord[] {
       plan: i === 0 ? 'pro' : 'free',
       seats: 1,
     });
-    // A later change of plan: whichever run brings it, the later write is the one kept.
-    out.push({ kind: 'identify', id: USERS[i], timestamp: iso(T0 + 43_200_000 + i), plan: 'team' });
+    // A later change of plan, amid the sessions (they start in the first 6 hours): whichever run
+    // brings it, the later write is kept, this or a device's before its login (below).
+    out.push({ kind: 'identify', id: USERS[i], timestamp: iso(T0 + 3 * 3_600_000 + i), plan: 'team' });
   });
   c.sessions.forEach((s, k) => {
     const device = s.who === 'user' ? undefined : DEVICES[s.person % DEVICES.length];
@@ -133,6 +134,16 @@ function recordsOf(c: CaseSpec): JsonRecord[] {
     const loginAt = Math.floor(s.steps.length / 2);
     let t = T0 + s.startMin * 60_000;
     const attributes = s.explicit && s.attributes;
+    // What the app learns on a device before anyone logs in: traits of its anonymous user, merged by
+    // time into the user's own when the device is claimed (or the user's, once it is).
+    if (device !== undefined && s.who !== 'both' && s.attributes)
+      out.push({
+        kind: 'identify',
+        device_id: device,
+        timestamp: iso(t - 1000),
+        os: k % 2 === 0 ? 'ios' : 'android',
+        plan: 'trial',
+      });
     // A stated start, before the session's first record; which run holds it, and whether the end's
     // attributes (the later in time, so they win the overlapping key) arrive before it, is the split's.
     if (attributes)
@@ -271,6 +282,36 @@ const sessionsOf = (rows: SessionRow[]): SessionSpec[] =>
     conversations,
     attributes,
   }));
+
+/** Hand-made cases: a turn or an identify at a minute after T0. */
+const turn = (minute: number, who: JsonRecord): JsonRecord => ({
+  kind: 'turn',
+  timestamp: iso(T0 + minute * 60_000),
+  user: `question ${minute}`,
+  assistant: 'answer',
+  ...who,
+});
+const identifyAt = (minute: number, fields: JsonRecord): JsonRecord => ({
+  kind: 'identify',
+  timestamp: iso(T0 + minute * 60_000),
+  ...fields,
+});
+
+/**
+ * A hand-made case: all records sorted in one run into A, the given runs in order into B. The two
+ * stored states must be equal; A's is returned for the case's own expectations.
+ */
+async function sortedAgainstRuns(label: string, runs: JsonRecord[][]): Promise<Fingerprint> {
+  const base = join(dir.path, label);
+  const [A, B] = [`${base}-A`, `${base}-B`];
+  expect((await importRun([writeJsonl(`${base}-all.jsonl`, byTime(runs.flat()))], A)).code).toBe(0);
+  for (const [i, records] of runs.entries())
+    expect((await importRun([writeJsonl(`${base}-run${i}.jsonl`, records)], B)).code, `run ${i}`).toBe(0);
+  const [a, b] = [await fingerprint(A), await fingerprint(B)];
+  if (JSON.stringify(a) !== JSON.stringify(b))
+    expect.fail(`stored states differ (A: one sorted run, B: split runs)\n${describeDifference(a, b)}`);
+  return a;
+}
 
 /** Cases per property; CAS_PROPERTY_RUNS raises it for a longer search. */
 const RUNS = Number(process.env.CAS_PROPERTY_RUNS ?? 2);
@@ -539,27 +580,11 @@ describe('import order, splits and kills do not change the stored state (issue 1
   it("the event that identifies an anonymous session links its own device, not only the session's", {
     timeout: 120_000,
   }, async () => {
-    const turn = (minute: number, who: JsonRecord): JsonRecord => ({
-      kind: 'turn',
-      timestamp: iso(T0 + minute * 60_000),
-      session_id: 'S',
-      user: `question ${minute}`,
-      assistant: 'answer',
-      ...who,
-    });
-    const anonymous = turn(0, { device_id: 'd0' });
-    const login = turn(1, { user_id: 'u0', device_id: 'd1' });
-    const base = join(dir.path, 'second-device');
-    const A = `${base}-A`;
-    const B = `${base}-B`;
-    expect((await importRun([writeJsonl(`${base}-all.jsonl`, [anonymous, login])], A)).code).toBe(0);
+    const anonymous = turn(0, { session_id: 'S', device_id: 'd0' });
+    const login = turn(1, { session_id: 'S', user_id: 'u0', device_id: 'd1' });
     // The later record alone first, so it opens the session; the earlier one replays it.
-    expect((await importRun([writeJsonl(`${base}-run0.jsonl`, [login])], B)).code).toBe(0);
-    expect((await importRun([writeJsonl(`${base}-run1.jsonl`, [anonymous])], B)).code).toBe(0);
-    const [a, b] = [await fingerprint(A), await fingerprint(B)];
+    const a = await sortedAgainstRuns('second-device', [[login], [anonymous]]);
     expect(a.users).toEqual([expect.stringContaining('"devices":["d0","d1"]')]);
-    if (JSON.stringify(a) !== JSON.stringify(b))
-      expect.fail(`stored states differ (A: one sorted run, B: split runs)\n${describeDifference(a, b)}`);
   });
 
   // Traits were last-write-wins by arrival, so an older export imported after a newer one put back
@@ -567,23 +592,24 @@ describe('import order, splits and kills do not change the stored state (issue 1
   it('an older identify imported after a newer one keeps the newer traits', {
     timeout: 120_000,
   }, async () => {
-    const identify = (day: number, traits: JsonRecord): JsonRecord => ({
-      kind: 'identify',
-      id: 'u0',
-      timestamp: iso(T0 + day * 86_400_000),
-      ...traits,
-    });
-    const older = identify(0, { plan: 'free', seats: 1 });
-    const newer = identify(1, { plan: 'pro' });
-    const base = join(dir.path, 'traits');
-    const A = `${base}-A`;
-    const B = `${base}-B`;
-    expect((await importRun([writeJsonl(`${base}-all.jsonl`, [older, newer])], A)).code).toBe(0);
-    expect((await importRun([writeJsonl(`${base}-run0.jsonl`, [newer])], B)).code).toBe(0);
-    expect((await importRun([writeJsonl(`${base}-run1.jsonl`, [older])], B)).code).toBe(0);
-    const [a, b] = [await fingerprint(A), await fingerprint(B)];
+    const older = identifyAt(0, { id: 'u0', plan: 'free', seats: 1 });
+    const newer = identifyAt(24 * 60, { id: 'u0', plan: 'pro' });
+    const a = await sortedAgainstRuns('traits', [[newer], [older]]);
     expect(a.users).toEqual([expect.stringContaining('"traits":{"plan":"pro","seats":1}')]);
-    expect(b.users).toEqual(a.users);
+  });
+
+  // A merge kept the identified user's own traits over the anonymous user's, so whether the user's
+  // own write had arrived before the merge decided the plan. The later write wins there too.
+  it("a device's traits merge by time into the user who logs in on it", { timeout: 120_000 }, async () => {
+    const own = identifyAt(180, { id: 'u0', plan: 'team' });
+    const onDevice = identifyAt(300, { device_id: 'd0', plan: 'trial', os: 'ios' });
+    const session = [
+      turn(301, { session_id: 'S', device_id: 'd0' }),
+      turn(302, { session_id: 'S', user_id: 'u0', device_id: 'd0' }),
+    ];
+    // The login merges the device's user into u0 before u0's own (older) write of the plan arrives.
+    const a = await sortedAgainstRuns('merge-traits', [[onDevice, ...session], [own]]);
+    expect(a.users).toEqual([expect.stringContaining('"traits":{"os":"ios","plan":"trial"}')]);
   });
 
   // Likewise the primary id was the last alias to arrive. Aliases are not generated above: one that
@@ -591,19 +617,14 @@ describe('import order, splits and kills do not change the stored state (issue 1
   it('an older alias imported after a newer one leaves the newer id primary', {
     timeout: 120_000,
   }, async () => {
-    const at = (day: number) => iso(T0 + day * 86_400_000);
-    const identify: JsonRecord = { kind: 'identify', id: 'u0', timestamp: at(0), plan: 'free' };
-    const older: JsonRecord = { kind: 'alias', id: 'u0@old', previous_id: 'u0', timestamp: at(1) };
-    const newer: JsonRecord = { kind: 'alias', id: 'u0@new', previous_id: 'u0', timestamp: at(2) };
-    const base = join(dir.path, 'alias');
-    const A = `${base}-A`;
-    const B = `${base}-B`;
-    expect((await importRun([writeJsonl(`${base}-all.jsonl`, [identify, older, newer])], A)).code).toBe(0);
-    expect((await importRun([writeJsonl(`${base}-run0.jsonl`, [identify, newer])], B)).code).toBe(0);
-    expect((await importRun([writeJsonl(`${base}-run1.jsonl`, [older])], B)).code).toBe(0);
-    const [a, b] = [await fingerprint(A), await fingerprint(B)];
+    const user = identifyAt(0, { id: 'u0', plan: 'free' });
+    const alias = (day: number, id: string): JsonRecord => ({
+      kind: 'alias',
+      id,
+      previous_id: 'u0',
+      timestamp: iso(T0 + day * 86_400_000),
+    });
+    const a = await sortedAgainstRuns('alias', [[user, alias(2, 'u0@new')], [alias(1, 'u0@old')]]);
     expect(a.users).toEqual([expect.stringContaining('"primary_id":"u0@new"')]);
-    if (JSON.stringify(a) !== JSON.stringify(b))
-      expect.fail(`stored states differ (A: one sorted run, B: split runs)\n${describeDifference(a, b)}`);
   });
 });
