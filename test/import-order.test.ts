@@ -624,7 +624,12 @@ describe('import order, splits and kills do not change the stored state (issue 1
       previous_id: 'u0',
       timestamp: iso(T0 + day * 86_400_000),
     });
-    const a = await sortedAgainstRuns('alias', [[user, alias(2, 'u0@new')], [alias(1, 'u0@old')]]);
+    // Run 2 updates the stored user's primary id and its time; run 3's older alias must lose to both.
+    const a = await sortedAgainstRuns('alias', [
+      [user, alias(1, 'u0@old')],
+      [alias(3, 'u0@new')],
+      [alias(2, 'u0@mid')],
+    ]);
     expect(a.users).toEqual([expect.stringContaining('"primary_id":"u0@new"')]);
   });
 });

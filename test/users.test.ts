@@ -55,13 +55,10 @@ describe('POST /bc/v1/user/identify', () => {
     expect(byDevice.user_id).toBe(bob.user_id);
   });
 
+  const queue = (events: object[]) => t.post('/bc/v1/events/queue', events);
+  const turn = { type: 'track', event: 'Conversation Turn', properties: { user: 'hi', assistant: 'hello' } };
+
   it("links a device any event of a user's session names, not only the one that opened it", async () => {
-    const queue = (events: object[]) => t.post('/bc/v1/events/queue', events);
-    const turn = {
-      type: 'track',
-      event: 'Conversation Turn',
-      properties: { user: 'hi', assistant: 'hello' },
-    };
     // The device's own session first: its anonymous user holds data.
     const alone = await queue([
       { ...turn, session_id: 'dev-2-s', device_id: 'dev-2', timestamp: '2025-01-02T10:00:00Z' },
@@ -86,12 +83,6 @@ describe('POST /bc/v1/user/identify', () => {
   });
 
   it("links the device of the event that names an anonymous session's user, besides the session's own", async () => {
-    const queue = (events: object[]) => t.post('/bc/v1/events/queue', events);
-    const turn = {
-      type: 'track',
-      event: 'Conversation Turn',
-      properties: { user: 'hi', assistant: 'hello' },
-    };
     // Another device's anonymous user holds data, then a session starts on dev-3 with nobody logged in.
     const other = { ...turn, session_id: 'dev-4-s', device_id: 'dev-4', timestamp: '2025-01-03T09:00:00Z' };
     const anonymous = { ...turn, session_id: 'eve-s', device_id: 'dev-3', timestamp: '2025-01-03T10:00:00Z' };

@@ -96,8 +96,8 @@ function addTraits(
   let changed = false;
   for (const [key, value] of Object.entries(traits)) {
     const at = typeof times === 'number' ? times : times[key];
+    // Whatever replaces changes the value or the time (a tie of both is no replacement).
     if (!replaces(value, at, info.traits[key], info.traitTimes[key])) continue;
-    if (info.traits[key] === value && info.traitTimes[key] === at) continue;
     changed = true;
     // A repeated value still takes the later time, or an older write arriving next would win.
     if (info.traits[key] !== value) patch[key] = value;

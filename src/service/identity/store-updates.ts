@@ -47,7 +47,7 @@ export async function updateUsers(
       texts(users.map((u) => (ch.primaryChanged.has(u) ? maps.user(u).primaryId : null))),
     );
     set(
-      'primary_at = CASE WHEN m.primary_id IS NULL THEN t.primary_at ELSE make_timestamptz(m.primary_at * 1000) END',
+      'primary_at = coalesce(make_timestamptz(m.primary_at * 1000), t.primary_at)',
       'primary_at',
       ints(users.map((u) => (ch.primaryChanged.has(u) ? maps.user(u).primaryAt : null))),
     );
