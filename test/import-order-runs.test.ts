@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CAS_BIN, cleanEnv } from './helpers/cli.js';
-import { describeDifference, fingerprint, queryDataDir } from './helpers/fingerprint.js';
+import { describeDifference, fingerprint, queryDataDir, stateDifference } from './helpers/fingerprint.js';
 import {
   byTime,
   CRASH,
@@ -62,9 +62,8 @@ const onDay = (rows: JsonRecord[], ...ds: number[]) =>
   rows.filter((r) => ds.includes(Math.floor((Date.parse(String(r.timestamp)) - T0) / DAY)));
 
 async function expectSame(truthDir: string, dataDir: string, what: string): Promise<void> {
-  const [truth, state] = [await fingerprint(truthDir), await fingerprint(dataDir)];
-  if (JSON.stringify(truth) !== JSON.stringify(state))
-    expect.fail(`${what}: differs from one run over the same records\n${describeDifference(truth, state)}`);
+  const difference = await stateDifference(truthDir, dataDir);
+  if (difference) expect.fail(`${what}: differs from one run over the same records\n${difference}`);
 }
 
 /**
@@ -279,9 +278,8 @@ describe('a device that logs in (issue 14)', () => {
           );
           expect(run.code, run.stderr).toBe(0);
         }
-        const [a, b] = [await fingerprint(one), await fingerprint(data)];
-        if (JSON.stringify(a) !== JSON.stringify(b))
-          differences.push(`${name}, runs in the order ${order.join(', ')}:\n${describeDifference(a, b)}`);
+        const difference = await stateDifference(one, data);
+        if (difference) differences.push(`${name}, runs in the order ${order.join(', ')}:\n${difference}`);
       }
     }
     expect(differences.join('\n')).toBe('');

@@ -126,6 +126,33 @@ export async function fingerprint(dataDir: string): Promise<Fingerprint> {
 }
 
 /**
+ * An order-free digest of the rows a fingerprint reads, taken in SQL over their stored text (JSON
+ * columns unparsed). Equal digests mean equal fingerprints; different ones may still hold equal
+ * states (JSON keys stored in another order), which `stateDifference` then settles. A fingerprint
+ * of 100,000 imported turns took 3.9 s, nearly all of it in JS.
+ */
+async function digest(dataDir: string): Promise<string> {
+  const parts = Object.values(QUERIES).map(
+    (sql, i) => `SELECT ${i + 1} AS part, count(*)::INTEGER AS n,
+        md5(coalesce(string_agg(r, chr(10) ORDER BY r), '')) AS d
+      FROM (SELECT to_json(q)::VARCHAR AS r FROM (${sql}) q)`,
+  );
+  const projects = "SELECT 0 AS part, count(DISTINCT project_id)::INTEGER AS n, '' AS d FROM events";
+  const rows = await queryDataDir(dataDir, `${[projects, ...parts].join(' UNION ALL ')} ORDER BY part`);
+  return JSON.stringify(rows);
+}
+
+/**
+ * Whether two data directories hold the same state: undefined when they do, else what differs (see
+ * describeDifference). Same rules as comparing their fingerprints, and the same call constraints.
+ */
+export async function stateDifference(a: string, b: string): Promise<string | undefined> {
+  if ((await digest(a)) === (await digest(b))) return undefined;
+  const [left, right] = [await fingerprint(a), await fingerprint(b)];
+  return JSON.stringify(left) === JSON.stringify(right) ? undefined : describeDifference(left, right);
+}
+
+/**
  * What differs between two fingerprints, in a few lines (the full diff of thousands of rows is
  * unreadable): per part, how many rows only one side has, and the first of them.
  */
