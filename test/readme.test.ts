@@ -1,4 +1,4 @@
-import { type ChildProcess, spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,21 +69,19 @@ function readmeCommands(text: string): Example[] {
 }
 
 /** The `$ cas ...` lines under "Examples:" in the help of the root command and each (sub)command. */
-function helpExamples(): Example[] {
-  const help = (args: string[]) =>
-    spawnSync(process.execPath, [CAS_BIN, ...args, '--help'], {
-      env: cleanEnv(),
-      encoding: 'utf8',
-      timeout: 60_000,
-    }).stdout;
+async function helpExamples(): Promise<Example[]> {
+  // Asynchronous: ~30 synchronous runs held this worker's event loop for seconds, stalling the
+  // README's run beside this one.
+  const help = async (args: string[]) =>
+    (await capture(process.execPath, [CAS_BIN, ...args, '--help'], {})).stdout;
   const commands = (text: string) =>
     [...(text.split(/^Commands:$/m)[1] ?? '').matchAll(/^ {2}([a-z][\w-]*)/gm)]
       .map((m) => m[1] ?? '')
       .filter((name) => name !== 'help');
   const out: Example[] = [];
   const seen = new Set<string>();
-  const visit = (path: string[]) => {
-    const text = help(path);
+  const visit = async (path: string[]): Promise<void> => {
+    const text = await help(path);
     for (const m of (text.split(/^Examples:$/m)[1] ?? '').matchAll(/^\s+\$ (cas .*)$/gm)) {
       const command = (m[1] ?? '').trim();
       if (seen.has(command)) continue;
@@ -95,9 +93,9 @@ function helpExamples(): Example[] {
         expect: announced ? Number(announced[1]) : 0,
       });
     }
-    for (const sub of commands(text)) visit([...path, sub]);
+    for (const sub of commands(text)) await visit([...path, sub]);
   };
-  visit([]);
+  await visit([]);
   return out.filter((e) => !SKIP_LINE.test(e.command) && !SKIP_BLOCK.test(e.command));
 }
 
@@ -253,7 +251,7 @@ describe('the README, tried as a new user would', () => {
     const readme = new Set(
       readmeCommands(readFileSync(join(ROOT, 'README.md'), 'utf8')).map((e) => sameLine(e)),
     );
-    const all = helpExamples();
+    const all = await helpExamples();
     const examples = all.filter((e) => !readme.has(sameLine(e)));
     expect(examples.length).toBeGreaterThan(10);
     expect(await runAll(examples, 'help')).toEqual([]);
