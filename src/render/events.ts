@@ -26,14 +26,17 @@ export function renderEvents(result: EventsResult, format: OutputFormat, options
   );
 }
 
-/** Long stored texts (a turn's whole answer) would make the table unreadable: cut in tables only. */
+/**
+ * Long stored texts (a turn's whole answer) would make the table unreadable: cut in tables only, and
+ * there on one line (an answer's line breaks split one value over rows of the cell).
+ */
 const TABLE_VALUE_CHARS = 32;
 
 /** Top values with their counts: `gpt-4o (12), claude (9)`. */
 function topText(top: PropertiesResult['properties'][number]['top'], cut: boolean): string {
   return top
     .map((t) => {
-      const text = String(t.value);
+      const text = cut ? String(t.value).replace(/\s+/g, ' ') : String(t.value);
       const shown =
         cut && text.length > TABLE_VALUE_CHARS ? `${text.slice(0, TABLE_VALUE_CHARS - 1)}…` : text;
       return `${shown}${t.count === null ? '' : ` (${t.count})`}`;

@@ -95,9 +95,19 @@ describe('discovery renderers', () => {
             { value: long, count: 1 },
           ],
         },
+        {
+          property: 'assistant',
+          count: 1,
+          types: ['string'],
+          distinct: 1,
+          top: [{ value: '(Verse 1)\n\n  Down by the river', count: 1 }],
+        },
       ],
     };
-    expect(renderProperties(result, 'table', opts)).toMatch(/gpt \(2\), x{31}… \(1\)/);
+    const table = renderProperties(result, 'table', opts);
+    expect(table).toMatch(/gpt \(2\), x{31}… \(1\)/);
+    // One line per value in a table: line breaks and runs of spaces are one space there.
+    expect(table).toContain('(Verse 1) Down by the river (1)');
     expect(parse(renderProperties(result, 'csv', opts))[1]).toEqual([
       'model',
       '3',
@@ -105,6 +115,7 @@ describe('discovery renderers', () => {
       '2',
       `gpt (2), ${long} (1)`,
     ]);
+    expect(parse(renderProperties(result, 'csv', opts))[2]?.[4]).toBe('(Verse 1)\n\n  Down by the river (1)');
   });
 
   it('users: says how many are shown of how many', () => {
