@@ -9,6 +9,8 @@ export interface CliContext {
   flags: Record<string, unknown> & GlobalFlags;
   format: OutputFormat;
   isTty: boolean;
+  /** The terminal's width in columns, when stdout is a terminal that reports one. */
+  width?: number;
   /** Stderr is a terminal (progress spinners go there). */
   isErrTty: boolean;
   color: boolean;

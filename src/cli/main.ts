@@ -94,6 +94,7 @@ async function act(
     flags,
     format: chooseFormat({ json: flags.json === true, format: flags.format as string | undefined }, isTty),
     isTty,
+    ...(isTty && (process.stdout.columns ?? 0) > 0 ? { width: process.stdout.columns } : {}),
     isErrTty: process.stderr.isTTY === true,
     color: isTty && flags.color !== false && !process.env.NO_COLOR,
     out: (text) => {

@@ -1,3 +1,4 @@
+import { stripVTControlCharacters } from 'node:util';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import type { ConfigReport } from '../commands/config-report.js';
@@ -26,6 +27,29 @@ describe('renderListing', () => {
     expect(table).toContain('a\\x1b]0;x\\x07');
     expect(table).toMatch(/│ =cmd\s+│ - │/);
     expect(table.trimEnd().endsWith('2 things')).toBe(true);
+  });
+
+  describe('on a terminal narrower than the table', () => {
+    const words = Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ');
+    const wide = { columns: ['property', 'count', 'top values'], rows: [['model', 3, words]] };
+    const lines = (text: string) => stripVTControlCharacters(text).trimEnd().split('\n');
+
+    it('wraps the widest column so that every line fits, losing no word', () => {
+      for (const color of [false, true]) {
+        const table = renderListing({}, wide, 'table', { color, width: 60 });
+        expect(Math.max(...lines(table).map((l) => l.length))).toBe(60);
+        const cells = lines(table).map((l) => l.split('│')[3]?.trim() ?? '');
+        expect(cells.join(' ').replace(/\s+/g, ' ')).toContain(words);
+      }
+    });
+
+    it('leaves a table that fits, or one that cannot fit, as it is', () => {
+      const natural = renderListing({}, wide, 'table', opts);
+      expect(lines(natural)[0]!.length).toBeGreaterThan(100);
+      expect(renderListing({}, wide, 'table', { color: false, width: 500 })).toBe(natural);
+      // The widest column would have to shrink below a readable width: no wrapping.
+      expect(renderListing({}, wide, 'table', { color: false, width: 20 })).toBe(natural);
+    });
   });
 
   it('CSV guards formulas and keeps empty cells empty; JSONL is one object per row; JSON is the data', () => {

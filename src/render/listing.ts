@@ -1,3 +1,4 @@
+import { stripVTControlCharacters } from 'node:util';
 import Table from 'cli-table3';
 import { type CsvOptions, csvCell, DEFAULT_CSV, json, jsonLine, type OutputFormat } from './output.js';
 import { escapeControls } from './terminal-text.js';
@@ -22,6 +23,29 @@ export interface Listing {
 export interface ListingOptions {
   color: boolean;
   csv?: CsvOptions;
+  /** The terminal's width: a wider table wraps its widest column to fit (tables only). */
+  width?: number | undefined;
+}
+
+/** A column narrower than this is not worth wrapping into: the table is left wider than the terminal. */
+const MIN_WRAPPED = 16;
+
+/**
+ * Column widths that fit a drawn table into `width` by narrowing its widest column, read off the
+ * table's top border (its drawn widths, padding included); undefined when it fits or cannot.
+ */
+function fitted(drawn: string, width: number): number[] | undefined {
+  const top = stripVTControlCharacters(drawn.split('\n')[0] ?? '');
+  const excess = top.length - width;
+  if (excess <= 0) return undefined;
+  const widths = top
+    .slice(1, -1)
+    .split('┬')
+    .map((segment) => segment.length);
+  const widest = widths.indexOf(Math.max(...widths));
+  const narrowed = (widths[widest] ?? 0) - excess;
+  if (narrowed < MIN_WRAPPED) return undefined;
+  return widths.map((w, i) => (i === widest ? narrowed : w));
 }
 
 const text = (cell: Cell): string => (cell === null || cell === undefined ? '' : String(cell));
@@ -44,13 +68,18 @@ export function renderListing(
     return `${[line(columns), ...rows.map((row) => line(row.map(text)))].join('\n')}\n`;
   }
   if (rows.length === 0 && listing.empty !== undefined) return `${escapeControls(listing.empty)}\n`;
-  const table = new Table({
-    head: [...columns],
-    style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [] },
-  });
-  for (const row of rows) {
-    table.push(row.map((cell) => (text(cell) === '' ? '-' : escapeControls(text(cell)))));
-  }
+  const cells = rows.map((row) => row.map((cell) => (text(cell) === '' ? '-' : escapeControls(text(cell)))));
+  const draw = (colWidths?: number[]): string => {
+    const table = new Table({
+      head: [...columns],
+      style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [] },
+      ...(colWidths === undefined ? {} : { colWidths, wordWrap: true }),
+    });
+    for (const row of cells) table.push(row);
+    return table.toString();
+  };
+  const natural = draw();
+  const widths = options.width === undefined ? undefined : fitted(natural, options.width);
   const note = listing.note !== undefined ? `${escapeControls(listing.note)}\n` : '';
-  return `${table.toString()}\n${note}`;
+  return `${widths === undefined ? natural : draw(widths)}\n${note}`;
 }

@@ -12,7 +12,11 @@ import { EXIT } from '../exit-codes.js';
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
 export function listingOptions(ctx: CliContext): ListingOptions {
-  return { color: ctx.color, csv: { guard: ctx.flags.csvGuard !== false, terminal: ctx.isTty } };
+  return {
+    color: ctx.color,
+    csv: { guard: ctx.flags.csvGuard !== false, terminal: ctx.isTty },
+    width: ctx.width,
+  };
 }
 
 export const events: Action = async (ctx) => {
