@@ -49,6 +49,10 @@ describe('renderListing', () => {
       expect(renderListing({}, wide, 'table', { color: false, width: 500 })).toBe(natural);
       // The widest column would have to shrink below a readable width: no wrapping.
       expect(renderListing({}, wide, 'table', { color: false, width: 20 })).toBe(natural);
+      // Ids and dates are not cut short: only a column of text (with spaces) is narrowed.
+      const ids = { columns: ['id', 'user_id'], rows: [['bitext-4840', `u_${'X'.repeat(90)}`]] };
+      const drawn = renderListing({}, ids, 'table', opts);
+      expect(renderListing({}, ids, 'table', { color: false, width: 60 })).toBe(drawn);
     });
   });
 

@@ -31,10 +31,11 @@ export interface ListingOptions {
 const MIN_WRAPPED = 16;
 
 /**
- * Column widths that fit a drawn table into `width` by narrowing its widest column, read off the
+ * Column widths that fit a drawn table into `width` by narrowing its widest column of text (one
+ * whose cells have spaces to wrap at: an id or a date would be cut short instead), read off the
  * table's top border (its drawn widths, padding included); undefined when it fits or cannot.
  */
-function fitted(drawn: string, width: number): number[] | undefined {
+function fitted(drawn: string, width: number, prose: readonly boolean[]): number[] | undefined {
   const top = stripVTControlCharacters(drawn.split('\n')[0] ?? '');
   const excess = top.length - width;
   if (excess <= 0) return undefined;
@@ -42,8 +43,9 @@ function fitted(drawn: string, width: number): number[] | undefined {
     .slice(1, -1)
     .split('┬')
     .map((segment) => segment.length);
-  const widest = widths.indexOf(Math.max(...widths));
-  const narrowed = (widths[widest] ?? 0) - excess;
+  const widest = widths.reduce((best, w, i) => (prose[i] && (best < 0 || w > widths[best]!) ? i : best), -1);
+  if (widest < 0) return undefined;
+  const narrowed = widths[widest]! - excess;
   if (narrowed < MIN_WRAPPED) return undefined;
   return widths.map((w, i) => (i === widest ? narrowed : w));
 }
@@ -79,7 +81,8 @@ export function renderListing(
     return table.toString();
   };
   const natural = draw();
-  const widths = options.width === undefined ? undefined : fitted(natural, options.width);
+  const prose = columns.map((_, i) => cells.some((row) => row[i]?.includes(' ')));
+  const widths = options.width === undefined ? undefined : fitted(natural, options.width, prose);
   const note = listing.note !== undefined ? `${escapeControls(listing.note)}\n` : '';
   return `${widths === undefined ? natural : draw(widths)}\n${note}`;
 }
