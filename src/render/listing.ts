@@ -23,7 +23,7 @@ export interface Listing {
 export interface ListingOptions {
   color: boolean;
   csv?: CsvOptions;
-  /** The terminal's width: a wider table wraps its widest column to fit (tables only). */
+  /** The terminal's width: a wider table wraps its widest column of text to fit (tables only). */
   width?: number | undefined;
 }
 
