@@ -103,6 +103,24 @@ async function writeLines(path: string, first: string, lines: Iterable<string>):
 
 export type TurnFormat = 'csv' | 'jsonl';
 
+/** The files of one size: for each order, the formats some row reads. */
+export interface SizeFiles {
+  size: number;
+  base: string;
+  wants: Array<{ order: Order; formats: TurnFormat[] }>;
+}
+
+/** Generates `size` turns once and writes the files asked for; returns `order-format` → path. */
+export async function writeSizeFiles(job: SizeFiles): Promise<Record<string, string>> {
+  const turns = generateTurns(job.size);
+  const out: Record<string, string> = {};
+  for (const { order, formats } of job.wants) {
+    const paths = await writeTurnFiles(job.base, turns, order, formats);
+    for (const format of formats) out[`${order}-${format}`] = paths[format];
+  }
+  return out;
+}
+
 /** Writes `<base>-<order>.<format>` for each format asked (default both); returns their paths. */
 export async function writeTurnFiles(
   base: string,
