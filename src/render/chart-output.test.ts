@@ -290,6 +290,23 @@ describe('users', () => {
     expect(text).toContain('Largest: pro (60.0%, 6 users); smallest: (none) (10.0%, 1 user)');
   });
 
+  it('draws a value holding a line break on one line, the break shown as \\n', () => {
+    const raw = {
+      chart_name: 'note',
+      slices: [
+        { label: 'two\nlines', value: 2, percent: 50 },
+        { label: 'two lines', value: 2, percent: 50 },
+      ],
+    };
+    const view: ChartView = {
+      ...usersView,
+      response: chartResponseSchemas['user-composition'].parse(raw),
+      raw,
+    };
+    const rows = cells(renderChart(view, 'table', { color: false, verbose: false }));
+    expect(rows.slice(1).map((r) => r[0])).toEqual(['two\\nlines', 'two lines']);
+  });
+
   it('says every slice is equal on a tie instead of naming one as both largest and smallest', () => {
     const raw = {
       chart_name: 'plan',

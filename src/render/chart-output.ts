@@ -92,8 +92,10 @@ export function renderChart(view: ChartView, format: OutputFormat, options: Char
       : rowsToJsonl(columns, rows);
   }
   // Event names, group values, trait names and labels are stored text: escaped before any of our
-  // own colour codes are added. (`raw` is not drawn from, so it is not walked.)
-  const safe = escapeDeep<ChartView>({ ...view, raw: null });
+  // own colour codes are added, on one line each (a group value's line break would split its table
+  // row or title; shown as `\n`, it stays apart from the same words joined by a space). `raw` is not
+  // drawn from, so it is not walked.
+  const safe = escapeDeep<ChartView>({ ...view, raw: null }, { oneLine: true });
   const { period, tz } = safe.parsed.range;
   return tables(safe, { period, tz, color: options.color, verbose: options.verbose });
 }

@@ -31,12 +31,12 @@ export function escapeControls(text: string, options: { oneLine?: boolean } = {}
 }
 
 /** Every string in a JSON-like value escaped (keys too); other values as they are. */
-export function escapeDeep<T>(value: T): T {
-  if (typeof value === 'string') return escapeControls(value) as T;
-  if (Array.isArray(value)) return value.map((v) => escapeDeep(v)) as T;
+export function escapeDeep<T>(value: T, options: { oneLine?: boolean } = {}): T {
+  if (typeof value === 'string') return escapeControls(value, options) as T;
+  if (Array.isArray(value)) return value.map((v) => escapeDeep(v, options)) as T;
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[escapeControls(k)] = escapeDeep(v);
+    for (const [k, v] of Object.entries(value)) out[escapeControls(k, options)] = escapeDeep(v, options);
     return out as T;
   }
   return value;
