@@ -290,36 +290,23 @@ describe('users', () => {
     expect(text).toContain('Largest: pro (60.0%, 6 users); smallest: (none) (10.0%, 1 user)');
   });
 
-  it('draws a value holding a line break on one line, the break shown as \\n', () => {
+  /** The users chart of `slices` (label, users, percent). */
+  const slicesView = (...slices: Array<[string, number, number]>): ChartView => {
     const raw = {
-      chart_name: 'note',
-      slices: [
-        { label: 'two\nlines', value: 2, percent: 50 },
-        { label: 'two lines', value: 2, percent: 50 },
-      ],
+      chart_name: 'plan',
+      slices: slices.map(([label, value, percent]) => ({ label, value, percent })),
     };
-    const view: ChartView = {
-      ...usersView,
-      response: chartResponseSchemas['user-composition'].parse(raw),
-      raw,
-    };
+    return { ...usersView, response: chartResponseSchemas['user-composition'].parse(raw), raw };
+  };
+
+  it('draws a value holding a line break on one line, the break shown as \\n', () => {
+    const view = slicesView(['two\nlines', 2, 50], ['two lines', 2, 50]);
     const rows = cells(renderChart(view, 'table', { color: false, verbose: false }));
     expect(rows.slice(1).map((r) => r[0])).toEqual(['two\\nlines', 'two lines']);
   });
 
   it('says every slice is equal on a tie instead of naming one as both largest and smallest', () => {
-    const raw = {
-      chart_name: 'plan',
-      slices: [
-        { label: 'free', value: 1, percent: 50 },
-        { label: 'pro', value: 1, percent: 50 },
-      ],
-    };
-    const view: ChartView = {
-      ...usersView,
-      response: chartResponseSchemas['user-composition'].parse(raw),
-      raw,
-    };
+    const view = slicesView(['free', 1, 50], ['pro', 1, 50]);
     const text = renderChart(view, 'table', { color: false, verbose: false });
     expect(text).toContain('Every slice: 50.0%, 1 user');
     expect(text).not.toContain('Largest');
