@@ -159,7 +159,7 @@ export async function run(args: string[]): Promise<void> {
           }))
           .filter((w) => w.formats.length > 0),
       }));
-    // The largest size on a thread of its own, the others meanwhile on this one: 10 s against 15 s
+    // The largest size on a thread of its own, the others meanwhile on this one: 11 s against 15 s
     // for the default sizes (two cores; nothing is timed yet).
     const [largest, ...rest] = jobs;
     const [first, others] = await Promise.all([
