@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { anonymousId } from './ids.js';
-import { IdentityChanges, IdentityMaps } from './model.js';
+import { IdentityChanges, IdentityMaps, type UserInfo } from './model.js';
 import { alias, identify, userOfCallerId, userOfDevice } from './rules.js';
+
+/** A user as loaded from the store: not merged, its creation id primary. */
+function storedUser(
+  maps: IdentityMaps,
+  userId: string,
+  info: Pick<UserInfo, 'primaryId' | 'createdAt' | 'traits' | 'traitTimes'> & { anonymous?: boolean },
+): void {
+  maps.users.set(userId, { canonical: userId, primaryAt: null, ...info, anonymous: info.anonymous ?? false });
+}
 
 describe('identity rules (decisions §3)', () => {
   it('creates a user per new id and an anonymous user per unknown device, dated by their first event', () => {
@@ -34,29 +43,21 @@ describe('identity rules (decisions §3)', () => {
 
   it('records changes to stored rows as updates, and moves a device between identified users', () => {
     const maps = new IdentityMaps();
-    maps.users.set('u_anon', {
-      canonical: 'u_anon',
+    storedUser(maps, 'u_anon', {
       anonymous: true,
       primaryId: 'anon_x',
-      primaryAt: null,
       createdAt: 5,
       traits: { os: 'ios' },
       traitTimes: { os: 5 },
     });
-    maps.users.set('u_carol', {
-      canonical: 'u_carol',
-      anonymous: false,
+    storedUser(maps, 'u_carol', {
       primaryId: 'carol',
-      primaryAt: null,
       createdAt: 50,
       traits: { vip: true },
       traitTimes: { vip: 50 },
     });
-    maps.users.set('u_dan', {
-      canonical: 'u_dan',
-      anonymous: false,
+    storedUser(maps, 'u_dan', {
       primaryId: 'dan',
-      primaryAt: null,
       createdAt: 1,
       traits: {},
       traitTimes: {},
@@ -105,11 +106,8 @@ describe('identity rules (decisions §3)', () => {
 
   it('merges what an anonymous user learnt by time too, and a repeated value takes the later time', () => {
     const maps = new IdentityMaps();
-    maps.users.set('u_hal', {
-      canonical: 'u_hal',
-      anonymous: false,
+    storedUser(maps, 'u_hal', {
       primaryId: 'hal',
-      primaryAt: null,
       createdAt: 1,
       traits: { plan: 'free', legacy: 'x' },
       // `legacy` was stored before trait times were kept: any write with a time replaces it.
