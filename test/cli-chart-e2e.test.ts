@@ -229,14 +229,22 @@ describe('cas chart end to end over imported fixtures', () => {
     ]);
   });
 
-  it('sessions grouped by --trait: one table and CSV group per plan, the same numbers', async () => {
+  it('sessions grouped by --trait: one table and CSV group per plan, then (none), the same numbers', async () => {
     const { body, csv, table } = await runAll(['sessions', '--trait', 'plan', ...RANGE_FLAGS], 'session', {
       range: RANGE,
       groupBy: { trait_name: 'plan' },
     });
     const response = chartResponseSchemas.session.parse(body);
     const groups = response.groups ?? [];
-    expect(groups.map((g) => g.group).sort()).toEqual([...new Set(fixture.plans.values())].sort());
+    // The devices' anonymous users have no plan: their sessions are the last group (decisions §6).
+    expect(fixture.devices.size).toBeGreaterThan(0);
+    expect(groups.at(-1)?.group).toBe('(none)');
+    expect(
+      groups
+        .slice(0, -1)
+        .map((g) => g.group)
+        .sort(),
+    ).toEqual([...new Set(fixture.plans.values())].sort());
     const points = groups.flatMap((g) => g.points.map((p) => ({ group: g.group, ...p })));
     expect(points.reduce((sum, p) => sum + p.sessions, 0)).toBeGreaterThan(0);
 

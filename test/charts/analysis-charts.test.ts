@@ -6,7 +6,7 @@ import { freshProject, openChartDb, retrieve, runChart, withoutDrilldowns } from
 /**
  * The five charts of the hosted OpenAPI beyond spec 4.1 on a small hand-made project whose answers
  * are worked out by hand below (analysis-controls.ts has the rules). Two days in UTC:
- * - u1 (plan pro): conversation c1 in s1 on day 1, intents billing + refund, 3 turns, 60 s,
+ * - u1 (plan pro, team red; u2 has no team): conversation c1 in s1 on day 1, intents billing + refund, 3 turns, 60 s,
  *   positive; then on day 2 c2 in s1, intent billing, 1 turn, 10 s, 1 function error, negative.
  * - u2 (plan free): conversation c1 in s2 (the same conversation id in another session: its own
  *   conversation), intent refund with attribute order_id, 2 turns, 30 s, neutral, on day 1; and
@@ -41,7 +41,7 @@ function turn(ts: string, user: string, session: string, conv: string) {
 
 const DATA: SeedData = {
   users: [
-    { user_id: 'u1', traits: { plan: 'pro' } },
+    { user_id: 'u1', traits: { plan: 'pro', team: 'red' } },
     { user_id: 'u2', traits: { plan: 'free' } },
   ],
   events: [
@@ -261,5 +261,41 @@ describe('intent-analysis', () => {
     });
     const drilled = await retrieve(db, project, rate.points![0]!.drilldown_id!);
     expect(drilled.kind === 'users' && drilled.rows.map((r) => r.user_id)).toEqual(['u1', 'u2']);
+  });
+});
+
+describe('grouping by an observed trait (decisions §6)', () => {
+  it('puts persons without the trait in a last (none) group, which drills down to them', async () => {
+    const duration = await runChart(db, project, 'conversation-analysis', {
+      range: R,
+      analyse: 'duration',
+      groupBy: { trait_name: 'team' },
+    });
+    expect(
+      withoutDrilldowns(duration).groups!.map((g) => [g.group, g.points.map((p) => p.total_sec)]),
+    ).toEqual([
+      ['red', [60, 10]],
+      ['(none)', [30, 5]],
+    ]);
+    const drilled = await retrieve(db, project, duration.groups![1]!.points[0]!.drilldown_id!);
+    expect(drilled.kind === 'users' && drilled.rows.map((r) => r.user_id)).toEqual(['u2']);
+    const rate = await runChart(db, project, 'intent-analysis', {
+      range: R,
+      analyse: 'intentFulfillmentRate',
+      groupBy: { trait_name: 'team' },
+    });
+    expect(withoutDrilldowns(rate).groups!.map((g) => [g.group, g.points.map((p) => p.count)])).toEqual([
+      ['red', [2, 1]],
+      ['(none)', [1, 0]],
+    ]);
+  });
+
+  it('leaves them out when the groups are listed', async () => {
+    const duration = await runChart(db, project, 'conversation-analysis', {
+      range: R,
+      analyse: 'duration',
+      groupBy: { trait_name: 'team', trait_values: ['red'] },
+    });
+    expect(withoutDrilldowns(duration).groups!.map((g) => g.group)).toEqual(['red']);
   });
 });

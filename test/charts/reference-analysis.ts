@@ -14,7 +14,15 @@ import type {
 import type { TraitGroup } from '../../src/shared/chart-filters.js';
 import { eventRank } from '../../src/shared/event-order.js';
 import type { SeedData, SeedEvent } from '../helpers/seed.js';
-import { countHolds, groupKeyOf, heaviest, listedOf, present, textOf } from './reference-values.js';
+import {
+  countHolds,
+  groupLabel,
+  groupOfValue,
+  listedOf,
+  present,
+  shownKeys,
+  textOf,
+} from './reference-values.js';
 import { type RefEvent, type Win, World } from './reference-world.js';
 
 /**
@@ -60,14 +68,13 @@ function order(a: Ev, b: Ev): number {
 
 function groupOf(w: World, person: string, g: TraitGroup | undefined): string | undefined {
   if (!g) return '';
-  return groupKeyOf(present(w.persons.get(person), g.trait_name), listedOf(g.trait_values));
+  return groupOfValue(present(w.persons.get(person), g.trait_name), listedOf(g.trait_values));
 }
 
-/** The groups shown: every listed value in order, else the heaviest observed keys. */
+/** The groups shown: every listed value in order, else the heaviest observed keys, then `(none)`. */
 function shown(g: TraitGroup, weights: Map<string, number>): Array<{ key: string; label: string }> {
   const listed = listedOf(g.trait_values);
-  if (listed) return listed.map((v, i) => ({ key: String(i), label: String(v) }));
-  return heaviest(weights, 50).map((k) => ({ key: k, label: k }));
+  return shownKeys(weights, listed).map((key) => ({ key, label: groupLabel(key, listed) }));
 }
 
 export function referenceFunnel(data: SeedData, c: FunnelControls, scope: ChartScope = {}): FunnelResponse {

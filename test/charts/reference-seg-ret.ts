@@ -7,7 +7,15 @@ import type {
   SegPoint,
 } from '../../src/shared/chart-responses.js';
 import type { SeedData } from '../helpers/seed.js';
-import { countHolds, groupKeyOf, heaviest, listedOf, lookup, present } from './reference-values.js';
+import {
+  countHolds,
+  groupLabel,
+  groupOfValue,
+  listedOf,
+  lookup,
+  present,
+  shownKeys,
+} from './reference-values.js';
 import { type RefEvent, World } from './reference-world.js';
 
 /** Brute-force segmentation and retention straight from decisions §6, for property tests. */
@@ -40,7 +48,7 @@ export function referenceSegmentation(data: SeedData, c: SegmentationControls, s
         continue;
       }
       const key = f.groupBy
-        ? groupKeyOf(lookup(e.properties, e.traits, f.groupBy.property_name), listed)
+        ? groupOfValue(lookup(e.properties, e.traits, f.groupBy.property_name), listed)
         : '';
       if (key === undefined) continue;
       facts.push({ e, bin: w.binOf(e.t)!, key });
@@ -72,11 +80,11 @@ export function referenceSegmentation(data: SeedData, c: SegmentationControls, s
     }
     const weights = new Map<string, number>();
     for (const x of facts) weights.set(x.key!, (weights.get(x.key!) ?? 0) + 1);
-    const keys = listed ? listed.map((_, i) => String(i)) : heaviest(weights, 50);
+    const keys = shownKeys(weights, listed);
     return {
       event_name: f.event_name,
       groups: keys.map((key) => ({
-        group: listed ? String(listed[Number(key)]) : key,
+        group: groupLabel(key, listed),
         points: pointsOf(key),
       })),
     };
@@ -133,7 +141,7 @@ export function referenceRetention(data: SeedData, c: RetentionControls, scope: 
       (e) => w.inRange(e.t) && e.t >= start.window.lo && e.t < start.window.hi && start.match(e),
     );
     if (starts.length === 0) continue;
-    const key = c.groupBy ? groupKeyOf(present(traits, c.groupBy.trait_name), listed) : '';
+    const key = c.groupBy ? groupOfValue(present(traits, c.groupBy.trait_name), listed) : '';
     if (key === undefined) continue;
     const first = Math.min(...starts.map((e) => e.t));
     if (!cohorts.has(key)) cohorts.set(key, new Map());
@@ -153,10 +161,10 @@ export function referenceRetention(data: SeedData, c: RetentionControls, scope: 
     ];
   }
   const weights = new Map([...cohorts.entries()].map(([k, m]) => [k, m.size]));
-  const keys = listed ? listed.map((_, i) => String(i)) : heaviest(weights, 50);
+  const keys = shownKeys(weights, listed);
   return keys.map(
     (key): RetentionResult => ({
-      chart_name: `${c.groupBy!.trait_name} = ${listed ? String(listed[Number(key)]) : key}`,
+      chart_name: `${c.groupBy!.trait_name} = ${groupLabel(key, listed)}`,
       ...retentionTable(w, cohorts.get(key) ?? new Map(), returns),
     }),
   );

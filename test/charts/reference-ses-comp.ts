@@ -7,7 +7,15 @@ import type {
   UserCompositionResponse,
 } from '../../src/shared/chart-responses.js';
 import type { SeedData, SeedSession } from '../helpers/seed.js';
-import { groupKeyOf, heaviest, listedOf, present } from './reference-values.js';
+import {
+  groupKeyOf,
+  groupLabel,
+  groupOfValue,
+  heaviest,
+  listedOf,
+  present,
+  shownKeys,
+} from './reference-values.js';
 import { World } from './reference-world.js';
 
 /** Brute-force session and user-composition charts straight from decisions §6, for property tests. */
@@ -39,7 +47,7 @@ export function referenceSessions(
       )
     )
       continue;
-    const key = c.groupBy ? groupKeyOf(present(w.persons.get(person), c.groupBy.trait_name), listed) : '';
+    const key = c.groupBy ? groupOfValue(present(w.persons.get(person), c.groupBy.trait_name), listed) : '';
     if (key === undefined) continue;
     kept.push({ s, bin: w.binOf(t)!, key });
   }
@@ -68,10 +76,10 @@ export function referenceSessions(
   if (!c.groupBy) return { chart_name: 'Sessions', points: pointsOf('') };
   const weights = new Map<string, number>();
   for (const x of kept) weights.set(x.key, (weights.get(x.key) ?? 0) + 1);
-  const keys = listed ? listed.map((_, i) => String(i)) : heaviest(weights, 50);
+  const keys = shownKeys(weights, listed);
   return {
     chart_name: 'Sessions',
-    groups: keys.map((key) => ({ group: listed ? String(listed[Number(key)]) : key, points: pointsOf(key) })),
+    groups: keys.map((key) => ({ group: groupLabel(key, listed), points: pointsOf(key) })),
   };
 }
 
@@ -109,7 +117,7 @@ export function referenceComposition(
     return {
       slice: groupKeyOf(present(traits, c.selectedTrait.trait_name), listedSlices),
       group: c.groupBy
-        ? groupKeyOf(present(traits, c.groupBy.trait_name), listedOf(c.groupBy.trait_values))
+        ? groupOfValue(present(traits, c.groupBy.trait_name), listedOf(c.groupBy.trait_values))
         : '',
     };
   });
@@ -137,11 +145,11 @@ export function referenceComposition(
   const inGroups = people.filter((x) => x.group !== undefined && (!listedSlices || x.slice !== undefined));
   const weights = new Map<string, number>();
   for (const x of inGroups) weights.set(x.group!, (weights.get(x.group!) ?? 0) + 1);
-  const keys = listedGroups ? listedGroups.map((_, i) => String(i)) : heaviest(weights, 50);
+  const keys = shownKeys(weights, listedGroups);
   return {
     chart_name,
     groups: keys.map((key) => ({
-      group: listedGroups ? String(listedGroups[Number(key)]) : key,
+      group: groupLabel(key, listedGroups),
       slices: slices(
         c,
         inGroups.filter((x) => x.group === key).map((x) => x.slice),

@@ -114,3 +114,28 @@ export function heaviest(weights: ReadonlyMap<string, number>, cap: number): str
     .slice(0, cap)
     .map(([k]) => k);
 }
+
+/** The key of the `(none)` group here: no text the generators make starts with a NUL. */
+export const NONE_KEY = '\u0000(none)';
+
+/**
+ * Group key of a row by its value (decisions §6): a listed index (undefined when it equals none of
+ * them: left out), or the value's text, or NONE_KEY when it has none (absent, null, array, object).
+ */
+export function groupOfValue(v: Value, listed: ReadonlyArray<Scalar> | undefined): string | undefined {
+  return listed === undefined ? (textOf(v) ?? NONE_KEY) : groupKeyOf(v, listed);
+}
+
+/** Keys of the groups shown: listed in order; else the heaviest observed ones, then `(none)` if any. */
+export function shownKeys(
+  weights: ReadonlyMap<string, number>,
+  listed: ReadonlyArray<Scalar> | undefined,
+): string[] {
+  if (listed) return listed.map((_, i) => String(i));
+  const observed = new Map([...weights].filter(([k]) => k !== NONE_KEY));
+  return [...heaviest(observed, 50), ...(weights.has(NONE_KEY) ? [NONE_KEY] : [])];
+}
+
+export function groupLabel(key: string, listed: ReadonlyArray<Scalar> | undefined): string {
+  return listed ? String(listed[Number(key)]) : key === NONE_KEY ? '(none)' : key;
+}

@@ -84,7 +84,7 @@ describe('segmentation chart', () => {
     });
   });
 
-  it('groups by a property, most events first, leaving out events without it', async () => {
+  it('groups by a property, most events first, with events without it last as (none)', async () => {
     const [byModel] = await runChart(db, project, 'segmentation', {
       range,
       eventFilters: [{ event_name: 'Turn', groupBy: { property_name: 'model', property_values: [] } }],
@@ -114,7 +114,18 @@ describe('segmentation chart', () => {
           [0, 0],
         ]),
       },
+      {
+        group: '(none)',
+        points: points([
+          [0, 0],
+          [0, 0],
+          [1, 1],
+        ]),
+      },
     ]);
+    const none = byModel?.groups?.[3]?.points[2]?.drilldown_id;
+    const drilled = await retrieve(db, project, none!);
+    expect(drilled.kind === 'users' && drilled.rows.map((r) => r.user_id)).toEqual(['alice']);
   });
 
   it('looks a filter name up in the event first, then in the person’s traits', async () => {

@@ -2,7 +2,7 @@ import type { IntentFilter, TraitGroup, UserFilter } from '../../shared/chart-fi
 import { EVENT_NAMES } from '../../shared/event-bodies.js';
 import type { ChartContext } from './context.js';
 import { INTENT_EVENT } from './event-filter.js';
-import { grouping, groupKeyExpr } from './groups.js';
+import { grouping, groupKeyExpr, listedRowsOnly } from './groups.js';
 import { jsonValue } from './property-filter.js';
 import { binExpr, eventScan, personsCte } from './scan.js';
 import { all, type Query } from './sql.js';
@@ -13,7 +13,8 @@ import { selectedCondition, userSelection } from './user-selection.js';
  * conversation is a (session_id, conversation_id) pair with a `Conversation Summary` in the range
  * (its latest, should there be several), binned by that summary; an intent is an `Intent Informed`
  * event of such a conversation, binned by its own time. Persons pass the user filters; `grp` is the
- * person's groupBy trait (persons without it are left out when grouping).
+ * person's groupBy trait (NULL, the `(none)` group, for persons without it; with listed values,
+ * persons in none of them are left out).
  */
 
 export interface AnalysisFilters {
@@ -89,7 +90,7 @@ export function conversationFacts(
   return q.cte(
     'convs',
     `SELECT * FROM (SELECT x.*, ${grpOf(q, g)} AS grp FROM ${latest} x
-       ${g ? `LEFT JOIN ${personsCte(q, ctx)} t ON t.person = x.person` : ''}) ${g ? 'WHERE grp IS NOT NULL' : ''}`,
+       ${g ? `LEFT JOIN ${personsCte(q, ctx)} t ON t.person = x.person` : ''}) ${listedRowsOnly(g ? grouping(g.trait_values) : undefined)}`,
   );
 }
 

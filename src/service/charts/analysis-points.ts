@@ -2,7 +2,7 @@ import type { AnalysisPoint, AnalysisResponse } from '../../shared/analysis-resp
 import type { TraitGroup } from '../../shared/chart-filters.js';
 import { POINT_BYTES } from './budget.js';
 import { binKey, type ChartContext } from './context.js';
-import { grouping, shownGroups } from './groups.js';
+import { addWeight, type GroupKey, groupBinKey, grouping, shownGroups } from './groups.js';
 
 /**
  * Points of the conversation and intent analyses: one per bin (empty bins with zeros), per group
@@ -41,23 +41,24 @@ export function buildAnalysis(
   groupBy: TraitGroup | undefined,
   fields: (a: Aggregates) => Partial<AnalysisPoint>,
   highlights: (a: Aggregates) => Record<string, number>,
-  drill: (bin: number, grp: string | undefined) => string,
+  drill: (bin: number, grp: GroupKey | undefined) => string,
 ): AnalysisResponse {
   const whole = rows.find((r) => Number(r.whole) === 1) ?? {};
   const byKey = new Map(
-    rows.filter((r) => Number(r.whole) !== 1).map((r) => [`${r.grp ?? ''}\u0000${r.bin}`, r as Aggregates]),
+    rows
+      .filter((r) => Number(r.whole) !== 1)
+      .map((r) => [groupBinKey(groupBy ? r.grp : undefined, r.bin ?? ''), r as Aggregates]),
   );
-  const pointsOf = (grp: string | undefined): AnalysisPoint[] =>
+  const pointsOf = (grp: GroupKey | undefined): AnalysisPoint[] =>
     ctx.bins.map((bin, b) => {
       const id = drill(b, grp);
       ctx.budget.point(POINT_BYTES + id.length);
-      const row = byKey.get(`${grp ?? ''}\u0000${binKey(bin)}`) ?? {};
+      const row = byKey.get(groupBinKey(grp, binKey(bin))) ?? {};
       return { start: bin.startIso, end: bin.endIso, drilldown_id: id, ...fields(row) };
     });
   if (!groupBy) return { chart_name: chartName, points: pointsOf(undefined), highlights: highlights(whole) };
-  const weights = new Map<string, number>();
-  for (const r of rows)
-    if (r.grp !== null && Number(r.whole) !== 1) weights.set(r.grp, (weights.get(r.grp) ?? 0) + (r.n ?? 0));
+  const weights = new Map<GroupKey, number>();
+  for (const r of rows) if (Number(r.whole) !== 1) addWeight(weights, r.grp, r.n ?? 0);
   const groups = shownGroups(grouping(groupBy.trait_values), weights).map((g) => ({
     group: g.label,
     points: pointsOf(g.key),

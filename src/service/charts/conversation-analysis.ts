@@ -9,6 +9,7 @@ import { conversationFacts, firstSeenCte, intentFacts, type SummaryField } from 
 import { type AggRow, type Aggregates, binnedAndWhole, buildAnalysis, ratio } from './analysis-points.js';
 import { binKey, type ChartContext } from './context.js';
 import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
+import { type GroupKey, groupIs } from './groups.js';
 import { binExpr } from './scan.js';
 import { all, Query } from './sql.js';
 
@@ -133,7 +134,7 @@ export async function conversationAnalysisChart(
       : conversationSql(q, ctx, { ...c, analyse: c.analyse });
   const rows = await ctx.db.all<AggRow>(sql, q.params.values);
   const encode = tokenEncoder(ctx, 'conversation-analysis', c);
-  const drill = (bin: number, grp: string | undefined) => {
+  const drill = (bin: number, grp: GroupKey | undefined) => {
     const point: DrillPoint = { chart: 'conversation-analysis', bin };
     if (grp !== undefined) point.group = grp;
     return encode(point);
@@ -154,6 +155,6 @@ export function conversationAnalysisMembers(
   const q = new Query();
   const facts = c.analyse === 'newIntents' ? intentFacts(q, ctx, c) : conversationFacts(q, ctx, c);
   const conditions = [`bin = ${q.params.bind(binKey(bin))}::DATE`];
-  if (point.group !== undefined) conditions.push(`grp = ${q.params.bind(point.group)}`);
+  if (point.group !== undefined) conditions.push(groupIs(q.params, point.group));
   return { q, members: `SELECT person FROM ${facts} WHERE ${all(conditions)}` };
 }

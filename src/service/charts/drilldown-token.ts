@@ -19,7 +19,8 @@ import { type DrilldownStore, HASH_PATTERN } from './drilldown-store.js';
  */
 
 const index = z.number().int().nonnegative();
-const group = { group: z.string().max(1000).optional() };
+// group: a listed index or observed text; null is the `(none)` group of rows lacking the value.
+const group = { group: z.string().max(1000).nullable().optional() };
 
 export const drillPointSchema = z.discriminatedUnion('chart', [
   z.strictObject({ chart: z.literal('segmentation'), series: index, bin: index, ...group }),

@@ -11,7 +11,17 @@ import { POINT_BYTES } from './budget.js';
 import { type ChartContext, intersect, span } from './context.js';
 import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
 import { eventMatcher, windowCondition } from './event-filter.js';
-import { grouping, groupKeyExpr, shownGroups, topGroupsCte } from './groups.js';
+import {
+  addWeight,
+  type GroupKey,
+  groupIs,
+  grouping,
+  groupKeyExpr,
+  inShownGroups,
+  listedRowsOnly,
+  shownGroups,
+  topGroupsCte,
+} from './groups.js';
 import { jsonValue } from './property-filter.js';
 import { eventScan, personsCte, ScanValues } from './scan.js';
 import { all, any, Query } from './sql.js';
@@ -125,9 +135,8 @@ function funnelFacts(q: Query, ctx: ChartContext, c: FunnelControls): string {
     reached.push(`SELECT person, ${k} AS k FROM ${previous}`);
   }
   const g = c.groupBy;
-  const grp = g
-    ? groupKeyExpr(p, grouping(g.trait_values), jsonValue(p, 't.traits', g.trait_name))
-    : 'NULL::VARCHAR';
+  const groups = g ? grouping(g.trait_values) : undefined;
+  const grp = g && groups ? groupKeyExpr(p, groups, jsonValue(p, 't.traits', g.trait_name)) : 'NULL::VARCHAR';
   const persons = q.cte(
     'reached',
     `SELECT person, max(k) AS reached FROM (${reached.join(' UNION ALL ')}) GROUP BY person`,
@@ -135,7 +144,7 @@ function funnelFacts(q: Query, ctx: ChartContext, c: FunnelControls): string {
   return q.cte(
     'reach',
     `SELECT * FROM (SELECT r.person, r.reached, ${grp} AS grp FROM ${persons} r
-       ${g ? `LEFT JOIN ${personsCte(q, ctx)} t ON t.person = r.person` : ''}) ${g ? 'WHERE grp IS NOT NULL' : ''}`,
+       ${g ? `LEFT JOIN ${personsCte(q, ctx)} t ON t.person = r.person` : ''}) ${listedRowsOnly(groups)}`,
   );
 }
 
@@ -148,11 +157,11 @@ export async function funnelChart(ctx: ChartContext, c: FunnelControls): Promise
   const top = observed ? topGroupsCte(q, reach, 'count(*)') : undefined;
   const rows = await ctx.db.all<Row>(
     q.sql(`SELECT grp, reached::DOUBLE AS reached, count(*)::DOUBLE AS n FROM ${reach}
-      ${top ? `WHERE grp IN (SELECT grp FROM ${top})` : ''} GROUP BY ALL`),
+      ${top ? `WHERE ${inShownGroups(top)}` : ''} GROUP BY ALL`),
     q.params.values,
   );
   const encode = tokenEncoder(ctx, 'funnel', c);
-  const stepsOf = (grp: string | undefined): FunnelStep[] => {
+  const stepsOf = (grp: GroupKey | undefined): FunnelStep[] => {
     const mine = rows.filter((r) => (grp === undefined ? true : r.grp === grp));
     const counts = c.eventFilters.map((_, k) =>
       mine.filter((r) => r.reached >= k).reduce((n, r) => n + r.n, 0),
@@ -182,8 +191,8 @@ export async function funnelChart(ctx: ChartContext, c: FunnelControls): Promise
       highlights: { number_of_users: first, conversion_rate: first === 0 ? 0 : (100 * last) / first },
     });
   }
-  const weights = new Map<string, number>();
-  for (const r of rows) if (r.grp !== null) weights.set(r.grp, (weights.get(r.grp) ?? 0) + r.n);
+  const weights = new Map<GroupKey, number>();
+  for (const r of rows) addWeight(weights, r.grp, r.n);
   const groups = shownGroups(grouping(c.groupBy.trait_values), weights).map((g) => ({
     group: g.label,
     events: stepsOf(g.key),
@@ -200,6 +209,6 @@ export function funnelMembers(
   const q = new Query();
   const reach = funnelFacts(q, ctx, c);
   const conditions = [`reached >= ${q.params.number(point.step)}`];
-  if (point.group !== undefined) conditions.push(`grp = ${q.params.bind(point.group)}`);
+  if (point.group !== undefined) conditions.push(groupIs(q.params, point.group));
   return { q, members: `SELECT person FROM ${reach} WHERE ${all(conditions)}` };
 }

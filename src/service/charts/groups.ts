@@ -6,9 +6,16 @@ import type { Params, Query } from './sql.js';
  * Group-bys (decisions §6). With listed values, a row's group is the index of the first listed value
  * it equals (typed equality, as `eq`), and rows matching none are left out; every listed group is
  * shown, empty ones with zeros. Without listed values, the group is the value's text and the chart
- * shows the observed values, largest first, ties by label, at most MAX_GROUPS.
+ * shows the observed values, largest first, ties by label, at most MAX_GROUPS, then a last group
+ * `(none)` of the rows that lack a value (no such key, JSON null, or an array or object), "in every
+ * chart alike": its key is NULL in SQL and null in JS, so no stored text can be mistaken for it.
  */
 export const MAX_GROUPS = 50;
+
+export const NONE_LABEL = '(none)';
+
+/** A row's group: a listed index or an observed value's text; null is the `(none)` group. */
+export type GroupKey = string | null;
 
 export interface Grouping {
   /** The listed values, or undefined when groups are the observed values. */
@@ -33,9 +40,37 @@ export function labelOf(value: Scalar): string {
 }
 
 export interface ShownGroup {
-  /** The key rows carry (listed index or observed text): what a drilldown token names. */
-  key: string;
+  /** The key rows carry (listed index, observed text, null for `(none)`): what a drilldown token names. */
+  key: GroupKey;
   label: string;
+}
+
+/**
+ * `WHERE` clause of a grouped chart's facts: with listed values, rows in none of them are left out;
+ * observed groups keep every row, those lacking the value forming `(none)`.
+ */
+export function listedRowsOnly(g: Grouping | undefined, column = 'grp'): string {
+  return g?.listed ? `WHERE ${column} IS NOT NULL` : '';
+}
+
+/** Rows of the heaviest observed groups (topGroupsCte) or of `(none)`. */
+export function inShownGroups(top: string, column = 'grp'): string {
+  return `(${column} IN (SELECT grp FROM ${top}) OR ${column} IS NULL)`;
+}
+
+/** The rows of one group, for a drilldown. */
+export function groupIs(p: Params, key: GroupKey, column = 'grp'): string {
+  return key === null ? `${column} IS NULL` : `${column} = ${p.bind(key)}`;
+}
+
+/** A map key for a (group, bin) pair that keeps `(none)` apart from an observed empty text. */
+export function groupBinKey(grp: GroupKey | undefined, bin: string): string {
+  return `${grp === undefined ? 'a' : grp === null ? 'n' : `v${grp}`}\u0000${bin}`;
+}
+
+/** Adds a row's weight to its group's (shownGroups' weights). */
+export function addWeight(weights: Map<GroupKey, number>, grp: GroupKey, n: number): void {
+  weights.set(grp, (weights.get(grp) ?? 0) + n);
 }
 
 /** Plain code-unit order, the same in every runtime (localeCompare is not). */
@@ -43,17 +78,22 @@ export function compareLabels(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** The groups a chart shows, in order, given each observed key's weight (events, users, sessions). */
+/**
+ * The groups a chart shows, in order, given each observed key's weight (events, users, sessions);
+ * `(none)` last when some rows lack the value.
+ */
 export function shownGroups(
   g: Grouping,
-  weights: ReadonlyMap<string, number>,
+  weights: ReadonlyMap<GroupKey, number>,
   cap = MAX_GROUPS,
 ): ShownGroup[] {
   if (g.listed) return g.listed.map((value, i) => ({ key: String(i), label: labelOf(value) }));
-  return [...weights.entries()]
+  const observed: ShownGroup[] = [...weights.entries()]
+    .filter((e): e is [string, number] => e[0] !== null)
     .sort(([a, wa], [b, wb]) => wb - wa || compareLabels(a, b))
     .slice(0, cap)
     .map(([key]) => ({ key, label: key }));
+  return weights.has(null) ? [...observed, { key: null, label: NONE_LABEL }] : observed;
 }
 
 /**

@@ -9,6 +9,7 @@ import { intentFacts, type SummaryField } from './analysis-facts.js';
 import { type AggRow, type Aggregates, binnedAndWhole, buildAnalysis, ratio } from './analysis-points.js';
 import { binKey, type ChartContext } from './context.js';
 import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
+import { type GroupKey, groupIs } from './groups.js';
 import { all, Query } from './sql.js';
 
 /**
@@ -133,7 +134,7 @@ export async function intentAnalysisChart(
   const sql = q.sql(aggregatesSql(intents, c.analyse));
   const rows = await ctx.db.all<AggRow>(sql, q.params.values);
   const encode = tokenEncoder(ctx, 'intent-analysis', c);
-  const drill = (bin: number, grp: string | undefined) => {
+  const drill = (bin: number, grp: GroupKey | undefined) => {
     const point: DrillPoint = { chart: 'intent-analysis', bin };
     if (grp !== undefined) point.group = grp;
     return encode(point);
@@ -154,6 +155,6 @@ export function intentAnalysisMembers(
   const q = new Query();
   const facts = intentFacts(q, ctx, c);
   const conditions = [`bin = ${q.params.bind(binKey(bin))}::DATE`];
-  if (point.group !== undefined) conditions.push(`grp = ${q.params.bind(point.group)}`);
+  if (point.group !== undefined) conditions.push(groupIs(q.params, point.group));
   return { q, members: `SELECT person FROM ${facts} WHERE ${all(conditions)}` };
 }

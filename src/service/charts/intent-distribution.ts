@@ -6,7 +6,15 @@ import type { IntentDistributionControls } from '../../shared/chart-controls.js'
 import type { ChartContext } from './context.js';
 import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
 import { INTENT_EVENT } from './event-filter.js';
-import { grouping, groupKeyExpr, shownGroups, topGroupsCte } from './groups.js';
+import {
+  type GroupKey,
+  groupIs,
+  grouping,
+  groupKeyExpr,
+  inShownGroups,
+  shownGroups,
+  topGroupsCte,
+} from './groups.js';
 import { jsonValue } from './property-filter.js';
 import { eventScan, personsCte } from './scan.js';
 import { groupWeights, type SliceRow, slicesOf } from './slices.js';
@@ -26,9 +34,8 @@ function intentFacts(q: Query, ctx: ChartContext, c: IntentDistributionControls)
   const p = q.params;
   const selected = userSelection(q, ctx, c.userFilters, c.shownIntents);
   const g = c.groupBy;
-  const grp = g
-    ? groupKeyExpr(p, grouping(g.trait_values), jsonValue(p, 't.traits', g.trait_name))
-    : 'NULL::VARCHAR';
+  const groups = g ? grouping(g.trait_values) : undefined;
+  const grp = g && groups ? groupKeyExpr(p, groups, jsonValue(p, 't.traits', g.trait_name)) : 'NULL::VARCHAR';
   const where = [
     `s.event = ${p.bind(INTENT_EVENT)}`,
     's.conversation_id IS NOT NULL',
@@ -40,7 +47,7 @@ function intentFacts(q: Query, ctx: ChartContext, c: IntentDistributionControls)
     `SELECT * FROM (SELECT s.session_id, s.conversation_id, s.person,
         json_extract_string(s.properties, '/intent') AS slice, ${grp} AS grp
       FROM ${eventScan(q, ctx, ctx.window)} s ${g ? `LEFT JOIN ${personsCte(q, ctx)} t ON t.person = s.person` : ''}
-      WHERE ${all(where)}) WHERE ${all(['slice IS NOT NULL', ...(g ? ['grp IS NOT NULL'] : [])])}`,
+      WHERE ${all(where)}) WHERE ${all(['slice IS NOT NULL', ...(groups?.listed ? ['grp IS NOT NULL'] : [])])}`,
   );
 }
 
@@ -55,11 +62,11 @@ export async function intentDistributionChart(
   const top = observed ? topGroupsCte(q, pairs, 'count(*)') : undefined;
   const rows = await ctx.db.all<SliceRow>(
     q.sql(`SELECT grp, slice, count(*)::DOUBLE AS n FROM ${pairs}
-      ${top ? `WHERE grp IN (SELECT grp FROM ${top})` : ''} GROUP BY ALL`),
+      ${top ? `WHERE ${inShownGroups(top)}` : ''} GROUP BY ALL`),
     q.params.values,
   );
   const encode = tokenEncoder(ctx, 'intent-distribution', c);
-  const drill = (grp: string | undefined) => (slice: string) => {
+  const drill = (grp: GroupKey | undefined) => (slice: string) => {
     const point: DrillPoint = { chart: 'intent-distribution', slice };
     if (grp !== undefined) point.group = grp;
     return encode(point);
@@ -96,6 +103,6 @@ export function intentDistributionMembers(
   const q = new Query();
   const facts = intentFacts(q, ctx, c);
   const conditions = [`slice = ${q.params.bind(point.slice)}`];
-  if (point.group !== undefined) conditions.push(`grp = ${q.params.bind(point.group)}`);
+  if (point.group !== undefined) conditions.push(groupIs(q.params, point.group));
   return { q, members: `SELECT person FROM ${facts} WHERE ${all(conditions)}` };
 }

@@ -3,7 +3,7 @@ import type { RetentionCell, RetentionResult } from '../../shared/chart-response
 import { POINT_BYTES } from './budget.js';
 import { binKey, type ChartContext } from './context.js';
 import type { DrillPoint } from './drilldown-token.js';
-import { grouping, shownGroups } from './groups.js';
+import { addWeight, type GroupKey, grouping, shownGroups } from './groups.js';
 
 /**
  * Lays retention counts out as decisions §6 describes: row i has a cell for each bin from i to the
@@ -72,17 +72,15 @@ export function retentionResults(
   rows: ReadonlyArray<RetentionRow>,
   encode: (point: DrillPoint) => string,
 ): RetentionResult[] {
-  const drill = (group: string | undefined) => (row: number, col: number) => {
+  const drill = (group: GroupKey | undefined) => (row: number, col: number) => {
     const point: DrillPoint = { chart: 'retention', row, col };
     if (group !== undefined) point.group = group;
     return encode(point);
   };
   const g = c.groupBy;
   if (!g) return [{ chart_name: c.startingEvent.event_name, ...layout(ctx, rows, drill(undefined)) }];
-  const weights = new Map<string, number>();
-  for (const r of rows) {
-    if (r.rb === null && r.grp !== null) weights.set(r.grp, (weights.get(r.grp) ?? 0) + r.n);
-  }
+  const weights = new Map<GroupKey, number>();
+  for (const r of rows) if (r.rb === null) addWeight(weights, r.grp, r.n);
   return shownGroups(grouping(g.trait_values), weights).map((group) => ({
     chart_name: `${g.trait_name} = ${group.label}`,
     ...layout(

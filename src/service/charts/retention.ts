@@ -5,7 +5,7 @@ import { binKey, type ChartContext, intersect, span } from './context.js';
 import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
 import { eventMatcher, impliedByOneMatch, windowCondition } from './event-filter.js';
 import { compileList } from './filter-list.js';
-import { grouping, groupKeyExpr, topGroupsCte } from './groups.js';
+import { groupIs, grouping, groupKeyExpr, inShownGroups, listedRowsOnly, topGroupsCte } from './groups.js';
 import { jsonValue } from './property-filter.js';
 import { type RetentionRow, retentionResults } from './retention-map.js';
 import { binExpr, eventScan, personsCte, ScanValues } from './scan.js';
@@ -43,14 +43,13 @@ function retentionFacts(q: Query, ctx: ChartContext, c: RetentionControls): { co
      GROUP BY s.person`,
   );
   const g = c.groupBy;
-  const grp = g
-    ? groupKeyExpr(p, grouping(g.trait_values), jsonValue(p, 't.traits', g.trait_name))
-    : 'NULL::VARCHAR';
+  const groups = g ? grouping(g.trait_values) : undefined;
+  const grp = g && groups ? groupKeyExpr(p, groups, jsonValue(p, 't.traits', g.trait_name)) : 'NULL::VARCHAR';
   const traits = g ? `LEFT JOIN ${personsCte(q, ctx)} t ON t.person = st.person` : '';
   const cohort = q.cte(
     'cohort',
     `SELECT * FROM (SELECT st.person, ${binExpr(q, ctx, 'st.first')} AS cb, ${grp} AS grp FROM ${starts} st ${traits})
-     ${g ? 'WHERE grp IS NOT NULL' : ''}`,
+     ${listedRowsOnly(groups)}`,
   );
   const retValues = new ScanValues(p);
   const filters = returnFilters(c);
@@ -73,7 +72,7 @@ export async function retentionChart(ctx: ChartContext, c: RetentionControls): P
   const { cohort, rets } = retentionFacts(q, ctx, c);
   const observed = c.groupBy !== undefined && grouping(c.groupBy.trait_values).listed === undefined;
   const top = observed ? topGroupsCte(q, cohort, 'count(*)') : undefined;
-  const keep = top ? `WHERE c.grp IN (SELECT grp FROM ${top})` : '';
+  const keep = top ? `WHERE ${inShownGroups(top, 'c.grp')}` : '';
   const rows = await ctx.db.all<RetentionRow>(
     q.sql(`SELECT c.grp, c.cb::VARCHAR AS cb, r.rb::VARCHAR AS rb, count(*)::DOUBLE AS n
        FROM ${cohort} c JOIN ${rets} r ON r.person = c.person AND r.rb > c.cb ${keep} GROUP BY ALL
@@ -97,7 +96,7 @@ export function retentionMembers(
   const p = q.params;
   const { cohort, rets } = retentionFacts(q, ctx, c);
   const conditions = [`c.cb = ${p.bind(binKey(cohortBin))}::DATE`];
-  if (point.group !== undefined) conditions.push(`c.grp = ${p.bind(point.group)}`);
+  if (point.group !== undefined) conditions.push(groupIs(p, point.group, 'c.grp'));
   if (point.col > 0) {
     conditions.push(
       `c.person IN (SELECT r.person FROM ${rets} r WHERE r.rb = ${p.bind(binKey(cellBin))}::DATE)`,

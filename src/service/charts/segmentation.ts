@@ -10,7 +10,18 @@ import { binKey, type ChartContext, intersect } from './context.js';
 import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
 import { eventMatcher, impliedByOneMatch } from './event-filter.js';
 import { compileList } from './filter-list.js';
-import { grouping, groupKeyExpr, shownGroups, topGroupsCte } from './groups.js';
+import {
+  addWeight,
+  type GroupKey,
+  groupBinKey,
+  groupIs,
+  grouping,
+  groupKeyExpr,
+  inShownGroups,
+  listedRowsOnly,
+  shownGroups,
+  topGroupsCte,
+} from './groups.js';
 import { aggregateSql, measureLabel, numericValue, valueMeasure } from './measure.js';
 import { binExpr, eventScan, ScanValues } from './scan.js';
 import { all, Query } from './sql.js';
@@ -59,15 +70,16 @@ async function seriesRows(ctx: ChartContext, c: SegmentationControls, i: number)
   const q = new Query();
   const facts = seriesFacts(q, ctx, c, i);
   const g = c.eventFilters[i]!.groupBy;
-  const observed = g !== undefined && grouping(g.property_values).listed === undefined;
+  const groups = g ? grouping(g.property_values) : undefined;
+  const observed = groups !== undefined && groups.listed === undefined;
   const measure = valueMeasure(c.eventFilters[i]!.measure);
   const val = measure ? `(${aggregateSql(measure)})::DOUBLE` : 'NULL::DOUBLE';
   const agg = q.cte(
     'agg',
-    `SELECT bin, grp, count(*)::DOUBLE AS total, count(DISTINCT person)::DOUBLE AS uniq, ${val} AS val FROM ${facts} ${g ? 'WHERE grp IS NOT NULL' : ''} GROUP BY bin, grp`,
+    `SELECT bin, grp, count(*)::DOUBLE AS total, count(DISTINCT person)::DOUBLE AS uniq, ${val} AS val FROM ${facts} ${listedRowsOnly(groups)} GROUP BY bin, grp`,
   );
   const top = observed ? topGroupsCte(q, agg, 'sum(total)') : undefined;
-  const where = top ? `WHERE grp IN (SELECT grp FROM ${top})` : '';
+  const where = top ? `WHERE ${inShownGroups(top)}` : '';
   return ctx.db.all<Row>(
     q.sql(`SELECT bin::VARCHAR AS bin, grp, total, uniq, val FROM ${agg} ${where}`),
     q.params.values,
@@ -105,19 +117,19 @@ export async function segmentationChart(
   const results: SegmentationResult[] = [];
   for (const [i, f] of c.eventFilters.entries()) {
     const rows = await seriesRows(ctx, c, i);
-    const byKey = new Map(rows.map((r) => [`${r.grp ?? ''}\u0000${r.bin}`, r]));
+    const byKey = new Map(rows.map((r) => [groupBinKey(f.groupBy ? r.grp : undefined, r.bin), r]));
     const measure = valueMeasure(f.measure);
     const measured = measure ? { empty: measure.aggregate === 'sum' ? 0 : null } : undefined;
     const named = measure ? { measure: measureLabel(measure) } : {};
-    const pointsOf = (grp: string | undefined) =>
+    const pointsOf = (grp: GroupKey | undefined) =>
       ctx.bins.map((bin, b) => {
         const drill: DrillPoint = { chart: 'segmentation', series: i, bin: b };
         if (grp !== undefined) drill.group = grp;
-        return point(ctx, b, byKey.get(`${grp ?? ''}\u0000${binKey(bin)}`), encode(drill), measured);
+        return point(ctx, b, byKey.get(groupBinKey(grp, binKey(bin))), encode(drill), measured);
       });
     if (f.groupBy) {
-      const weights = new Map<string, number>();
-      for (const r of rows) if (r.grp !== null) weights.set(r.grp, (weights.get(r.grp) ?? 0) + r.total);
+      const weights = new Map<GroupKey, number>();
+      for (const r of rows) addWeight(weights, r.grp, r.total);
       const groups = shownGroups(grouping(f.groupBy.property_values), weights);
       results.push({
         event_name: f.event_name,
@@ -153,6 +165,6 @@ export function segmentationMembers(
   const facts = seriesFacts(q, ctx, c, point.series);
   const p = q.params;
   const conditions = [`bin = ${p.bind(binKey(bin))}::DATE`, 'person IS NOT NULL'];
-  if (point.group !== undefined) conditions.push(`grp = ${p.bind(point.group)}`);
+  if (point.group !== undefined) conditions.push(groupIs(p, point.group));
   return { q, members: `SELECT DISTINCT person FROM ${facts} WHERE ${all(conditions)}` };
 }

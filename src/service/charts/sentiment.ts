@@ -4,7 +4,16 @@ import { EVENT_NAMES } from '../../shared/event-bodies.js';
 import type { ChartContext } from './context.js';
 import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
 import { countCondition, intentMatcher, windowCondition } from './event-filter.js';
-import { grouping, groupKeyExpr, shownGroups, topGroupsCte } from './groups.js';
+import {
+  type GroupKey,
+  groupIs,
+  grouping,
+  groupKeyExpr,
+  inShownGroups,
+  listedRowsOnly,
+  shownGroups,
+  topGroupsCte,
+} from './groups.js';
 import { jsonValue } from './property-filter.js';
 import { eventScan, personsCte, ScanValues } from './scan.js';
 import { groupWeights, type SliceRow, slicesOf } from './slices.js';
@@ -41,9 +50,8 @@ function sentimentFacts(q: Query, ctx: ChartContext, c: SentimentAnalysisControl
      QUALIFY row_number() OVER (PARTITION BY s.session_id, s.conversation_id ORDER BY s.ts DESC) = 1`,
   );
   const g = c.groupBy;
-  const grp = g
-    ? groupKeyExpr(p, grouping(g.trait_values), jsonValue(p, 't.traits', g.trait_name))
-    : 'NULL::VARCHAR';
+  const groups = g ? grouping(g.trait_values) : undefined;
+  const grp = g && groups ? groupKeyExpr(p, groups, jsonValue(p, 't.traits', g.trait_name)) : 'NULL::VARCHAR';
   const where = [
     `x.slice IN (${SENTIMENTS.map((s) => p.bind(s)).join(', ')})`,
     countCondition(p, 'coalesce(mt.n, 0)', m.op, m.n),
@@ -54,7 +62,7 @@ function sentimentFacts(q: Query, ctx: ChartContext, c: SentimentAnalysisControl
     `SELECT * FROM (SELECT x.session_id, x.conversation_id, x.person, x.slice, ${grp} AS grp FROM ${summaries} x
        LEFT JOIN ${matches} mt ON mt.session_id IS NOT DISTINCT FROM x.session_id AND mt.conversation_id = x.conversation_id
        ${g ? `LEFT JOIN ${personsCte(q, ctx)} t ON t.person = x.person` : ''}
-       WHERE ${all(where)}) ${g ? 'WHERE grp IS NOT NULL' : ''}`,
+       WHERE ${all(where)}) ${listedRowsOnly(groups)}`,
   );
 }
 
@@ -80,11 +88,11 @@ export async function sentimentChart(
   const top = observed ? topGroupsCte(q, facts, 'count(*)') : undefined;
   const rows = await ctx.db.all<SliceRow>(
     q.sql(`SELECT grp, slice, count(*)::DOUBLE AS n FROM ${facts}
-      ${top ? `WHERE grp IN (SELECT grp FROM ${top})` : ''} GROUP BY ALL`),
+      ${top ? `WHERE ${inShownGroups(top)}` : ''} GROUP BY ALL`),
     q.params.values,
   );
   const encode = tokenEncoder(ctx, 'sentiment-analysis', c);
-  const drill = (grp: string | undefined) => (slice: string) => {
+  const drill = (grp: GroupKey | undefined) => (slice: string) => {
     const point: DrillPoint = { chart: 'sentiment-analysis', slice };
     if (grp !== undefined) point.group = grp;
     return encode(point);
@@ -117,6 +125,6 @@ export function sentimentMembers(
   const q = new Query();
   const facts = sentimentFacts(q, ctx, c);
   const conditions = [`slice = ${q.params.bind(point.slice)}`];
-  if (point.group !== undefined) conditions.push(`grp = ${q.params.bind(point.group)}`);
+  if (point.group !== undefined) conditions.push(groupIs(q.params, point.group));
   return { q, members: `SELECT person FROM ${facts} WHERE ${all(conditions)}` };
 }

@@ -9,7 +9,18 @@ import { binKey, type ChartContext } from './context.js';
 import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
 import { eventMatcher } from './event-filter.js';
 import { compileList } from './filter-list.js';
-import { grouping, groupKeyExpr, shownGroups, topGroupsCte } from './groups.js';
+import {
+  addWeight,
+  type GroupKey,
+  groupBinKey,
+  groupIs,
+  grouping,
+  groupKeyExpr,
+  inShownGroups,
+  listedRowsOnly,
+  shownGroups,
+  topGroupsCte,
+} from './groups.js';
 import { jsonValue } from './property-filter.js';
 import { binExpr, mergedCte, personOf, personsCte } from './scan.js';
 import { all, Query } from './sql.js';
@@ -50,14 +61,13 @@ function sessionFacts(q: Query, ctx: ChartContext, c: SessionControls): string {
   }
   const g = c.groupBy;
   if (g) joins.push(`LEFT JOIN ${personsCte(q, ctx)} t ON t.person = ${person}`);
-  const grp = g
-    ? groupKeyExpr(p, grouping(g.trait_values), jsonValue(p, 't.traits', g.trait_name))
-    : 'NULL::VARCHAR';
+  const groups = g ? grouping(g.trait_values) : undefined;
+  const grp = g && groups ? groupKeyExpr(p, groups, jsonValue(p, 't.traits', g.trait_name)) : 'NULL::VARCHAR';
   return q.cte(
     'ses',
     `SELECT * FROM (SELECT x.session_id, x.started_at, coalesce(x.ended_at, x.last_event_at) AS fin,
        ${person} AS person, ${binExpr(q, ctx, 'x.started_at')} AS bin, ${grp} AS grp
-     FROM sessions x ${joins.join(' ')} WHERE ${all(where)}) ${g ? 'WHERE grp IS NOT NULL' : ''}`,
+     FROM sessions x ${joins.join(' ')} WHERE ${all(where)}) ${listedRowsOnly(groups)}`,
   );
 }
 
@@ -87,14 +97,14 @@ export async function sessionChart(ctx: ChartContext, c: SessionControls): Promi
        avg(epoch_ms(s.fin) - epoch_ms(s.started_at))::DOUBLE / 1000 AS avg_len,
        list(s.session_id ORDER BY s.started_at, s.session_id)[1:${cap}] AS ids
      FROM ${ses} s LEFT JOIN ${conv} cv ON cv.session_id = s.session_id
-     ${top ? `WHERE s.grp IN (SELECT grp FROM ${top})` : ''} GROUP BY ALL`),
+     ${top ? `WHERE ${inShownGroups(top, 's.grp')}` : ''} GROUP BY ALL`),
     q.params.values,
   );
-  const byKey = new Map(rows.map((r) => [`${r.grp ?? ''}\u0000${r.bin}`, r]));
+  const byKey = new Map(rows.map((r) => [groupBinKey(c.groupBy ? r.grp : undefined, r.bin), r]));
   const encode = tokenEncoder(ctx, 'session', c);
-  const pointsOf = (grp: string | undefined): SessionPoint[] =>
+  const pointsOf = (grp: GroupKey | undefined): SessionPoint[] =>
     ctx.bins.map((bin, b) => {
-      const row = byKey.get(`${grp ?? ''}\u0000${binKey(bin)}`);
+      const row = byKey.get(groupBinKey(grp, binKey(bin)));
       const drill: DrillPoint = { chart: 'session', bin: b };
       if (grp !== undefined) drill.group = grp;
       const id = encode(drill);
@@ -112,8 +122,8 @@ export async function sessionChart(ctx: ChartContext, c: SessionControls): Promi
     });
   if (!c.groupBy)
     return sessionChartResponseSchema.parse({ chart_name: CHART_NAME, points: pointsOf(undefined) });
-  const weights = new Map<string, number>();
-  for (const r of rows) if (r.grp !== null) weights.set(r.grp, (weights.get(r.grp) ?? 0) + r.sessions);
+  const weights = new Map<GroupKey, number>();
+  for (const r of rows) addWeight(weights, r.grp, r.sessions);
   const groups = shownGroups(grouping(c.groupBy.trait_values), weights).map((g) => ({
     group: g.label,
     points: pointsOf(g.key),
@@ -131,6 +141,6 @@ export function sessionMembers(
   const q = new Query();
   const ses = sessionFacts(q, ctx, c);
   const conditions = [`bin = ${q.params.bind(binKey(bin))}::DATE`];
-  if (point.group !== undefined) conditions.push(`grp = ${q.params.bind(point.group)}`);
+  if (point.group !== undefined) conditions.push(groupIs(q.params, point.group));
   return { q, members: `SELECT session_id FROM ${ses} WHERE ${all(conditions)}` };
 }

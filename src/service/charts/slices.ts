@@ -1,7 +1,7 @@
 import type { Slice } from '../../shared/analysis-responses.js';
 import { POINT_BYTES } from './budget.js';
 import type { ChartContext } from './context.js';
-import { compareLabels } from './groups.js';
+import { addWeight, compareLabels, type GroupKey } from './groups.js';
 
 /**
  * Slices of the intent-distribution and sentiment charts: labels with a value each, percent the
@@ -30,9 +30,9 @@ export function slicesOf(
   });
 }
 
-/** Weights of the observed groups (for shownGroups): the summed values of their rows. */
-export function groupWeights(rows: ReadonlyArray<SliceRow>): Map<string, number> {
-  const weights = new Map<string, number>();
-  for (const r of rows) if (r.grp !== null) weights.set(r.grp, (weights.get(r.grp) ?? 0) + r.n);
+/** Weights of the groups (for shownGroups): the summed values of their rows. */
+export function groupWeights(rows: ReadonlyArray<SliceRow>): Map<GroupKey, number> {
+  const weights = new Map<GroupKey, number>();
+  for (const r of rows) addWeight(weights, r.grp, r.n);
   return weights;
 }

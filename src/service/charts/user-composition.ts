@@ -7,7 +7,18 @@ import {
 import { POINT_BYTES } from './budget.js';
 import type { ChartContext } from './context.js';
 import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
-import { compareLabels, grouping, groupKeyExpr, shownGroups, topGroupsCte } from './groups.js';
+import {
+  addWeight,
+  compareLabels,
+  type GroupKey,
+  groupIs,
+  grouping,
+  groupKeyExpr,
+  inShownGroups,
+  NONE_LABEL,
+  shownGroups,
+  topGroupsCte,
+} from './groups.js';
 import { jsonValue } from './property-filter.js';
 import { eventScan, personsCte } from './scan.js';
 import { all, Query } from './sql.js';
@@ -17,10 +28,8 @@ import { selectedCondition, userSelection } from './user-selection.js';
  * User composition (decisions §6): persons with at least one stored event in the range (generated
  * events included), after filters, split by `selectedTrait`. Listed trait_values give one slice each,
  * in order; otherwise every observed value, largest first, ties by label, then a "(none)" slice for
- * persons without the trait. `groupBy` splits the persons by another trait first.
+ * persons without the trait. `groupBy` splits the persons by another trait first (groups.ts).
  */
-
-export const NONE_LABEL = '(none)';
 
 /** CTE `facts`: person, slice (key, or NULL for "no value"), grp. */
 function compositionFacts(q: Query, ctx: ChartContext, c: UserCompositionControls): string {
@@ -37,7 +46,10 @@ function compositionFacts(q: Query, ctx: ChartContext, c: UserCompositionControl
   const grp = g
     ? groupKeyExpr(p, grouping(g.trait_values), jsonValue(p, 't.traits', g.trait_name))
     : 'NULL::VARCHAR';
-  const keep = [...(slices.listed ? ['slice IS NOT NULL'] : []), ...(g ? ['grp IS NOT NULL'] : [])];
+  const keep = [
+    ...(slices.listed ? ['slice IS NOT NULL'] : []),
+    ...(g && grouping(g.trait_values).listed ? ['grp IS NOT NULL'] : []),
+  ];
   return q.cte(
     'facts',
     `SELECT * FROM (SELECT a.person, ${slice} AS slice, ${grp} AS grp
@@ -86,11 +98,11 @@ export async function userCompositionChart(
   const top = observed ? topGroupsCte(q, facts, 'count(*)') : undefined;
   const rows = await ctx.db.all<Row>(
     q.sql(`SELECT grp, slice, count(*)::DOUBLE AS n FROM ${facts}
-      ${top ? `WHERE grp IN (SELECT grp FROM ${top})` : ''} GROUP BY ALL`),
+      ${top ? `WHERE ${inShownGroups(top)}` : ''} GROUP BY ALL`),
     q.params.values,
   );
   const encode = tokenEncoder(ctx, 'user-composition', c);
-  const drill = (grp: string | undefined) => (slice: string | null) => {
+  const drill = (grp: GroupKey | undefined) => (slice: string | null) => {
     const point: DrillPoint = { chart: 'user-composition', slice };
     if (grp !== undefined) point.group = grp;
     const id = encode(point);
@@ -110,8 +122,8 @@ export async function userCompositionChart(
     };
     return userCompositionResponseSchema.parse({ chart_name, slices, highlights });
   }
-  const weights = new Map<string, number>();
-  for (const r of rows) if (r.grp !== null) weights.set(r.grp, (weights.get(r.grp) ?? 0) + r.n);
+  const weights = new Map<GroupKey, number>();
+  for (const r of rows) addWeight(weights, r.grp, r.n);
   const groups = shownGroups(grouping(c.groupBy.trait_values), weights).map((g) => ({
     group: g.label,
     slices: slicesOf(
@@ -132,6 +144,6 @@ export function compositionMembers(
   const facts = compositionFacts(q, ctx, c);
   const p = q.params;
   const conditions = [point.slice === null ? 'slice IS NULL' : `slice = ${p.bind(point.slice)}`];
-  if (point.group !== undefined) conditions.push(`grp = ${p.bind(point.group)}`);
+  if (point.group !== undefined) conditions.push(groupIs(p, point.group));
   return { q, members: `SELECT person FROM ${facts} WHERE ${all(conditions)}` };
 }
