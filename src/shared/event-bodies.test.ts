@@ -261,6 +261,16 @@ describe('invalid events name the field', () => {
     ]);
   });
 
+  it('costs, tokens and runtimes too large to sum exactly', () => {
+    // Two turns of 1.7e308 each summed to Infinity in their conversation's summary (JSON null).
+    expect(issues([turn({ user: 'a', assistant: 'b', cost: 1.7e308, prompt_tokens: 1e9 + 1 })])).toEqual([
+      { path: '[0].properties.prompt_tokens', message: 'must be at most 1,000,000,000' },
+      { path: '[0].properties.cost', message: 'must be at most 1,000,000 (in US dollars)' },
+    ]);
+    const atMost = turn({ user: 'a', assistant: 'b', cost: 1e6, prompt_tokens: 1e9 });
+    expect(parseQueueBody([atMost]).ok).toBe(true);
+  });
+
   it('__proto__, constructor and prototype keys anywhere, even in ignored fields', () => {
     const raw = JSON.parse(
       '[{"type":"track","event":"X","session_id":"s","properties":{"__proto__":{"polluted":true}}},' +

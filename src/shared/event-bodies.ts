@@ -105,9 +105,27 @@ function keyLimited<T extends z.ZodType<Record<string, unknown>>>(schema: T): T 
   );
 }
 
-const tokenCountSchema = z.number().int().min(0, 'must be 0 or more');
-const costSchema = z.number().min(0, 'must be 0 or more');
-const runtimeSchema = z.number().int('must be a whole number of milliseconds').min(0, 'must be 0 or more');
+/**
+ * Upper bounds far above any real call, so that a conversation's summed tokens, cost and runtime stay
+ * exact finite numbers: two turns costing 1.7e308 each summed to Infinity, which JSON writes as null.
+ */
+const MAX_TOKENS = 1e9;
+const MAX_COST = 1e6;
+const MAX_RUNTIME_MS = 1e10;
+const tokenCountSchema = z
+  .number()
+  .int()
+  .min(0, 'must be 0 or more')
+  .max(MAX_TOKENS, `must be at most ${MAX_TOKENS.toLocaleString('en-US')}`);
+const costSchema = z
+  .number()
+  .min(0, 'must be 0 or more')
+  .max(MAX_COST, `must be at most ${MAX_COST.toLocaleString('en-US')} (in US dollars)`);
+const runtimeSchema = z
+  .number()
+  .int('must be a whole number of milliseconds')
+  .min(0, 'must be 0 or more')
+  .max(MAX_RUNTIME_MS, `must be at most ${MAX_RUNTIME_MS.toLocaleString('en-US')} ms`);
 /** Spec part 8: model names are 1 to 100 characters. */
 const modelSchema = z
   .string()
