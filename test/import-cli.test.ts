@@ -85,6 +85,23 @@ describe('cas import --dry-run', () => {
   });
 });
 
+describe('cas import refuses bad values with file:line', () => {
+  it('a UTC offset past ±23:59 (+24:00 was read as the day before)', async () => {
+    const file = join(dir.path, 'offsets.csv');
+    writeFileSync(
+      file,
+      'timestamp,user_id,user,assistant\n2025-01-06T10:00:00+24:00,alice,hi,a\n2025-01-06T10:00:00+23:59,alice,hi,b\n',
+    );
+    const run = await runCli(['import', file, '--kind', 'turn', '--dry-run', '--json']);
+    expect(run.code).toBe(6);
+    expect(run.stderr).toContain(
+      `${file}:2: timestamp "2025-01-06T10:00:00+24:00" has UTC offset +24:00; offsets lie within ±23:59`,
+    );
+    const turns = jsonl(run.stdout).filter((e) => e.event === 'Conversation Turn');
+    expect(turns.map((e) => e.timestamp)).toEqual(['2025-01-05T10:01:00.000Z']);
+  });
+});
+
 describe('cas import flag errors', () => {
   it.each([
     [['--batch-size', '0'], /--batch-size must be a whole number from 1 to 2000/],

@@ -78,6 +78,13 @@ describe('parseTimestamp', () => {
     expect(iso('yesterday')).toMatch(/not ISO 8601/);
     expect(iso('2024-02-30T00:00:00Z')).toMatch(/not a valid date/);
     expect(iso('2024-01-01T24:00:00Z')).toMatch(/not a valid date/);
+    // An offset past ±23:59 was read as whole days off (+24:00 named the day before).
+    expect(iso('2025-01-06T10:00:00+24:00')).toMatch(/offset \+24:00; offsets lie within ±23:59/);
+    expect(iso('2025-01-06T10:00:00-2400')).toMatch(/offset -2400/);
+    expect(iso('2025-01-06T10:00:00+05:60')).toMatch(/offset \+05:60/);
+    expect(iso('2025-01-06T10:00:00+99')).toMatch(/offset \+99/);
+    expect(iso('2025-01-06T10:00:00+23:59')).toBe('2025-01-05T10:01:00.000Z');
+    expect(iso('2025-01-06T10:00:00-23:59')).toBe('2025-01-07T09:59:00.000Z');
     expect(iso(true)).toMatch(/string or number/);
     expect(parseTimestamp('', 'UTC')).toBeUndefined();
     expect(parseTimestamp(undefined, 'UTC')).toBeUndefined();

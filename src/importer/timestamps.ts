@@ -125,8 +125,13 @@ function fromIso(m: RegExpExecArray, text: string, tz: string): TimeResult {
   if (zone === 'Z' || zone === 'z') return { ok: true, ms: wall };
   const sign = zone.startsWith('-') ? -1 : 1;
   const digits = zone.slice(1).replace(':', '');
-  const offset = (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || '0')) * 60_000;
-  return { ok: true, ms: wall - sign * offset };
+  const hours = Number(digits.slice(0, 2));
+  const minutes = Number(digits.slice(2) || '0');
+  // RFC 3339 bounds an offset at ±23:59, as the service's schema does: +24:00 would name another day.
+  if (hours > 23 || minutes > 59) {
+    return { ok: false, reason: `timestamp "${text}" has UTC offset ${zone}; offsets lie within ±23:59` };
+  }
+  return { ok: true, ms: wall - sign * (hours * 60 + minutes) * 60_000 };
 }
 
 /** Any accepted timestamp value → instant. `undefined`/empty means "no timestamp", not an error. */
