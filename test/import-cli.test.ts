@@ -100,6 +100,46 @@ describe('cas import refuses bad values with file:line', () => {
     const turns = jsonl(run.stdout).filter((e) => e.event === 'Conversation Turn');
     expect(turns.map((e) => e.timestamp)).toEqual(['2025-01-05T10:01:00.000Z']);
   });
+
+  it('a trait on a turn or a property on an identify (they were dropped without a word)', async () => {
+    const csv = join(dir.path, 'traits.csv');
+    writeFileSync(csv, 'timestamp,user_id,user,assistant,trait.plan\n2025-01-06T10:00:00Z,alice,hi,a,pro\n');
+    const turn = await runCli(['import', csv, '--kind', 'turn', '--dry-run', '--json']);
+    expect(turn.code).toBe(6);
+    expect(turn.stderr).toContain(
+      `${csv}:2: column "trait.plan": traits apply only to identify records (and end_session attributes); a turn record takes properties (prop.plan)`,
+    );
+    expect(turn.stdout).toBe('');
+    const mixed = join(dir.path, 'mixed.jsonl');
+    writeFileSync(
+      mixed,
+      [
+        {
+          kind: 'turn',
+          timestamp: '2025-01-06T10:00:00Z',
+          user_id: 'bob',
+          user: 'hi',
+          assistant: 'a',
+          traits: { plan: 'pro' },
+        },
+        { kind: 'identify', id: 'carol', timestamp: '2025-01-06T09:00:00Z', 'prop.foo': 'bar' },
+        { kind: 'identify', id: 'dave', timestamp: '2025-01-06T09:00:00Z', 'trait.foo': 'bar' },
+      ]
+        .map((r) => JSON.stringify(r))
+        .join('\n'),
+    );
+    const run = await runCli(['import', mixed, '--dry-run', '--json']);
+    expect(run.code).toBe(6);
+    expect(run.stderr).toMatch(
+      new RegExp(`${mixed}:1: key "traits": traits apply only to identify records;`),
+    );
+    expect(run.stderr).toMatch(new RegExp(`${mixed}:2: key "prop.foo": properties apply only to turn, `));
+    expect(jsonl(run.stdout)).toEqual([expect.objectContaining({ user_id: 'dave', traits: { foo: 'bar' } })]);
+    // With --kind, a --map target no record can take is refused before anything is read.
+    const flag = await runCli(['import', csv, '--kind', 'turn', '--map', 'trait.plan=tier', '--dry-run']);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toMatch(/--map trait\.plan: traits apply only to identify records/);
+  });
 });
 
 describe('cas import flag errors', () => {

@@ -204,7 +204,8 @@ Records: CSV with a header row, or one JSON object per line. Columns timestamp, 
 conversation_id, user_id, device_id; turn: user, assistant, assistant_id, model, prompt_tokens,
 completion_tokens, cost; usage: model + tokens or cost; function: name, args, result, runtime;
 event: event (the name); identify: id, device_id; alias: id, previous_id. Other columns become
-properties (traits for identify); prop.<name> / trait.<name> force the target. Timestamps: ISO 8601,
+properties (traits for identify); prop.<name> / trait.<name> force the target, and a record whose
+kind has no such place (a trait on a turn) is rejected. Timestamps: ISO 8601 (offsets within ±23:59),
 epoch seconds or milliseconds; naive times are read in --tz. A record without a timestamp is sent
 without one (the service stamps it on arrival).
 

@@ -1,8 +1,9 @@
 import { isPlainObject } from '../shared/event-bodies.js';
 import { FORBIDDEN_KEYS } from '../shared/primitives.js';
-import type { MappingSpec } from './mapping-spec.js';
+import { type MappingSpec, misplaced, NESTED_FIELDS } from './mapping-spec.js';
 import type { Extra, RecordAccess } from './record-access.js';
 import { stripTarget, targetOf } from './record-access.js';
+import type { RecordKind } from './types.js';
 import { asJsonText, asNumber, asProperty, asText, asTrait, type Coerced } from './values.js';
 
 /** Thrown only inside this module's builders and caught by mapRecord: the first bad field ends a record. */
@@ -28,6 +29,17 @@ export class FieldReader {
 
   raw(field: string): unknown {
     return this.access.get(field);
+  }
+
+  /** The record's own value, `--set` aside. */
+  own(field: string): unknown {
+    return this.access.own(field);
+  }
+
+  /** Where a field's value came from, for a message: `column "plan"`, `key "p" (mapped to trait.plan)`. */
+  origin(field: string, place: 'column' | 'key'): string {
+    const source = this.spec.sources.get(field);
+    return source === undefined ? `${place} "${field}"` : `${place} "${source}" (mapped to ${field})`;
   }
 
   text(field: string): string | undefined {
@@ -82,6 +94,34 @@ export class FieldReader {
 }
 
 /**
+ * Refuses a value the record puts where its kind has no place (a `trait.` column on a turn, a
+ * `properties` object on an identify): the user named the target, so dropping the value would lose
+ * data without a word. A `--set` constant is not the record's and applies only to the kinds it fits
+ * (with `--kind`, buildMappingSpec refuses one that fits none).
+ */
+export function refuseMisplaced(
+  kind: RecordKind,
+  extras: readonly Extra[],
+  forced: readonly string[],
+  r: FieldReader,
+  place: 'column' | 'key',
+): void {
+  for (const e of extras) {
+    if (e.target === 'auto') continue;
+    const field = `${e.target}.${e.name}`;
+    const why = misplaced(kind, field);
+    if (why !== undefined) throw new FieldError(`${place} "${field}": ${why}`);
+  }
+  for (const fields of [forced, NESTED_FIELDS]) {
+    for (const field of fields) {
+      if (r.own(field) === undefined) continue;
+      const why = misplaced(kind, field);
+      if (why !== undefined) throw new FieldError(`${r.origin(field, place)}: ${why}`);
+    }
+  }
+}
+
+/**
  * Properties (or traits) from, lowest precedence first: unforced extras, the nested object, forced
  * `prop.`/`trait.` values, then the kind's own fields. Keys come out sorted, so the same content always
  * serializes the same way (the event id is a hash of it). Unforced extras that are not valid values
@@ -97,6 +137,7 @@ export function collect(
   const out: Record<string, unknown> = {};
   const coerce = target === 'prop' ? asProperty : asTrait;
   for (const e of extras) {
+    // The other target's values were refused before (refuseMisplaced).
     if (e.target !== 'auto' && e.target !== target) continue;
     allowed(e.name);
     const c = coerce(e.name, e.value);
@@ -110,6 +151,7 @@ export function collect(
     }
   }
   for (const e of forced) {
+    // Only a `--set` constant gets here with the other target (see refuseMisplaced): it fits other kinds.
     if (e.target !== target) continue;
     allowed(e.name);
     out[e.name] = need(coerce(`${target}.${e.name}`, e.value));

@@ -214,6 +214,68 @@ describe('mapRecord: JSONL', () => {
   });
 });
 
+describe('mapRecord: a value put where its kind has no place is refused, never dropped', () => {
+  const base = { timestamp: '2025-01-06T10:00:00Z', user_id: 'alice' };
+  const turn = { ...base, user: 'hi', assistant: 'a' };
+
+  it('names the column or key of a trait on a turn, a property on an identify, either on an alias', () => {
+    const plan = planOf();
+    expect(reason(mapRecord(csv({ kind: 'turn', ...turn, 'trait.plan': 'pro' }), plan))).toBe(
+      'column "trait.plan": traits apply only to identify records (and end_session attributes); a turn record takes properties (prop.plan)',
+    );
+    expect(reason(mapRecord(csv({ kind: 'identify', id: 'carol', 'prop.foo': 'bar' }), plan))).toBe(
+      'column "prop.foo": properties apply only to turn, usage, function, event and end_conversation records; an identify record takes traits (trait.foo)',
+    );
+    expect(reason(mapRecord(jsonl({ kind: 'turn', ...turn, traits: { plan: 'pro' } }), plan))).toBe(
+      'key "traits": traits apply only to identify records; a turn record takes properties ("properties")',
+    );
+    expect(reason(mapRecord(jsonl({ kind: 'identify', id: 'carol', properties: { foo: 1 } }), plan))).toMatch(
+      /^key "properties": properties apply only to .*; an identify record takes traits \("traits"\)$/,
+    );
+    expect(
+      reason(mapRecord(jsonl({ kind: 'end_session', session_id: 's', properties: { a: 1 } }), plan)),
+    ).toMatch(/an end_session record takes attributes \("attributes"\)$/);
+    expect(
+      reason(mapRecord(jsonl({ kind: 'alias', id: 'n', previous_id: 'o', 'trait.x': 1 }), plan)),
+    ).toMatch(/^key "trait\.x": .*; an alias record takes neither properties nor traits$/);
+  });
+
+  it('names the mapped column; a --set constant applies only to the kinds it fits', () => {
+    const mapped = planOf({ map: ['trait.plan=tier'] });
+    expect(reason(mapRecord(csv({ kind: 'turn', ...turn, tier: 'pro' }), mapped))).toMatch(
+      /^column "tier" \(mapped to trait\.plan\): traits apply only/,
+    );
+    // Empty cells are absent: a mixed file's trait column may stay empty on its turns.
+    expect(wire(mapRecord(csv({ kind: 'turn', ...turn, tier: '' }), mapped)).properties).toEqual({
+      assistant: 'a',
+      user: 'hi',
+    });
+    const set = planOf({ set: ['trait.source=crm'] });
+    expect(wire(mapRecord(csv({ kind: 'turn', ...turn }), set)).properties).toEqual({
+      assistant: 'a',
+      user: 'hi',
+    });
+    expect(wire(mapRecord(csv({ kind: 'identify', id: 'carol' }), set)).traits).toEqual({ source: 'crm' });
+  });
+
+  it('keeps what fits: trait. on identify and end_session, prop. on the rest', () => {
+    const plan = planOf();
+    expect(wire(mapRecord(csv({ kind: 'identify', id: 'carol', 'trait.plan': 'pro' }), plan)).traits).toEqual(
+      {
+        plan: 'pro',
+      },
+    );
+    expect(
+      wire(mapRecord(csv({ kind: 'end_session', session_id: 's', 'trait.why': 'done' }), plan)).attributes,
+    ).toEqual({ why: 'done' });
+    expect(
+      wire(mapRecord(csv({ kind: 'turn', ...turn, 'prop.plan': 'pro' }), plan)).properties,
+    ).toMatchObject({
+      plan: 'pro',
+    });
+  });
+});
+
 describe('mapRecord: size', () => {
   it('refuses an event over the size limit, naming its size', () => {
     const properties = { note: 'x'.repeat(1_100_000) };
@@ -235,6 +297,23 @@ describe('buildMappingSpec', () => {
     expect(buildMappingSpec({ tz: 'UTC', kind: 'chat' })).toMatchObject({
       ok: false,
       error: expect.stringContaining('--kind'),
+    });
+    // With --kind, a target no record can take is a mistake in the command, not in the data.
+    expect(buildMappingSpec({ tz: 'UTC', kind: 'turn', map: ['trait.plan=tier'] })).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(
+        /^--map trait\.plan: traits apply only .*; a turn record takes properties \(prop\.plan\) \(--kind turn\)$/,
+      ),
+    });
+    expect(buildMappingSpec({ tz: 'UTC', kind: 'identify', set: ['prop.x=1'] })).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^--set prop\.x: properties apply only/),
+    });
+    expect(
+      buildMappingSpec({ tz: 'UTC', kind: 'turn', mappingFile: { name: 'm.json', json: { traits: 't' } } }),
+    ).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^--mapping m\.json traits: traits apply only/),
     });
     expect(
       buildMappingSpec({ tz: 'UTC', mappingFile: { name: 'm.json', json: { user: 'q' } }, map: ['user=r'] }),

@@ -9,7 +9,7 @@ import {
 import { surelyWithin } from '../shared/json-bound.js';
 import { LIMITS } from '../shared/limits.js';
 import { wireParser } from '../shared/wire-parsers.js';
-import { collect, FieldError, FieldReader } from './event-builder.js';
+import { collect, FieldError, FieldReader, refuseMisplaced } from './event-builder.js';
 import { canonical } from './event-id.js';
 import { parseKind } from './mapping-spec.js';
 import { type AccessPlan, accessFor, type Extra } from './record-access.js';
@@ -153,6 +153,7 @@ export function mapRecord(record: RawRecord, plan: AccessPlan): MapOutcome {
     }
     const extras = access.extras(kind);
     const forced = r.forced(plan.forced);
+    refuseMisplaced(kind, extras, plan.forced, r, record.value.format === 'csv' ? 'column' : 'key');
     const conversation = kind === 'end_session' ? undefined : r.text('conversation_id');
     const event: WireJson = {
       type: typeOf(kind),

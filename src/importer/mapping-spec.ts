@@ -27,6 +27,58 @@ export const KIND_FIELDS: Readonly<Record<RecordKind, readonly string[]>> = {
 /** JSONL objects merged into the event as a whole (cli.md: "JSONL may nest properties / traits"). */
 export const NESTED_FIELDS = ['properties', 'traits', 'attributes'] as const;
 
+interface FreeForm {
+  target: 'prop' | 'trait';
+  nested: (typeof NESTED_FIELDS)[number];
+  /** What the event calls them. */
+  what: string;
+}
+
+/**
+ * Where each kind keeps values beyond its own fields: `prop.`/`trait.` names the target, `nested` the
+ * object a JSONL record may give whole. The wire has no other place for them (an alias has none).
+ */
+export const FREE_FORM: Readonly<Record<RecordKind, FreeForm | undefined>> = {
+  turn: { target: 'prop', nested: 'properties', what: 'properties' },
+  usage: { target: 'prop', nested: 'properties', what: 'properties' },
+  function: { target: 'prop', nested: 'properties', what: 'properties' },
+  event: { target: 'prop', nested: 'properties', what: 'properties' },
+  end_conversation: { target: 'prop', nested: 'properties', what: 'properties' },
+  identify: { target: 'trait', nested: 'traits', what: 'traits' },
+  end_session: { target: 'trait', nested: 'attributes', what: 'attributes' },
+  alias: undefined,
+  wire: undefined,
+};
+
+const APPLIES: Readonly<Record<string, string>> = {
+  prop: 'properties apply only to turn, usage, function, event and end_conversation records',
+  trait: 'traits apply only to identify records (and end_session attributes)',
+  properties: 'properties apply only to turn, usage, function, event and end_conversation records',
+  traits: 'traits apply only to identify records',
+  attributes: 'attributes apply only to end_session records',
+};
+
+/**
+ * Why a `prop.<name>` / `trait.<name>` value, or a nested `properties` / `traits` / `attributes`
+ * object, has no place in a record of `kind` (undefined: it has one). Such a value is refused, never
+ * dropped: the user named where it should go.
+ */
+export function misplaced(kind: RecordKind, field: string): string | undefined {
+  const home = FREE_FORM[kind];
+  const prefix = /^(prop|trait)\./.exec(field)?.[1];
+  const nested = (NESTED_FIELDS as readonly string[]).includes(field) ? field : undefined;
+  const wanted = prefix ?? nested;
+  if (wanted === undefined || kind === 'wire') return undefined;
+  if (home && (prefix ? home.target === prefix : home.nested === nested)) return undefined;
+  const name = prefix ? field.slice(prefix.length + 1) : undefined;
+  const instead = !home
+    ? 'neither properties nor traits'
+    : name !== undefined
+      ? `${home.what} (${home.target}.${name})`
+      : `${home.what} ("${home.nested}")`;
+  return `${APPLIES[wanted]}; ${/^[aei]/.test(kind) ? 'an' : 'a'} ${kind} record takes ${instead}`;
+}
+
 const KNOWN_FIELDS: ReadonlySet<string> = new Set([
   ...COMMON_FIELDS,
   ...Object.values(KIND_FIELDS).flat(),
@@ -124,6 +176,20 @@ export function buildMappingSpec(input: {
   for (const [field, value] of set) {
     if (!isTarget(field) || field === 'kind') return { ok: false, error: `--set: unknown field "${field}"` };
     defaults.set(field, value);
+  }
+  // With one kind for every record, a target it has no place for would refuse every record.
+  if (kind !== undefined) {
+    const flagOf = (field: string): string =>
+      defaults.has(field) && !sources.has(field)
+        ? '--set'
+        : mapped.some(([f]) => f === field) || !file
+          ? '--map'
+          : `--mapping ${file.name}`;
+    for (const field of new Set([...sources.keys(), ...defaults.keys()])) {
+      const why = misplaced(kind, field);
+      if (why !== undefined)
+        return { ok: false, error: `${flagOf(field)} ${field}: ${why} (--kind ${kind})` };
+    }
   }
   return { ok: true, spec: { kind, sources, defaults, tz: input.tz } };
 }

@@ -18,6 +18,8 @@ export interface Extra {
  */
 export interface RecordAccess {
   get(field: string): unknown;
+  /** The record's own value of a field, without the `--set` constant. */
+  own(field: string): unknown;
   /** Columns/keys no field of `kind` reads: they become properties or traits. */
   extras(kind: RecordKind): Extra[];
 }
@@ -114,11 +116,16 @@ class CsvAccess implements RecordAccess {
   }
 
   get(field: string): unknown {
-    const index = this.hp.index.get(this.plan.spec.sources.get(field) ?? field);
-    const cell = index === undefined ? undefined : this.cells[index];
-    if (cell !== undefined && cell !== '') return cell;
+    const cell = this.own(field);
+    if (cell !== undefined) return cell;
     const d = this.plan.spec.defaults.get(field);
     return d === undefined ? undefined : fill(d, this.record);
+  }
+
+  own(field: string): string | undefined {
+    const index = this.hp.index.get(this.plan.spec.sources.get(field) ?? field);
+    const cell = index === undefined ? undefined : this.cells[index];
+    return cell === '' ? undefined : cell;
   }
 
   extras(kind: RecordKind): Extra[] {
@@ -139,13 +146,18 @@ class JsonlAccess implements RecordAccess {
   ) {}
 
   get(field: string): unknown {
+    const v = this.own(field);
+    if (v !== undefined) return v;
+    const d = this.plan.spec.defaults.get(field);
+    return d === undefined ? undefined : fill(d, this.record);
+  }
+
+  own(field: string): unknown {
     const path = this.plan.paths.get(field);
     const key = path === undefined ? field : path.length === 1 ? path[0]! : undefined;
     const v =
       key === undefined ? atPath(this.obj, path!) : Object.hasOwn(this.obj, key) ? this.obj[key] : undefined;
-    if (v !== undefined && v !== null && v !== '') return v;
-    const d = this.plan.spec.defaults.get(field);
-    return d === undefined ? undefined : fill(d, this.record);
+    return v === null || v === '' ? undefined : v;
   }
 
   extras(kind: RecordKind): Extra[] {
