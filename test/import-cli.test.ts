@@ -269,6 +269,41 @@ describe('cas import interrupted with Ctrl-C', () => {
   }, 60_000);
 });
 
+describe('cas import stopped early says exactly what was not stored', () => {
+  it('--max-errors 3 reports the 4th rejected record and stops there, not a read chunk later', async () => {
+    const file = join(dir.path, 'all-bad.csv');
+    const rows = Array.from({ length: 20_000 }, (_, i) => `bad${i + 1},u1,hi,a`);
+    writeFileSync(file, `timestamp,user_id,user,assistant\n${rows.join('\n')}\n`);
+    const rejects = join(dir.path, 'all-bad.rejects.jsonl');
+    const run = await runCli([
+      'import',
+      file,
+      '--kind',
+      'turn',
+      '--max-errors',
+      '3',
+      '--reject-file',
+      rejects,
+      ...remote(),
+      '--json',
+    ]);
+    expect(run.code).toBe(6);
+    const lines = run.stderr.split('\n').filter((l) => l.startsWith(`${file}:`));
+    expect(lines.map((l) => l.split(':')[1])).toEqual(['2', '3', '4', '5']);
+    expect(readFileSync(rejects, 'utf8').trim().split('\n')).toHaveLength(4);
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      records: 4,
+      rejected: 4,
+      stopped: true,
+      unread: 19_996,
+      unsent: 0,
+    });
+    expect(run.stderr).toMatch(
+      /stopped at --max-errors after 4 rejected records: 19,996 records were not read;/,
+    );
+  });
+});
+
 describe('cas import --concurrency by default', () => {
   // 48 sessions of 3 turns, one session a batch: every lane has batches to send at once.
   const turns = () => {

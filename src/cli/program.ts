@@ -179,7 +179,11 @@ export function buildProgram(run: ActionRunner): Command {
     .option('--restart', 'ignore and replace the checkpoint: read and send everything again')
     .option('--dry-run', 'validate and map everything, send nothing (--json: the wire events as JSONL)')
     .option('--reject-file <path>', 'write each rejected record as JSONL: the record, file, line and reason')
-    .option('--max-errors <n>', 'stop after this many rejected records', '100')
+    .option(
+      '--max-errors <n>',
+      'rejected records allowed: the next one stops the run (it is reported; nothing after it is read or sent)',
+      '100',
+    )
     .option(
       '--keep-duplicates',
       'keep exact duplicate records as separate events (default: import them once)',

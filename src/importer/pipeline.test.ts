@@ -145,15 +145,30 @@ describe('runPipeline against a queue server', () => {
     try {
       const run = await importInto(server.url, { maxErrors: 5 });
       expect(run.end).toBe('max-errors');
-      // Batches already in flight when the limit is passed still report their refusals.
-      expect(run.stats.rejected).toBeGreaterThanOrEqual(6);
-      expect(run.stats.rejected).toBeLessThan(12);
+      // The mapping's one rejection (line 501), then five refusals, and the sixth passes the limit.
+      expect(run.stats.rejected).toBe(6);
+      expect(run.rejections).toHaveLength(6);
       // What was acknowledged is stored; the records of u3 and of users sorting after it were not sent.
       expect(server.stored.size).toBe(run.stats.accepted);
       expect(server.stored.size).toBeLessThan(RECORDS);
       // Everything was read and sorted before sending began; the records of u3 and after were not sent.
       expect(run.stats.records).toBe(RECORDS + 1);
       expect(run.stats.placed).toBeLessThan(RECORDS);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('stops at the refusal that passes --max-errors though every lane has a refused event in flight', async () => {
+    // Every event refused, answers slowed: four lanes isolate their batches at once, each a request
+    // of one event, so when the limit is passed three more refusals are on their way back.
+    const server = await startQueueServer({ refuse: () => 'no', delayMs: 30 });
+    try {
+      const run = await importInto(server.url, { maxErrors: 5 });
+      expect(run.end).toBe('max-errors');
+      expect(run.stats.rejected).toBe(6);
+      expect(run.rejections).toHaveLength(6);
+      expect(server.stored.size).toBe(0);
     } finally {
       await server.close();
     }

@@ -152,6 +152,9 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
           stats.duplicates += ack.duplicates;
         },
         settled: (e, refusal) => {
+          // Past --max-errors, a refusal of a batch already in flight is not reported: the event is
+          // left unacknowledged, like those never sent, and a resume sends it again.
+          if (refusal !== undefined && !e.synthesized && stats.rejected > o.maxErrors) return;
           frontier.settled(e.seq);
           if (refusal === undefined) return;
           if (e.synthesized) {

@@ -40,18 +40,32 @@ interface Outcome {
 /**
  * Reads, maps and stages every record into the sort. A large input gets a helper thread (see
  * read-helper.ts) that stages some of the batches; their refusals are still reported in input order,
- * batch by batch. `--max-errors` stops the run once the refusals reported cross it: with a helper,
- * that can be a batch or two after the one that crossed it, and the batches the helper still holds
- * are waited for and reported first, so every record read is accounted for.
+ * batch by batch. `--max-errors` stops the run at the record whose refusal passes it: refusals are
+ * reported in input order, so that is the same record whichever thread staged it, and what was read
+ * after it (the rest of its batch, batches read ahead or held by the helper) counts as never read.
  */
 export async function readAll(o: PipelineOptions, sorter: ExternalSorter): Promise<PipelineEnd> {
   const { stats } = o;
   const plan = planAccess(o.spec);
   // A resume finds the mapping's rejections again; they were reported by the run that wrote the checkpoint.
   const report = o.resume === undefined;
+  let rejectedHere = 0;
+  /** The ordinal of the record whose refusal passed --max-errors. */
+  let stopAt: number | undefined;
   const reject = (r: Rejection): void => {
+    if (stopAt !== undefined) return;
     stats.rejected++;
+    rejectedHere++;
     if (report) o.onReject(r);
+    if (stats.rejected > o.maxErrors) stopAt = r.seq;
+  };
+  // Records are either staged or refused, and ordinals count them from 0: the counts up to the stop follow.
+  const stopAtLimit = async (rest: Rest | undefined, at: number): Promise<PipelineEnd> => {
+    const more = rest ? await countRest(o, rest) : 0;
+    stats.unread = more === null ? null : stats.records - (at + 1) + more;
+    stats.records = at + 1;
+    stats.staged = at + 1 - rejectedHere;
+    return 'max-errors';
   };
   const onBytes = (n: number) => {
     stats.bytes += n;
@@ -76,13 +90,15 @@ export async function readAll(o: PipelineOptions, sorter: ExternalSorter): Promi
   };
   const reportSettled = (): void => {
     for (let first = outcomes[0]; first?.done || first?.error; first = outcomes[0]) {
+      // Past the stop, a later batch's outcome, a helper's failure included, changes nothing.
+      if (stopAt !== undefined) return;
       if (first.error) throw first.error;
       outcomes.shift();
       if (first.done) settle(first.done);
     }
   };
   const reportAll = async (): Promise<void> => {
-    while (outcomes.length > 0) {
+    while (outcomes.length > 0 && stopAt === undefined) {
       await outcomes[0]!.pending;
       reportSettled();
     }
@@ -111,16 +127,14 @@ export async function readAll(o: PipelineOptions, sorter: ExternalSorter): Promi
         outcomes.push({ done: stageBatch(batch, plan, keepRaw, sorter), pending: Promise.resolve() });
       }
       reportSettled();
+      if (stopAt !== undefined) return await stopAtLimit(batches, stopAt);
       if (sorter.full) await sorter.spill();
-      if (stats.rejected > o.maxErrors || o.signal?.aborted) await reportAll();
-      const stop = await stopped(o, batches);
+      if (o.signal?.aborted) await reportAll();
+      const stop = interrupted(o);
       if (stop) return stop;
     }
     await reportAll();
-    if (stats.rejected > o.maxErrors) {
-      stats.unread = 0;
-      return 'max-errors';
-    }
+    if (stopAt !== undefined) return await stopAtLimit(undefined, stopAt);
     if (helper) {
       sorter.adopt(await helper.finish());
       helperOptions?.onDone?.(helper.handled);
@@ -142,16 +156,22 @@ async function readPresets(
   const { stats } = o;
   const batches = readMapped(o.files, { plan, onBytes, stdin: o.stdin });
   for await (const batch of batches) {
-    for (const item of batch.items) {
+    for (const [i, item] of batch.items.entries()) {
       stats.records++;
-      if (!item.ok) reject(item.rejection);
-      else {
+      if (!item.ok) {
+        reject(item.rejection);
+        if (stats.rejected > o.maxErrors) {
+          const more = await countRest(o, batches);
+          stats.unread = more === null ? null : batch.items.length - (i + 1) + more;
+          return 'max-errors';
+        }
+      } else {
         sorter.add(stage(item.mapped, o.keepRaw === true));
         stats.staged++;
       }
     }
     if (sorter.full) await sorter.spill();
-    const stop = await stopped(o, batches);
+    const stop = interrupted(o);
     if (stop) return stop;
   }
   return 'complete';
@@ -170,18 +190,11 @@ async function knownSize(files: PipelineOptions['files']): Promise<number> {
   return total;
 }
 
-/** Whether the run stops after this batch: too many refusals (the rest is counted), or Ctrl-C. */
-async function stopped(o: PipelineOptions, rest: Rest): Promise<PipelineEnd | undefined> {
-  if (o.stats.rejected > o.maxErrors) {
-    o.stats.unread = await countRest(o, rest);
-    return 'max-errors';
-  }
-  if (o.signal?.aborted) {
-    // Counting the rest would keep an interrupted run from stopping at once.
-    o.stats.unread = null;
-    return 'interrupted';
-  }
-  return undefined;
+/** Ctrl-C: the run stops after this batch, the rest uncounted (counting it would keep it from stopping at once). */
+function interrupted(o: PipelineOptions): PipelineEnd | undefined {
+  if (!o.signal?.aborted) return undefined;
+  o.stats.unread = null;
+  return 'interrupted';
 }
 
 /** Records never read after a stop at --max-errors: counted (not mapped) where the input allows. */
