@@ -302,6 +302,47 @@ describe('cas import stopped early says exactly what was not stored', () => {
       /stopped at --max-errors after 4 rejected records: 19,996 records were not read;/,
     );
   });
+
+  it('Ctrl-C while the service hangs: unsent counts every record not acknowledged, which a re-run sends', async () => {
+    // Three requests answered, then none: the fourth is in flight and more are batched when Ctrl-C comes.
+    const hang = await startQueueServer({ holdFrom: 4 });
+    try {
+      const file = join(dir.path, 'hang.csv');
+      const rows = Array.from(
+        { length: 100 },
+        (_, i) => `${new Date(Date.UTC(2025, 0, 6, 10, i)).toISOString()},s${i},u${i % 5},q${i},a${i}`,
+      );
+      writeFileSync(file, `timestamp,session_id,user_id,user,assistant\n${rows.join('\n')}\n`);
+      const flags = '--kind turn --no-end --batch-size 10 --concurrency 1 --json'.split(' ');
+      const remoteFlags = ['--endpoint', hang.url, '--api-key', 'k', '--project', 'p'];
+      const args = ['import', file, ...flags, ...remoteFlags, '--data-dir', join(dir.path, 'hang')];
+      const child = spawnTracked(process.execPath, [CAS_BIN, ...args], {
+        env: cleanEnv(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      while (hang.held() === 0) {
+        if (child.exitCode !== null) throw new Error('the import ended before the service hung');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      child.kill('SIGINT');
+      expect(await exited).toBe(130);
+      const first = JSON.parse(stdout);
+      // --no-end: one event per record, and the service stored exactly what it acknowledged.
+      expect(first).toMatchObject({ records: 100, stopped: true, accepted: hang.stored.size });
+      expect(first.accepted).toBeGreaterThan(0);
+      expect(first.unsent).toBe(100 - first.accepted);
+      hang.release();
+      const again = await runCli(args);
+      expect(again.code, again.stderr).toBe(0);
+      expect(JSON.parse(again.stdout).accepted).toBe(first.unsent);
+      expect(hang.stored.size).toBe(100);
+    } finally {
+      await hang.close();
+    }
+  }, 60_000);
 });
 
 describe('cas import --concurrency by default', () => {

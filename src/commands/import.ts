@@ -120,7 +120,7 @@ function summarize(stats: ImportStats, started: number, end: ImportResult['end']
     skipped: stats.skipped,
     stopped,
     ...(stopped
-      ? { unread: stats.unread, unsent: Math.max(0, stats.staged - stats.placed - stats.skipped) }
+      ? { unread: stats.unread, unsent: Math.max(0, stats.staged - stats.skipped - stats.acknowledged) }
       : {}),
   };
 }

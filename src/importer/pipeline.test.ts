@@ -79,6 +79,7 @@ describe('runPipeline against a queue server', () => {
       expect(first.stats).toMatchObject({
         records: RECORDS + 1,
         rejected: 1,
+        acknowledged: RECORDS,
         accepted: first.stats.events,
         duplicates: 0,
       });
@@ -168,6 +169,8 @@ describe('runPipeline against a queue server', () => {
       expect(run.end).toBe('max-errors');
       expect(run.stats.rejected).toBe(6);
       expect(run.rejections).toHaveLength(6);
+      // The refusals not reported stay unacknowledged (a resume sends them again); the five reported are.
+      expect(run.stats.acknowledged).toBe(5);
       expect(server.stored.size).toBe(0);
     } finally {
       await server.close();

@@ -21,6 +21,11 @@ export interface ImportStats {
   /** Records placed in sessions so far (sending phase), of `staged`. */
   placed: number;
   staged: number;
+  /**
+   * Records of `staged` whose event the service acknowledged: stored, already stored, or refused
+   * (exact duplicates with the copy imported). A dry run counts the records mapped to events.
+   */
+  acknowledged: number;
   /** Events produced (in a dry run: that would be sent). */
   events: number;
   sent: number;
@@ -47,6 +52,7 @@ export const newStats = (): ImportStats => ({
   skipped: 0,
   placed: 0,
   staged: 0,
+  acknowledged: 0,
   events: 0,
   sent: 0,
   accepted: 0,
@@ -156,6 +162,7 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
           // left unacknowledged, like those never sent, and a resume sends it again.
           if (refusal !== undefined && !e.synthesized && stats.rejected > o.maxErrors) return;
           frontier.settled(e.seq);
+          if (!e.synthesized) acknowledge(e);
           if (refusal === undefined) return;
           if (e.synthesized) {
             stats.endsRefused++;
@@ -169,8 +176,23 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
         },
       })
     : undefined;
+  // An exact duplicate dropped by the sessionizer shares the fate of its copy, the record emitted just
+  // before it: acknowledged with it, or left unsent with it.
+  let lastOwn: OutEvent | undefined;
+  let lastOwnDone = false;
+  const copies = new Map<OutEvent, number>();
+  const acknowledge = (e: OutEvent): void => {
+    stats.acknowledged += 1 + (copies.get(e) ?? 0);
+    copies.delete(e);
+    if (e === lastOwn) lastOwnDone = true;
+  };
   const emit = (e: OutEvent): void => {
     stats.events++;
+    if (!e.synthesized) {
+      lastOwn = e;
+      lastOwnDone = false;
+      if (!delivery) acknowledge(e);
+    }
     if (delivery) {
       frontier.emitted(e.seq);
       delivery.push(e);
@@ -181,6 +203,8 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
   const sessionizer = new Sessionizer(o.session, emit, () => {
     stats.duplicates++;
     stats.duplicateRecords++;
+    if (lastOwn === undefined || lastOwnDone) stats.acknowledged++;
+    else copies.set(lastOwn, (copies.get(lastOwn) ?? 0) + 1);
   });
 
   let index = 0;

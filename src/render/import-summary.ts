@@ -24,7 +24,7 @@ export interface ImportSummaryData {
   stopped: boolean;
   /** When stopped: records never read (null: unknown, as for stdin). */
   unread?: number | null;
-  /** When stopped: records read but not sent (a re-run sends them). */
+  /** When stopped: records read that the service did not acknowledge, sent or not (a re-run sends them). */
   unsent?: number;
 }
 

@@ -16,6 +16,10 @@ export interface QueueServer {
   batches: string[][];
   /** The most queue requests it held at once. */
   maxInFlight: () => number;
+  /** Queue requests left unanswered (`holdFrom`). */
+  held: () => number;
+  /** Answers the requests that come from now on (those held stay unanswered). */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -26,6 +30,8 @@ export interface QueueServerOptions {
   delayMs?: number;
   /** What `/healthz` lists as `features` (default: none, as the hosted service). */
   features?: readonly string[];
+  /** From this queue request on (1-based), never answer nor store: a service that hangs. */
+  holdFrom?: number;
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
@@ -44,6 +50,9 @@ export async function startQueueServer(options: QueueServerOptions = {}): Promis
   const batches: string[][] = [];
   let inFlight = 0;
   let maxInFlight = 0;
+  let requests = 0;
+  let held = 0;
+  let holding = options.holdFrom !== undefined;
   const server = createServer(async (req, res) => {
     if (req.url === '/healthz')
       return send(res, 200, { status: 'ok', ...(options.features ? { features: options.features } : {}) });
@@ -52,6 +61,11 @@ export async function startQueueServer(options: QueueServerOptions = {}): Promis
     if (!req.headers.authorization || !req.headers['x-app-id'])
       return send(res, 401, { status: 401, code: 'unauthorized', message: 'no credentials' });
     const text = await readBody(req);
+    requests++;
+    if (holding && requests >= (options.holdFrom ?? 0)) {
+      held++;
+      return;
+    }
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
     if (options.delayMs) await new Promise((r) => setTimeout(r, options.delayMs));
@@ -97,6 +111,10 @@ export async function startQueueServer(options: QueueServerOptions = {}): Promis
     stored,
     batches,
     maxInFlight: () => maxInFlight,
+    held: () => held,
+    release: () => {
+      holding = false;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
