@@ -7,7 +7,8 @@ import { tempDir } from './helpers/temp.js';
 
 /**
  * Issue 15, items 9, 10 and 11 (serve): lone UTF-16 surrogates, wrong methods, the limits as `serve`
- * flags, and bad `serve` flag values, against a real `cas serve` started with small limits.
+ * flags, and bad `serve` flag values; and timestamps outside the years the store keeps; against a
+ * real `cas serve` started with small limits.
  */
 const KEY = 'wire-key';
 const PROJECT = 'wire-project';
@@ -75,6 +76,74 @@ describe('lone UTF-16 surrogates (issue 15, item 9)', () => {
   it('accepts a well-formed pair written as escapes', async () => {
     const ok = await call('POST', '/bc/v1/events/queue', `[${track('s-\\ud83d\\ude00', 'u1')}]`);
     expect(ok.status).toBe(200);
+  });
+});
+
+describe('timestamps outside the stored years', () => {
+  const at = (session: string, timestamp: string) =>
+    track(session, 'u-years').replace('}', `,"timestamp":"${timestamp}"}`);
+
+  // Epoch µs past 2^53 (before ~1685, after ~2255) made the store's append throw: a 500.
+  it.each([
+    '0000-01-01T00:00:00Z',
+    '1500-06-01T00:00:00Z',
+    '1899-12-31T23:59:59.999Z',
+    '2200-01-01T00:00:00Z',
+    '2262-04-12T00:00:00Z',
+    '3000-01-01T00:00:00Z',
+    '9999-12-31T23:59:59Z',
+  ])('%s is 400 at its path on every event route, and nothing is stored', async (timestamp) => {
+    const issue = { message: 'must be between 1900-01-01 and 2199-12-31 (UTC)' };
+    const queue = await call(
+      'POST',
+      '/bc/v1/events/queue',
+      `[${track('s-years-ok', 'u-years')},${at('s-years', timestamp)}]`,
+    );
+    expect(queue.status).toBe(400);
+    expect(queue.json).toMatchObject({
+      code: 'invalid_input',
+      issues: [{ path: '[1].timestamp', ...issue }],
+    });
+    const single = await call('POST', '/bc/v1/events/event/track', at('s-years', timestamp));
+    expect(single.status).toBe(400);
+    expect(single.json).toMatchObject({ issues: [{ path: 'timestamp', ...issue }] });
+    const identify = await call(
+      'POST',
+      '/bc/v1/events/event/identify',
+      `{"type":"identify","user_id":"u-years","timestamp":"${timestamp}"}`,
+    );
+    expect(identify.status).toBe(400);
+    expect(identify.json).toMatchObject({ issues: [{ path: 'timestamp', ...issue }] });
+  });
+
+  it('stores the first and last instants of the range exactly, and charts any range without a 500', async () => {
+    const first = '1900-01-01T00:00:00.000Z';
+    const last = '2199-12-31T23:59:59.999Z';
+    const stored = await call(
+      'POST',
+      '/bc/v1/events/queue',
+      `[${at('s-first', first)},${at('s-last', last)}]`,
+    );
+    expect(stored.status).toBe(200);
+    const read = await call('GET', `/bc/v1/live-events/events?start=0001-01-01&end=9999-12-31&limit=100`);
+    const times = (read.json as Array<{ session_id: string; event: string; timestamp: string }>)
+      .filter((e) => e.event === 'Probe' && ['s-first', 's-last'].includes(e.session_id))
+      .map((e) => e.timestamp)
+      .sort();
+    expect(times).toEqual([first, last]);
+    for (const [start, end] of [
+      ['0001-01-01', '0001-01-08'],
+      ['9999-12-20T00:00:00-12:00', '9999-12-31T23:59:59-12:00'],
+    ]) {
+      const controls = encodeURIComponent(
+        JSON.stringify({
+          range: { start, end, tz: 'Pacific/Kiritimati', period: 'day' },
+          eventFilters: [{ event_name: 'Probe' }],
+        }),
+      );
+      const chart = await call('GET', `/bc/v1/charts/segmentation-chart?chartControls=${controls}`);
+      expect(chart.status).toBe(200);
+    }
   });
 });
 

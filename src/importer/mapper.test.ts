@@ -93,6 +93,9 @@ describe('mapRecord: turns from CSV', () => {
       'properties.prompt_tokens: must be 0 or more',
     );
     expect(reason(mapRecord(csv({ ...row, timestamp: 'soon' }), planOf()))).toMatch(/not ISO 8601/);
+    expect(reason(mapRecord(csv({ ...row, timestamp: '3000-01-01 00:00:00' }), planOf()))).toBe(
+      'timestamp: must be between 1900-01-01 and 2199-12-31 (UTC)',
+    );
   });
 
   it('needs a kind, and someone to put the record in a session', () => {
@@ -208,6 +211,14 @@ describe('mapRecord: JSONL', () => {
       /traits\.a/,
     );
     expect(reason(mapRecord(jsonl({ kind: 'wire', type: 'track', event: 'X' }), plan))).toMatch(/session_id/);
+    expect(
+      reason(
+        mapRecord(
+          jsonl({ ...base, type: 'track', event: 'X', session_id: 's', timestamp: '0000-01-01T00:00:00Z' }),
+          plan,
+        ),
+      ),
+    ).toBe('timestamp: must be between 1900-01-01 and 2199-12-31 (UTC)');
     expect(
       reason(mapRecord(jsonl({ ...base, kind: 'turn', user: 'q', assistant: { text: 'a' } }), plan)),
     ).toBe('assistant must be text, got {"text":"a"}');

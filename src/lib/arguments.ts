@@ -3,9 +3,11 @@ import { issuesFromZod } from '../shared/errors.js';
 import { wireErrorMap } from '../shared/event-bodies.js';
 import {
   idSchema,
+  instantSchema,
+  isStoredInstant,
   propertiesSchema,
+  STORED_TIME_MESSAGE,
   scalarSchema,
-  timestampSchema,
   traitsSchema,
 } from '../shared/primitives.js';
 
@@ -16,11 +18,15 @@ import {
  */
 
 const timestampArg = z
-  .union([z.date(), timestampSchema, z.number()], {
+  .union([z.date(), instantSchema, z.number()], {
     error: 'must be a Date, an ISO 8601 time with Z or an offset, or epoch milliseconds',
   })
   .refine((t) => typeof t === 'string' || Number.isFinite(new Date(t).getTime()), {
     message: 'is not a valid time',
+    abort: true,
+  })
+  .refine((t) => isStoredInstant(typeof t === 'string' ? Date.parse(t) : new Date(t).getTime()), {
+    message: STORED_TIME_MESSAGE,
   })
   .transform((t) => (typeof t === 'string' ? t : new Date(t).toISOString()));
 

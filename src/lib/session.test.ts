@@ -130,6 +130,14 @@ describe('Session calls', () => {
       /trackEvent: timestamp: must be an ISO 8601 time/,
     ],
     [(s: Sess) => s.trackEvent({ event: 'E', timestamp: Number.NaN }), /timestamp/],
+    [
+      (s: Sess) => s.trackEvent({ event: 'E', timestamp: '3000-01-01T00:00:00Z' }),
+      /trackEvent: timestamp: must be between 1900-01-01 and 2199-12-31/,
+    ],
+    [
+      (s: Sess) => s.trackEvent({ event: 'E', timestamp: new Date(Date.UTC(1500, 0, 1)) }),
+      /trackEvent: timestamp: must be between 1900-01-01 and 2199-12-31/,
+    ],
     [(s: Sess) => s.trackEvent({ event: 'Session Started' }), /event: "Session Started" is reserved/],
     [
       (s: Sess) => s.trackEvent({ event: 'E', properties: { o: { deep: 1 } } as never }),

@@ -4,7 +4,7 @@
  * schemas in src/shared stay the source of truth: `types.test.ts` checks these types against them.
  */
 
-/** `Date`, ISO 8601 with `Z` or an offset, or epoch milliseconds; default: the time of the call. */
+/** `Date`, ISO 8601 with `Z` or an offset, or epoch milliseconds, in UTC years 1900-2199; default: the time of the call. */
 export type TimestampInput = Date | string | number;
 
 export type Scalar = string | number | boolean;

@@ -52,11 +52,34 @@ export type Properties = z.infer<typeof propertiesSchema>;
 
 /**
  * ISO 8601 instant with `Z` or an offset (decisions §4). A naive local time is ambiguous on the wire,
- * so it is rejected here; the importer resolves naive strings with `--tz` before sending.
+ * so it is rejected here; the importer resolves naive strings with `--tz` before sending. Any year:
+ * for bounds of a range, which are compared, never stored.
  */
-export const timestampSchema = z.iso.datetime({
+export const instantSchema = z.iso.datetime({
   offset: true,
   message: 'must be an ISO 8601 time with Z or an offset',
+});
+
+/** The instants an event may carry: UTC years 1900 through 2199 (our rule; decisions §4 sets no range). */
+export const STORED_TIME_RANGE = { from: '1900-01-01', through: '2199-12-31' } as const;
+const STORED_FROM_MS = Date.UTC(1900, 0, 1);
+const STORED_BEFORE_MS = Date.UTC(2200, 0, 1);
+export const STORED_TIME_MESSAGE = `must be between ${STORED_TIME_RANGE.from} and ${STORED_TIME_RANGE.through} (UTC)`;
+
+/**
+ * Whether epoch ms `ms` may be stored. The store keeps microseconds, exact in a double only within
+ * about 1685-2255, and outside a round range well inside that a date in chat telemetry is a data
+ * error (a seconds/ms mix-up, a 0000 placeholder) that is better refused at its path than stored.
+ */
+export function isStoredInstant(ms: number): boolean {
+  return ms >= STORED_FROM_MS && ms < STORED_BEFORE_MS;
+}
+
+/** An event's time: an instant the store keeps exactly (an ISO string past the syntax check parses). */
+export const timestampSchema = instantSchema.refine((s) => isStoredInstant(Date.parse(s)), {
+  message: STORED_TIME_MESSAGE,
+  // A malformed time gets the syntax message alone, not the range's too.
+  when: (payload) => payload.issues.length === 0,
 });
 
 export const timeZoneSchema = z.string().refine(isTimeZone, { message: 'unknown time zone' });

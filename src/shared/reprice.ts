@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import { timestampSchema } from './primitives.js';
+import { instantSchema } from './primitives.js';
 
 /** `POST /bc/v1/admin/reprice` (our extension, issue 19): recompute stored costs with the service's table. */
 export const REPRICE_PATH = '/bc/v1/admin/reprice';
 
 export const repriceBodySchema = z
   .object({
-    from: timestampSchema.optional().describe('reprice turns and usage at or after this time'),
-    to: timestampSchema.optional().describe('reprice turns and usage before this time'),
+    from: instantSchema.optional().describe('reprice turns and usage at or after this time'),
+    to: instantSchema.optional().describe('reprice turns and usage before this time'),
   })
   .refine((b) => b.from === undefined || b.to === undefined || Date.parse(b.from) < Date.parse(b.to), {
     path: ['to'],

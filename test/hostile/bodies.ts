@@ -157,6 +157,8 @@ export function queueCases(): HostileCase[] {
     q('object property value', [{ ...ok(0), properties: { a: { b: 1 } } }], 400),
     q('a naive timestamp', [{ ...ok(0), timestamp: '2025-03-09 12:00:00' }], 400),
     q('an impossible timestamp', [{ ...ok(0), timestamp: '2025-02-30T25:61:00Z' }], 400),
+    q('a timestamp in the year 3000', [{ ...ok(0), timestamp: '3000-01-01T00:00:00Z' }], 400),
+    q('a timestamp in the year 0', [{ ...ok(0), timestamp: '0000-01-01T00:00:00Z' }], 400),
     q('a session-less turn', [{ ...EVENT_BODIES['conversation-turn'], session_id: undefined }], 400),
     q('a reserved track name', [{ ...ok(0), event: 'Session Started' }], 400),
     q('an array of arrays', [[ok(0)]], 400),
