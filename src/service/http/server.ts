@@ -13,6 +13,7 @@ import type { Scope } from '../identity/identity.js';
 import type { Tenants } from '../store/tenants.js';
 import { authenticate } from './auth.js';
 import { BodyBudget } from './body-budget.js';
+import { checkBodyType } from './body-type.js';
 import { clientErrorHandler, frameworkErrorHandler } from './client-errors.js';
 import { guardConnections } from './connection-guard.js';
 import { decodeContentEncoding } from './content-encoding.js';
@@ -195,6 +196,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         options.rateLimiter?.take(auth.keyHash, spec.rate ?? 'ingest');
       },
       preParsing: async (request, reply, payload) => {
+        checkBodyType(request, spec.otlp === true);
         const bytes = declaredBodyBytes(request, options.bodyLimit);
         if (bytes > options.bodyLimit) {
           throw new ServiceError(
