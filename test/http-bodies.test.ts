@@ -5,8 +5,9 @@ import { openRaw, type RawConnection, within } from './helpers/raw-http.js';
 import { tempDir } from './helpers/temp.js';
 
 /**
- * How `cas serve` admits request bodies: the order of 415 and 413 (decisions §1), against a real
- * service with a small body limit (8 KiB) so bodies over it are cheap to send.
+ * How `cas serve` admits request bodies: the order of 415 and 413 (decisions §1), and what chunked
+ * bodies cost the in-flight budget, against a real service with small limits (bodies of 8 KiB, 24 KiB
+ * in flight) so bodies over them are cheap to send.
  */
 const KEY = 'bodies-key';
 const PROJECT = 'bodies-project';
@@ -19,7 +20,8 @@ let url = '';
 beforeAll(async () => {
   const started = await startServe([
     ...['--data-dir', dir.path, '--api-key', KEY, '--project', PROJECT],
-    ...['--max-body', '8KiB', '--auth-failure-burst', '1000'],
+    // One address may hold half the in-flight budget: 12 KiB, a body and a half.
+    ...['--max-body', '8KiB', '--max-body-in-flight', '24KiB', '--auth-failure-burst', '1000'],
   ]);
   child = started.child;
   url = started.info.url;
@@ -104,5 +106,100 @@ describe('415 comes before 413 (decisions §1)', () => {
       }),
     );
     expect(await answer(anonymous)).toBe(401);
+  });
+});
+
+describe('chunked bodies are charged the bytes that arrived', () => {
+  const event = (i: number) =>
+    `{"type":"track","event":"Streamed","session_id":"s-chunked-${i}","user_id":"u-chunked"}`;
+
+  /** A chunked queue request from 127.0.0.3 (its own share of the budget), headers and `first` sent. */
+  async function started(first: string): Promise<RawConnection> {
+    const c = await openRaw(url, '127.0.0.3');
+    await c.write(
+      head('/bc/v1/events/queue', { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' }) +
+        chunk(first),
+    );
+    return c;
+  }
+
+  /** The answer once everything but `first` has been sent, or undefined when none came within 5 s. */
+  async function finished(c: RawConnection, rest: string): Promise<number | undefined> {
+    if (!c.isEnded()) await c.write(chunk(rest) + LAST_CHUNK);
+    return answer(c);
+  }
+
+  it('many small chunked bodies from one address are in flight at once, and all are stored', async () => {
+    // Each used to reserve the whole body limit (8 KiB): the third at once was 503.
+    const bodies = Array.from({ length: 8 }, (_, i) => `[${event(i)}]`);
+    const open = await Promise.all(bodies.map((b) => started(b.slice(0, 10))));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(open.every((c) => !c.isEnded())).toBe(true);
+    const statuses = await Promise.all(open.map((c, i) => finished(c, bodies[i]!.slice(10))));
+    expect(statuses).toEqual(bodies.map(() => 200));
+  });
+
+  it('as do clients that stream their bodies (fetch with a stream)', async () => {
+    const statuses = await Promise.all(
+      Array.from({ length: 6 }, async (_, i) => {
+        const body = new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode(`[${event(100 + i)}]`));
+            controller.close();
+          },
+        });
+        const response = await fetch(`${url}/bc/v1/events/queue`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${KEY}`,
+            'x-app-id': PROJECT,
+            'content-type': 'application/json',
+          },
+          body,
+          duplex: 'half',
+        } as RequestInit);
+        await response.text();
+        return response.status;
+      }),
+    );
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200]);
+  });
+
+  it('a chunked body over the body limit is still 413', async () => {
+    const c = await started(`[${event(200)},`);
+    const status = await finished(c, `${'{"pad":"x"},'.repeat(800)}${event(201)}]`);
+    expect(status).toBe(413);
+  });
+
+  it('is refused with 503 once the bytes held from its address pass half the budget', async () => {
+    // 7 KiB held by one unfinished body; a second passes 12 KiB in all past its 5th KiB.
+    const holder = await started(`[${event(300)},"${'x'.repeat(7 * KIB)}`);
+    const second = await started(`[${event(301)},"`);
+    for (let i = 0; i < 7 && !second.isEnded(); i++) {
+      await second.write(chunk('x'.repeat(KIB)));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const outcome = await within(second.ended, 5_000, undefined);
+    second.socket.destroy();
+    expect(outcome?.status).toBe(503);
+    expect(outcome?.text).toMatch(/retry-after: 2/i);
+    expect(outcome?.text).toContain('bytes of request bodies in flight');
+    // The holder goes on and is answered: its bytes were never over the limit.
+    expect(await finished(holder, '"]')).toBe(400);
+  });
+
+  it('gives the bytes back when a request ends or its client goes away', async () => {
+    // Two bodies hold 10 KiB from one address, then their clients disconnect mid-body.
+    const gone = await Promise.all([started('x'.repeat(5 * KIB)), started('x'.repeat(5 * KIB))]);
+    await new Promise((r) => setTimeout(r, 100));
+    const meanwhile = await started('[');
+    await meanwhile.write(chunk('x'.repeat(3 * KIB)));
+    expect((await within(meanwhile.ended, 5_000, undefined))?.status).toBe(503);
+    meanwhile.socket.destroy();
+    for (const c of gone) c.socket.destroy();
+    await new Promise((r) => setTimeout(r, 200));
+    // Nothing of theirs is held: 7 KiB more from the same address is admitted whole (400: not events).
+    const after = await started(`[${'1,'.repeat(3 * KIB)}`);
+    expect(await finished(after, `${'1,'.repeat(KIB / 2)}1]`)).toBe(400);
   });
 });

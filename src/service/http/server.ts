@@ -12,7 +12,7 @@ import { invalidInput, ServiceError, storageUnavailable } from '../errors.js';
 import type { Scope } from '../identity/identity.js';
 import type { Tenants } from '../store/tenants.js';
 import { authenticate } from './auth.js';
-import { BodyBudget } from './body-budget.js';
+import { BodyBudget, meteredBody } from './body-budget.js';
 import { checkBodyType } from './body-type.js';
 import { clientErrorHandler, frameworkErrorHandler } from './client-errors.js';
 import { guardConnections } from './connection-guard.js';
@@ -64,10 +64,9 @@ function bodyUnread(raw: IncomingMessage): boolean {
   return !raw.complete;
 }
 
-/** The bytes a request may send: its Content-Length, the body limit when chunked, 0 with no body. */
-function declaredBodyBytes(request: FastifyRequest, bodyLimit: number): number {
+/** The bytes a request says it will send: its Content-Length; 0 with none (no body, or chunked). */
+function declaredBodyBytes(request: FastifyRequest): number {
   const length = Number(request.headers['content-length']);
-  if (request.headers['transfer-encoding'] !== undefined) return bodyLimit;
   return Number.isFinite(length) && length > 0 ? length : 0;
 }
 
@@ -197,7 +196,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       },
       preParsing: async (request, reply, payload) => {
         checkBodyType(request, spec.otlp === true);
-        const bytes = declaredBodyBytes(request, options.bodyLimit);
+        const bytes = declaredBodyBytes(request);
         if (bytes > options.bodyLimit) {
           throw new ServiceError(
             413,
@@ -205,8 +204,13 @@ export function buildServer(options: ServerOptions): FastifyInstance {
             `request body of ${bytes} bytes is larger than the limit of ${options.bodyLimit}`,
           );
         }
-        reply.raw.once('close', budget.reserve(bytes, request.ip));
-        return spec.otlp ? decodeContentEncoding(request, payload) : payload;
+        const reservation = budget.reserve(bytes, request.ip);
+        reply.raw.once('close', reservation.release);
+        const body = spec.otlp ? decodeContentEncoding(request, payload) : payload;
+        // A Content-Length body is covered by its reservation; a chunked or decoded one, as it arrives.
+        return body === payload && request.headers['transfer-encoding'] === undefined
+          ? body
+          : meteredBody(body, reservation);
       },
       handler: async (request, reply) => {
         let body: unknown;
