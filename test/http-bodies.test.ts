@@ -1,12 +1,13 @@
 import type { ChildProcess } from 'node:child_process';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServe, stopChild } from './helpers/cli.js';
 import { openRaw, type RawConnection, within } from './helpers/raw-http.js';
 import { tempDir } from './helpers/temp.js';
 
 /**
- * How `cas serve` admits request bodies: the order of 415 and 413 (decisions §1), and what chunked
- * bodies cost the in-flight budget, against a real service with small limits (bodies of 8 KiB, 24 KiB
+ * How `cas serve` admits request bodies: the order of 415 and 413 (decisions §1), what chunked
+ * bodies cost the in-flight budget, and gzip-encoded bodies, against a real service with small limits (bodies of 8 KiB, 24 KiB
  * in flight) so bodies over them are cheap to send.
  */
 const KEY = 'bodies-key';
@@ -46,6 +47,8 @@ function head(path: string, headers: Record<string, string | null>): string {
 }
 
 const chunk = (data: string) => `${Buffer.byteLength(data).toString(16)}\r\n${data}\r\n`;
+const binaryChunk = (data: Buffer) =>
+  Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from('\r\n')]);
 const LAST_CHUNK = '0\r\n\r\n';
 
 /** The status a raw request got, once the server ended the conversation (undefined: none within 5 s). */
@@ -201,5 +204,64 @@ describe('chunked bodies are charged the bytes that arrived', () => {
     // Nothing of theirs is held: 7 KiB more from the same address is admitted whole (400: not events).
     const after = await started(`[${'1,'.repeat(3 * KIB)}`);
     expect(await finished(after, `${'1,'.repeat(KIB / 2)}1]`)).toBe(400);
+  });
+});
+
+describe('Content-Encoding on every route', () => {
+  const post = async (path: string, body: Buffer | string, encoding: string) => {
+    const response = await fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${KEY}`,
+        'x-app-id': PROJECT,
+        'content-type': 'application/json',
+        'content-encoding': encoding,
+      },
+      body,
+    });
+    return { status: response.status, json: (await response.json()) as { message?: string } };
+  };
+  const events = '[{"type":"track","event":"Zipped","session_id":"s-gzip","user_id":"u-gzip"}]';
+
+  it('gzip bodies are decoded: stored like plain JSON', async () => {
+    // Used to be 400 "request body is not valid UTF-8": the encoding was ignored.
+    const queued = await post('/bc/v1/events/queue', gzipSync(events), 'gzip');
+    expect(queued).toMatchObject({ status: 200, json: { accepted: 1 } });
+    const identified = await post(
+      '/bc/v1/user/identify',
+      gzipSync('{"id":"u-gzip","traits":{"a":1}}'),
+      'GZip',
+    );
+    expect(identified.status).toBe(200);
+
+    const chunked = await openRaw(url);
+    await chunked.write(
+      head('/bc/v1/events/queue', {
+        'Content-Type': 'application/json',
+        'Content-Encoding': 'gzip',
+        'Transfer-Encoding': 'chunked',
+      }),
+    );
+    await chunked.write(binaryChunk(gzipSync(events.replace('s-gzip', 's-gzip-2'))));
+    await chunked.write(LAST_CHUNK);
+    expect(await answer(chunked)).toBe(200);
+  });
+
+  it('other encodings are 415 naming the encoding, before 413', async () => {
+    for (const encoding of ['br', 'deflate', 'zstd', 'gzip, gzip']) {
+      const refused = await post('/bc/v1/events/queue', events, encoding);
+      expect(refused.status).toBe(415);
+      expect(refused.json.message).toContain(`"${encoding}" is not supported; send gzip or none`);
+    }
+    const big = await post('/bc/v1/events/queue', 'x'.repeat(12 * KIB), 'br');
+    expect(big.status).toBe(415);
+  });
+
+  it('a body that inflates past the body limit is 413; one that is not gzip, 400', async () => {
+    const bomb = gzipSync(Buffer.alloc(4 * 1024 * KIB, 0x20));
+    expect(bomb.length).toBeLessThan(8 * KIB);
+    expect((await post('/bc/v1/events/queue', bomb, 'gzip')).status).toBe(413);
+    const plain = await post('/bc/v1/events/queue', events, 'gzip');
+    expect(plain).toMatchObject({ status: 400, json: { message: 'request body is not valid gzip' } });
   });
 });

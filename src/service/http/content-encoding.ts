@@ -1,30 +1,20 @@
 import type { Readable } from 'node:stream';
 import { PassThrough } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import type { FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors.js';
 
 /** What fastify compares with Content-Length when preParsing hands it a decoded stream. */
 type Decoded = PassThrough & { receivedEncodedLength: number };
 
 /**
- * The body of a route that accepts `Content-Encoding: gzip` (the OTLP receiver: the Collector's
- * otlphttp exporter compresses by default), decoded before the body parser reads it. fastify counts
- * the decoded bytes against the body limit (413), so a small bomb cannot inflate past it; the
- * encoded bytes are what Content-Length is checked against. Other encodings are 415.
+ * A `Content-Encoding: gzip` body, decoded before the body parser reads it. Every route takes it:
+ * the OTLP Collector's otlphttp exporter compresses by default, and a client sending a large batch
+ * over a slow link may too, while one that compresses against a service that ignores the header
+ * would only see its JSON refused as "not valid UTF-8". fastify counts the decoded bytes against the
+ * body limit (413), so a small bomb cannot inflate past it; the encoded bytes are what Content-Length
+ * is checked against. Other encodings were refused with 415 from the headers (`body-type.ts`).
  */
-export function decodeContentEncoding(request: FastifyRequest, payload: Readable): Readable {
-  const encoding = String(request.headers['content-encoding'] ?? 'identity')
-    .trim()
-    .toLowerCase();
-  if (encoding === 'identity' || encoding === '') return payload;
-  if (encoding !== 'gzip') {
-    throw new ServiceError(
-      415,
-      'unsupported_media_type',
-      `Content-Encoding "${encoding}" is not supported; send gzip or none`,
-    );
-  }
+export function gunzipBody(payload: Readable): Readable {
   const out = new PassThrough() as Decoded;
   out.receivedEncodedLength = 0;
   const gunzip = createGunzip();

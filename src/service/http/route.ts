@@ -32,7 +32,7 @@ export interface RouteSpec<Body = unknown, Query = unknown, Params = unknown> {
   response: z.ZodType;
   /** Routes without auth: only /healthz. */
   public?: boolean;
-  /** Also takes OTLP's encodings: `application/x-protobuf` bodies (a Buffer) and `Content-Encoding: gzip`. */
+  /** Also takes OTLP's `application/x-protobuf` bodies (a Buffer); every route takes `Content-Encoding: gzip`. */
   otlp?: boolean;
   rate?: 'ingest' | 'chart';
   handler(ctx: RouteContext<Body, Query, Params>): Promise<unknown>;

@@ -16,7 +16,7 @@ import { BodyBudget, meteredBody } from './body-budget.js';
 import { checkBodyType } from './body-type.js';
 import { clientErrorHandler, frameworkErrorHandler } from './client-errors.js';
 import { guardConnections } from './connection-guard.js';
-import { decodeContentEncoding } from './content-encoding.js';
+import { gunzipBody } from './content-encoding.js';
 import { sendError as send, toServiceError } from './error-reply.js';
 import { parseJsonBody } from './json-body.js';
 import { AuthFailureLimiter, type RateLimiter } from './rate-limit.js';
@@ -195,7 +195,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         options.rateLimiter?.take(auth.keyHash, spec.rate ?? 'ingest');
       },
       preParsing: async (request, reply, payload) => {
-        checkBodyType(request, spec.otlp === true);
+        const encoding = checkBodyType(request, spec.otlp === true);
         const bytes = declaredBodyBytes(request);
         if (bytes > options.bodyLimit) {
           throw new ServiceError(
@@ -206,11 +206,11 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         }
         const reservation = budget.reserve(bytes, request.ip);
         reply.raw.once('close', reservation.release);
-        const body = spec.otlp ? decodeContentEncoding(request, payload) : payload;
         // A Content-Length body is covered by its reservation; a chunked or decoded one, as it arrives.
-        return body === payload && request.headers['transfer-encoding'] === undefined
-          ? body
-          : meteredBody(body, reservation);
+        if (encoding === 'gzip') return meteredBody(gunzipBody(payload), reservation);
+        return request.headers['transfer-encoding'] === undefined
+          ? payload
+          : meteredBody(payload, reservation);
       },
       handler: async (request, reply) => {
         let body: unknown;
