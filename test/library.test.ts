@@ -62,6 +62,7 @@ let loaded: string[];
 /** The other runs, started beside the main one (each is a process of its own: wall time matters). */
 let exitRun: Promise<Run>;
 let embeddedRun: Promise<Run>;
+let embeddedExitRun: Promise<Run>;
 let typesRun: Promise<Run>;
 
 beforeAll(async () => {
@@ -69,7 +70,12 @@ beforeAll(async () => {
   const app = join(dir.path, 'app');
   mkdirSync(join(app, 'node_modules'), { recursive: true });
   symlinkSync(ROOT, join(app, 'node_modules', 'cas'), 'dir');
-  for (const name of ['library-app.mjs', 'library-app-embedded.mjs', 'library-app-exit.mjs']) {
+  for (const name of [
+    'library-app.mjs',
+    'library-app-embedded.mjs',
+    'library-app-embedded-exit.mjs',
+    'library-app-exit.mjs',
+  ]) {
     copyFileSync(join(ROOT, 'test/support', name), join(app, name));
   }
   copyFileSync(join(ROOT, 'test/support/library-app-types.ts'), join(app, 'types.ts'));
@@ -102,9 +108,13 @@ beforeAll(async () => {
     CAS_DATA_DIR: join(dir.path, 'embedded-data'),
     CAS_TRACE_FILE: join(dir.path, 'embedded.txt'),
   });
+  embeddedExitRun = runApp('library-app-embedded-exit.mjs', {
+    CAS_DATA_DIR: join(dir.path, 'embedded-exit-data'),
+    CAS_TRACE_FILE: join(dir.path, 'embedded-exit.txt'),
+  });
   typesRun = run([join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', app], {});
   // Settled here, so a failing run fails its own test and never goes unhandled.
-  for (const p of [exitRun, embeddedRun, typesRun]) p.catch(() => undefined);
+  for (const p of [exitRun, embeddedRun, embeddedExitRun, typesRun]) p.catch(() => undefined);
   const result = await main;
   expect(result.stderr).toBe('');
   expect(result.code).toBe(0);
@@ -277,6 +287,34 @@ describe('the client library, used as an app uses it (issue 17)', () => {
       expect(res.status).toBe(200);
       const rows = (res.json as Array<Record<string, unknown>>).reverse();
       expect(rows.map((r) => r.event)).toEqual(['Session Started', 'Embedded', 'Session Ended']);
+    } finally {
+      await over.stop();
+    }
+  });
+
+  it('without an endpoint or close(), still exits: its pending events stored, the directory let go', async () => {
+    const dataDir = join(dir.path, 'embedded-exit-data');
+    // Before, the embedded service's listening socket kept the app alive for good (test timeout).
+    const result = await embeddedExitRun;
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    const local = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as Record<
+      string,
+      string
+    >;
+    // Opening the directory again also proves the app's service closed it (one process at a time).
+    const over = await startServiceOn(dataDir);
+    try {
+      const headers = { authorization: `Bearer ${local.api_key}`, 'x-app-id': String(local.project_id) };
+      const query = new URLSearchParams({ start: '2026-01-05T00:00:00Z', end: '2026-01-06T00:00:00Z' });
+      const res = await over.get(`/bc/v1/live-events/events?${query}`, headers);
+      expect(res.status).toBe(200);
+      const rows = (res.json as Array<Record<string, unknown>>).map((r) => `${r.session_id} ${r.event}`);
+      expect(rows.sort()).toEqual([
+        'emb-exit Flushed',
+        'emb-exit Session Started',
+        'emb-exit-2 Pending',
+        'emb-exit-2 Session Started',
+      ]);
     } finally {
       await over.stop();
     }

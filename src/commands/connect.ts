@@ -39,6 +39,8 @@ export interface ConnectDeps {
   workload?: 'import' | undefined;
   /** An embedded service started for it runs on a thread of its own (a big import). */
   thread?: boolean | undefined;
+  /** false: an embedded service does not keep the process alive by itself (the client library). */
+  holdsProcess?: boolean | undefined;
 }
 
 /** A bad price file is a usage error, said before anything starts (loaded only when given). */
@@ -196,6 +198,7 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
         prices: deps.prices,
         workload: deps.workload,
         thread: deps.thread,
+        holdsProcess: deps.holdsProcess,
       });
       const apiKey = config.apiKey ?? service.apiKey;
       const projectId = config.projectId ?? service.projectId;

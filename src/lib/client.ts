@@ -21,9 +21,20 @@ export class Client {
   private connecting: Promise<LibConnection> | undefined;
   private closing: Promise<void> | undefined;
   private listening = false;
-  /** Pending events go out before the process exits on its own (library.md); signals are the app's. */
+  /**
+   * Pending events go out before the process exits on its own (library.md); signals are the app's.
+   * Once nothing is left to send, a local connection (the embedded service, which does not keep the
+   * process alive, or a `cas serve`'s) is closed, so the app exits without `close()` and its data
+   * directory is checkpointed and unlocked; a later call opens it again.
+   */
   private readonly beforeExit = (): void => {
-    for (const session of this.sessions) if (session.pending > 0) void session.flushAndContinue();
+    let sending = false;
+    for (const session of this.sessions) {
+      if (session.pending === 0) continue;
+      sending = true;
+      void session.flushAndContinue();
+    }
+    if (!sending && !this.closing) void this.releaseLocal();
   };
 
   constructor(options: ClientOptions = {}) {
@@ -86,6 +97,14 @@ export class Client {
       await connection?.close();
     })();
     return this.closing;
+  }
+
+  private async releaseLocal(): Promise<void> {
+    const connection = this.connection;
+    if (connection?.local !== true) return;
+    this.connection = undefined;
+    this.connecting = undefined;
+    await connection.close();
   }
 
   /** The remote connection, or the local one started on first use (and tried again after a failure). */

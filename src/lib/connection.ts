@@ -6,6 +6,8 @@ import type { ClientSettings } from './config.js';
 export interface LibConnection {
   http: HttpClient;
   close(): Promise<void>;
+  /** Made by connectLocal: let go when the app has nothing left to send (Client's beforeExit). */
+  local?: true;
 }
 
 type Log = ((line: string) => void) | undefined;
@@ -49,7 +51,8 @@ export async function connectLocal(settings: ClientSettings, log: Log): Promise<
       verbose: settings.debug,
       quiet: !settings.debug,
     },
-    { log: (line) => log?.(line) },
+    // The app's own work keeps its process alive, not the service it started for it.
+    { log: (line) => log?.(line), holdsProcess: false },
   );
-  return { http: connection.client, close: () => connection.close() };
+  return { http: connection.client, close: () => connection.close(), local: true };
 }

@@ -33,6 +33,8 @@ export interface EmbeddedOptions {
   prices?: string | undefined;
   /** What the command will do with it: `import` gets the import's DuckDB memory limit. */
   workload?: 'import' | undefined;
+  /** false: an inline service does not keep the process alive by itself (service.ts). */
+  holdsProcess?: boolean | undefined;
 }
 
 /**
@@ -83,6 +85,7 @@ async function startInline(options: EmbeddedOptions): Promise<EmbeddedService> {
     log: options.log,
     memoryLimit: memoryLimitFor(options),
     prices: options.prices,
+    ...(options.holdsProcess === false ? { holdsProcess: false } : {}),
   });
   return {
     url: service.url,

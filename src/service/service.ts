@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { basename } from 'node:path';
 import { LIMITS, type Limits } from '../shared/limits.js';
 import type { LiveLimits } from '../shared/live-events.js';
@@ -54,6 +54,12 @@ export interface ServiceOptions {
   wsPort?: number;
   /** Live sockets' buffer and count bounds; LIVE_LIMITS when absent. */
   live?: Partial<LiveLimits>;
+  /**
+   * false: the listening socket and its connections do not keep the process alive (the client
+   * library's embedded service: an app that ends without `close()` still exits, its pending events
+   * flushed on `beforeExit` first). A request in flight keeps it alive through its client's socket.
+   */
+  holdsProcess?: boolean;
 }
 
 export interface RunningService {
@@ -145,6 +151,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     });
     live.install(app);
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
+    if (options.holdsProcess === false) {
+      app.server.unref();
+      app.server.on('connection', (socket: Socket) => socket.unref());
+    }
     const { port } = app.server.address() as AddressInfo;
     const host = options.host ?? '127.0.0.1';
     const urlHost = host.includes(':') ? `[${host}]` : host;
@@ -169,6 +179,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       liveSockets: live.sockets,
       localQueue: (batch) => (closing ? Promise.resolve(SHUTTING_DOWN) : queueLocally(batch)),
       close() {
+        // Held while closing: exiting inside DuckDB's checkpoint would abort the process.
+        app.server.ref();
         closing ??= app.close().then(async () => {
           await handlers.settled();
           ingestor.close();
