@@ -1,3 +1,4 @@
+import { EVENT_NAMES } from './event-bodies.js';
 import { genAiText, lastUserText, outputText } from './otel-messages.js';
 
 /**
@@ -143,12 +144,24 @@ export function spanEventId(span: Pick<OtelSpan, 'traceId' | 'spanId'>): string 
   return `otel-${span.traceId}-${span.spanId}`;
 }
 
+/** Where a span's event goes and under which id: what the receiver and the import preset both store. */
+export interface SpanEnvelope {
+  eventId: string;
+  session: string;
+  conversation: string | undefined;
+  /** Exactly one of user and device is set. */
+  user: string | undefined;
+  device: string | undefined;
+  /** The span's start; undefined when it has none (the service stamps the event on arrival). */
+  timestamp: string | undefined;
+}
+
 /**
  * Who and where: `session.id` (span, else resource), else `gen_ai.conversation.id`, else the trace
  * is the session; `user.id`, else the resource's `service.name` as a device, since a new session
  * needs one of them.
  */
-function envelope(span: OtelSpan): Record<string, unknown> {
+function envelope(span: OtelSpan): SpanEnvelope {
   const a = span.attributes;
   const conversation = attrString(a, ...KEYS.conversation) ?? attrString(span.resource, ...KEYS.conversation);
   const session =
@@ -158,14 +171,13 @@ function envelope(span: OtelSpan): Record<string, unknown> {
     `trace-${span.traceId}`;
   const user = attrString(a, ...KEYS.user) ?? attrString(span.resource, ...KEYS.user);
   const service = attrString(span.resource, 'service.name') ?? 'unknown';
-  const timestamp = nanosToIso(span.startTimeUnixNano);
   return {
-    type: 'track',
-    event_id: spanEventId(span),
-    session_id: session,
-    ...(conversation === undefined ? {} : { conversation_id: conversation }),
-    ...(user === undefined ? { device_id: `otel:${service}` } : { user_id: user }),
-    ...(timestamp === undefined ? {} : { timestamp }),
+    eventId: spanEventId(span),
+    session,
+    conversation,
+    user,
+    device: user === undefined ? `otel:${service}` : undefined,
+    timestamp: nanosToIso(span.startTimeUnixNano),
   };
 }
 
@@ -199,7 +211,7 @@ function traceProps(span: OtelSpan): Record<string, string> {
   return { ...(provider === undefined ? {} : { provider }), trace_id: span.traceId, span_id: span.spanId };
 }
 
-function functionEvent(span: OtelSpan): Record<string, unknown> {
+function functionProperties(span: OtelSpan): Record<string, unknown> {
   const a = span.attributes;
   const args = attrString(a, ...KEYS.toolArgs);
   const result = attrString(a, ...KEYS.toolResult);
@@ -208,25 +220,26 @@ function functionEvent(span: OtelSpan): Record<string, unknown> {
   const failed = span.statusCode === 2 || a['error.type'] !== undefined;
   const error = span.statusMessage || attrString(a, 'error.type') || 'error';
   return {
-    ...envelope(span),
-    event: 'Conversation Function',
-    properties: {
-      name: attrString(a, ...KEYS.toolName) ?? span.name.replace(/^execute_tool\s+/, ''),
-      ...(args === undefined ? {} : { args }),
-      ...(result === undefined ? {} : { result }),
-      ...(runtime === undefined ? {} : { runtime }),
-      ...(callId === undefined ? {} : { call_id: callId }),
-      ...(failed ? { error } : {}),
-      ...traceProps(span),
-    },
+    name: attrString(a, ...KEYS.toolName) ?? span.name.replace(/^execute_tool\s+/, ''),
+    ...(args === undefined ? {} : { args }),
+    ...(result === undefined ? {} : { result }),
+    ...(runtime === undefined ? {} : { runtime }),
+    ...(callId === undefined ? {} : { call_id: callId }),
+    ...(failed ? { error } : {}),
+    ...traceProps(span),
   };
 }
 
-/** Maps one span; spans that are not GenAI calls (HTTP, database, agent wrappers) are skipped. */
-export function mapGenAiSpan(span: OtelSpan): SpanMapping {
+/** What one span is, before it is written as a wire event: the import preset builds its records from it. */
+export type SpanRecord =
+  | { kind: 'turn' | 'usage' | 'function'; envelope: SpanEnvelope; properties: Record<string, unknown> }
+  | { kind: 'skip'; reason: string };
+
+/** One span's record; spans that are not GenAI calls (HTTP, database, agent wrappers) are skipped. */
+export function genAiSpanRecord(span: OtelSpan): SpanRecord {
   const kind = spanKind(span);
   if (kind === 'skip') return { kind, reason: 'not a GenAI model call or tool execution' };
-  if (kind === 'function') return { kind, event: functionEvent(span) };
+  if (kind === 'function') return { kind, envelope: envelope(span), properties: functionProperties(span) };
   const a = span.attributes;
   const model = attrString(a, ...KEYS.model);
   if (kind === 'usage') {
@@ -234,8 +247,7 @@ export function mapGenAiSpan(span: OtelSpan): SpanMapping {
     if (model === undefined || counted.prompt_tokens === undefined) {
       return { kind: 'skip', reason: 'an embeddings call without model or token counts' };
     }
-    const properties = { model, ...counted, ...traceProps(span) };
-    return { kind, event: { ...envelope(span), event: 'Conversation Usage', properties } };
+    return { kind, envelope: envelope(span), properties: { model, ...counted, ...traceProps(span) } };
   }
   const texts = genAiText(span);
   const properties = {
@@ -245,5 +257,29 @@ export function mapGenAiSpan(span: OtelSpan): SpanMapping {
     ...tokens(a, undefined),
     ...traceProps(span),
   };
-  return { kind, event: { ...envelope(span), event: 'Conversation Turn', properties } };
+  return { kind, envelope: envelope(span), properties };
+}
+
+const NAMES = {
+  turn: EVENT_NAMES.conversationTurn,
+  usage: EVENT_NAMES.conversationUsage,
+  function: EVENT_NAMES.conversationFunction,
+} as const;
+
+/** Maps one span to the wire event the receiver stores; spans that are not GenAI calls are skipped. */
+export function mapGenAiSpan(span: OtelSpan): SpanMapping {
+  const r = genAiSpanRecord(span);
+  if (r.kind === 'skip') return r;
+  const e = r.envelope;
+  const event = {
+    type: 'track',
+    event_id: e.eventId,
+    session_id: e.session,
+    ...(e.conversation === undefined ? {} : { conversation_id: e.conversation }),
+    ...(e.user === undefined ? { device_id: e.device } : { user_id: e.user }),
+    ...(e.timestamp === undefined ? {} : { timestamp: e.timestamp }),
+    event: NAMES[r.kind],
+    properties: r.properties,
+  };
+  return { kind: r.kind, event };
 }

@@ -111,19 +111,22 @@ export interface SpanIssue {
   message: string;
 }
 
-/** Every span of an export request, decoded, and the spans that are malformed (each with its path). */
-export function otlpSpans(body: unknown): { spans: OtelSpan[]; issues: SpanIssue[]; malformed?: string } {
+/** One span of an export request: decoded, with its JSON path and the span as sent; or why it could not be read. */
+export type SpanEntry =
+  | { ok: true; span: OtelSpan; at: string; raw: unknown }
+  | { ok: false; issue: SpanIssue };
+
+/** Every span of an export request in order, each decoded or refused with its path. */
+export function otlpSpanEntries(body: unknown): { entries: SpanEntry[]; malformed?: string } {
   const request = requestSchema.safeParse(body);
   if (!request.success) {
     const issue = request.error.issues[0];
     return {
-      spans: [],
-      issues: [],
+      entries: [],
       malformed: `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}`,
     };
   }
-  const spans: OtelSpan[] = [];
-  const issues: SpanIssue[] = [];
+  const entries: SpanEntry[] = [];
   (request.data.resourceSpans ?? []).forEach((rs, r) => {
     const resource = attributesOf(rs.resource?.attributes);
     (rs.scopeSpans ?? []).forEach((ss, s) => {
@@ -132,32 +135,53 @@ export function otlpSpans(body: unknown): { spans: OtelSpan[]; issues: SpanIssue
         const parsed = spanSchema.safeParse(raw);
         if (!parsed.success) {
           const issue = parsed.error.issues[0];
-          issues.push({
-            path: `${at}.${issue?.path.join('.') ?? ''}`,
-            message: issue?.message ?? 'invalid span',
+          entries.push({
+            ok: false,
+            issue: {
+              path: `${at}.${issue?.path.join('.') ?? ''}`,
+              message: issue?.message ?? 'invalid span',
+            },
           });
           return;
         }
         const span = parsed.data;
         const code = span.status?.code;
-        spans.push({
-          traceId: span.traceId,
-          spanId: span.spanId,
-          name: span.name,
-          startTimeUnixNano: span.startTimeUnixNano,
-          endTimeUnixNano: span.endTimeUnixNano ?? span.startTimeUnixNano,
-          attributes: attributesOf(span.attributes),
-          resource,
-          statusCode: typeof code === 'string' ? STATUS_CODES[code] : code,
-          statusMessage: span.status?.message,
-          events: (span.events ?? []).map((e) => ({
-            name: e.name,
-            timeUnixNano: e.timeUnixNano ?? span.startTimeUnixNano,
-            attributes: attributesOf(e.attributes),
-          })),
+        entries.push({
+          ok: true,
+          at,
+          raw,
+          span: {
+            traceId: span.traceId,
+            spanId: span.spanId,
+            name: span.name,
+            startTimeUnixNano: span.startTimeUnixNano,
+            endTimeUnixNano: span.endTimeUnixNano ?? span.startTimeUnixNano,
+            attributes: attributesOf(span.attributes),
+            resource,
+            statusCode: typeof code === 'string' ? STATUS_CODES[code] : code,
+            statusMessage: span.status?.message,
+            events: (span.events ?? []).map((e) => ({
+              name: e.name,
+              timeUnixNano: e.timeUnixNano ?? span.startTimeUnixNano,
+              attributes: attributesOf(e.attributes),
+            })),
+          },
         });
       });
     });
   });
+  return { entries };
+}
+
+/** Every span of an export request, decoded, and the spans that are malformed (each with its path). */
+export function otlpSpans(body: unknown): { spans: OtelSpan[]; issues: SpanIssue[]; malformed?: string } {
+  const { entries, malformed } = otlpSpanEntries(body);
+  if (malformed !== undefined) return { spans: [], issues: [], malformed };
+  const spans: OtelSpan[] = [];
+  const issues: SpanIssue[] = [];
+  for (const e of entries) {
+    if (e.ok) spans.push(e.span);
+    else issues.push(e.issue);
+  }
   return { spans, issues };
 }

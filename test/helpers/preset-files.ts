@@ -316,8 +316,8 @@ function otelSpan(id: string, iso: string, durationMs: number, attrs: Record<str
   const start = BigInt(Date.parse(iso)) * 1_000_000n;
   const all = { ...attrs, 'session.id': 'otel-s', 'gen_ai.conversation.id': 'otel-c' };
   return {
-    traceId: 't',
-    spanId: id,
+    traceId: '5b8efff798038103d269b633813fc60c',
+    spanId: id.replace(/^s/, '').padStart(16, '0'),
     name: id,
     startTimeUnixNano: String(start),
     endTimeUnixNano: String(start + BigInt(durationMs) * 1_000_000n),

@@ -24,6 +24,12 @@ export interface PresetRecord {
   conversation?: string | undefined;
   user?: string | undefined;
   device?: string | undefined;
+  /**
+   * The source's own id of the event (an OTLP span's `otel-<trace id>-<span id>`, which the receiver
+   * stores it under), kept instead of the content-derived one, so the same event reaching the service
+   * by another route is stored once. Such a record names its user or device itself: `--set` leaves it.
+   */
+  eventId?: string | undefined;
   properties: Record<string, unknown>;
   /** The part of the input the record came from, for the reject file. */
   raw: Record<string, unknown>;
@@ -55,8 +61,9 @@ export function toMapped(
 ): MapOutcome {
   if (!item.ok) return { ok: false, reason: `${where(item.at)}${item.reason}` };
   const r = item.record;
-  const user = r.user ?? defaults.user?.(source);
-  const device = r.device ?? defaults.device?.(source);
+  const own = r.eventId !== undefined;
+  const user = r.user ?? (own ? undefined : defaults.user?.(source));
+  const device = r.device ?? (own ? undefined : defaults.device?.(source));
   if (user === undefined && device === undefined) {
     return {
       ok: false,
@@ -66,6 +73,7 @@ export function toMapped(
   const event: WireJson = {
     type: 'track',
     event: NAMES[r.kind],
+    event_id: r.eventId,
     timestamp: r.ms === undefined ? undefined : toIso(r.ms),
     session_id: r.session ?? SESSION_PLACEHOLDER,
     conversation_id: r.conversation,
