@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { issuesFromZod } from '../shared/errors.js';
-import { wireErrorMap } from '../shared/event-bodies.js';
+import { isPlainObject, wireErrorMap } from '../shared/event-bodies.js';
 import {
+  FORBIDDEN_KEYS,
   idSchema,
   instantSchema,
   isStoredInstant,
@@ -30,6 +31,28 @@ const timestampArg = z
   })
   .transform((t) => (typeof t === 'string' ? t : new Date(t).toISOString()));
 
+/**
+ * Looks for the forbidden keys (decisions §1) in what the caller passed. A zod record leaves an own
+ * `__proto__` out of its output without an issue (assigning it would set the prototype), so the
+ * record's own key check never sees it and `JSON.parse('{"__proto__":1}')` would be stored as `{}`.
+ */
+function ownKeysChecked<S extends z.ZodType>(schema: S) {
+  return z
+    .unknown()
+    .superRefine((value, ctx) => {
+      if (!isPlainObject(value)) return;
+      for (const key of Object.keys(value)) {
+        if (FORBIDDEN_KEYS.has(key)) {
+          ctx.addIssue({ code: 'custom', path: [key], message: `key "${key}" is not allowed` });
+        }
+      }
+    })
+    .pipe(schema);
+}
+
+const traitsArg = ownKeysChecked(traitsSchema);
+const propertiesArg = ownKeysChecked(propertiesSchema);
+
 const count = z.number().int('must be a whole number').min(0, 'must be 0 or more');
 const tokenUsage = z.strictObject({
   model: z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
@@ -57,7 +80,7 @@ const jsonText = z.unknown().transform((value, ctx) => {
   return text;
 });
 
-const attributes = z.record(z.string(), scalarSchema).pipe(traitsSchema);
+const attributes = ownKeysChecked(z.record(z.string(), scalarSchema).pipe(traitsSchema));
 
 export const sessionOptionsSchema = z
   .strictObject({
@@ -81,7 +104,7 @@ export const sessionOptionsSchema = z
 export type SessionOptionsInput = z.output<typeof sessionOptionsSchema>;
 
 export const identifyArgs = z
-  .strictObject({ id: idSchema.optional(), deviceId: idSchema.optional(), traits: traitsSchema.optional() })
+  .strictObject({ id: idSchema.optional(), deviceId: idSchema.optional(), traits: traitsArg.optional() })
   .refine((o) => o.id !== undefined || o.deviceId !== undefined, {
     message: 'id or deviceId is required',
     path: ['id'],
@@ -92,7 +115,7 @@ export const sessionIdentifyArgs = z.strictObject({
   timestamp: timestampArg.optional(),
   id: idSchema,
   deviceId: idSchema.optional(),
-  traits: traitsSchema.optional(),
+  traits: traitsArg.optional(),
 });
 export const sessionAliasArgs = z.strictObject({
   timestamp: timestampArg.optional(),
@@ -103,7 +126,7 @@ export const trackEventArgs = z.strictObject({
   event: idSchema,
   timestamp: timestampArg.optional(),
   conversationId: idSchema.optional(),
-  properties: propertiesSchema.optional(),
+  properties: propertiesArg.optional(),
 });
 export const turnArgs = z.strictObject({
   timestamp: timestampArg.optional(),
@@ -111,7 +134,7 @@ export const turnArgs = z.strictObject({
   user: z.string(),
   assistant: z.string(),
   assistantId: idSchema.optional(),
-  properties: propertiesSchema.optional(),
+  properties: propertiesArg.optional(),
   usage: usageArg.optional(),
 });
 export const usageArgs = z.strictObject({
@@ -124,14 +147,14 @@ export const functionCallArgs = z.strictObject({
   args: jsonText.optional(),
   result: jsonText.optional(),
   runtime: count.optional(),
-  properties: propertiesSchema.optional(),
+  properties: propertiesArg.optional(),
   conversationId: idSchema.optional(),
   timestamp: timestampArg.optional(),
 });
 export const endConversationArgs = z.strictObject({
   timestamp: timestampArg.optional(),
   conversationId: idSchema.optional(),
-  properties: propertiesSchema.optional(),
+  properties: propertiesArg.optional(),
 });
 export const endSessionArgs = z.strictObject({
   timestamp: timestampArg.optional(),

@@ -161,6 +161,40 @@ describe('Session calls', () => {
     },
   );
 
+  it('refuses __proto__, constructor and prototype keys wherever it takes an object, at their path', async () => {
+    // JSON.parse makes an own `__proto__`, as an app forwarding a request body would.
+    const bad = (key: string) => JSON.parse(`{"ok":1,"${key}":1}`) as Record<string, number>;
+    const c = client();
+    const s = c.createSession({ sessionId: 'forbidden', deviceId: 'd' });
+    for (const key of ['__proto__', 'constructor', 'prototype']) {
+      const at = (path: string) => new RegExp(`${path}\\.${key}: key "${key}" is not allowed`);
+      expect(() => s.trackEvent({ event: 'E', properties: bad(key) })).toThrow(
+        at('^session\\.trackEvent: properties'),
+      );
+      expect(() => s.trackConversationTurn({ user: 'u', assistant: 'a', properties: bad(key) })).toThrow(
+        at('trackConversationTurn: properties'),
+      );
+      expect(() => s.trackFunctionCall({ name: 'f', properties: bad(key) })).toThrow(
+        at('trackFunctionCall: properties'),
+      );
+      expect(() => s.endConversation({ properties: bad(key) })).toThrow(at('endConversation: properties'));
+      expect(() => s.userIdentify({ id: 'u', traits: bad(key) })).toThrow(at('userIdentify: traits'));
+      expect(() => s.endSession({ attributes: bad(key) })).toThrow(at('endSession: attributes'));
+      expect(() => c.createSession({ sessionId: 's', deviceId: 'd', attributes: bad(key) })).toThrow(
+        at('createSession: attributes'),
+      );
+      await expect(c.userIdentify({ id: 'u', traits: bad(key) })).rejects.toThrow(
+        at('client\\.userIdentify: traits'),
+      );
+      expect(() => s.trackEvent({ event: 'E', ...bad(key) } as never)).toThrow(TypeError);
+      expect(() => s.trackConversationUsage({ cost: { cost: 1, ...bad(key) } } as never)).toThrow(
+        /trackConversationUsage: cost: .*key/,
+      );
+    }
+    expect(s.pending).toBe(0);
+    await c.close();
+  });
+
   it('createSession requires a session id and a user or device', () => {
     const c = client();
     expect(() => c.createSession({ sessionId: 's' })).toThrow(
