@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { issuesFromZod } from '../shared/errors.js';
 import { isPlainObject, wireErrorMap } from '../shared/event-bodies.js';
+import { nearestNames } from '../shared/nearest-names.js';
 import {
   FORBIDDEN_KEYS,
   idSchema,
@@ -63,7 +64,7 @@ const directCost = z.strictObject({ cost: z.number().min(0, 'must be 0 or more')
 /** Token-based or direct (spec part 2); which one is told by the keys, so errors name the right one. */
 const usageArg = z.custom<unknown>().transform((value, ctx) => {
   const schema = typeof value === 'object' && value !== null && 'cost' in value ? directCost : tokenUsage;
-  const parsed = schema.safeParse(value, { error: wireErrorMap });
+  const parsed = schema.safeParse(value, { error: argsErrorMap('field') });
   if (parsed.success) return parsed.data;
   for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: 'custom' });
   return z.NEVER;
@@ -100,6 +101,22 @@ export const sessionOptionsSchema = z
     message: 'id or deviceId is required',
     path: ['id'],
   });
+
+/**
+ * `new Client(options)` (library.md). Strict like the calls: a misspelt `endpoint` would otherwise
+ * silently send everything to the embedded store. Bounds that need the environment too (an
+ * endpoint's URL and credentials) are checked in config.ts, after the fallbacks.
+ */
+export const clientOptionsSchema = z.strictObject({
+  endpoint: z.string().optional(),
+  apiKey: z.string().optional(),
+  projectId: z.string().optional(),
+  dataDir: z.string().optional(),
+  debug: z.boolean().optional(),
+  timeoutMs: z.number().min(0, 'must be 0 or more').optional(),
+  retries: z.number().min(0, 'must be 0 or more').optional(),
+  maxQueueSize: z.number().min(0, 'must be 0 or more').optional(),
+});
 
 export type SessionOptionsInput = z.output<typeof sessionOptionsSchema>;
 
@@ -162,11 +179,35 @@ export const endSessionArgs = z.strictObject({
 });
 
 /**
- * Parses a call's argument, or throws a TypeError naming the call and the offending path
- * (`session.trackConversationTurn: usage.promptTokens: must be a number`).
+ * The wire's messages, and for a key a strict object does not declare, the declared one nearest to
+ * it: a misspelt option is most often a typo (`endpiont`) or the wire's naming (`conversation_id`).
  */
-export function parseArgs<S extends z.ZodType>(call: string, schema: S, value: unknown): z.output<S> {
-  const parsed = schema.safeParse(value ?? {}, { error: wireErrorMap });
+function argsErrorMap(noun: 'field' | 'option'): z.core.$ZodErrorMap {
+  return (issue) => {
+    if (issue.code !== 'unrecognized_keys') return wireErrorMap(issue);
+    const known = issue.inst instanceof z.ZodObject ? Object.keys(issue.inst.shape) : [];
+    return issue.keys
+      .map((key) => {
+        if (FORBIDDEN_KEYS.has(key)) return `key "${key}" is not allowed`;
+        const [near] = nearestNames(key, known, { limit: 1 });
+        return `unknown ${noun} "${key}"${near === undefined ? '' : ` (did you mean "${near}"?)`}`;
+      })
+      .join('; ');
+  };
+}
+
+/**
+ * Parses a call's argument, or throws a TypeError naming the call and the offending path
+ * (`session.trackConversationTurn: usage.promptTokens: must be a number`). `noun` is what an
+ * undeclared key is called in the message.
+ */
+export function parseArgs<S extends z.ZodType>(
+  call: string,
+  schema: S,
+  value: unknown,
+  noun: 'field' | 'option' = 'field',
+): z.output<S> {
+  const parsed = schema.safeParse(value ?? {}, { error: argsErrorMap(noun) });
   if (parsed.success) return parsed.data;
   const issues = issuesFromZod(parsed.error);
   const text = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');

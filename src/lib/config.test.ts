@@ -80,8 +80,22 @@ describe('library settings: option > CAS_* > MLSDK_* > config profile > embedded
     expect(() => resolveSettings({ endpoint: 'http://x', apiKey: 'k' }, env)).toThrow(
       /projectId .* is required/,
     );
-    expect(() => resolveSettings({ timeoutMs: -1 }, env)).toThrow(/timeoutMs must be a number >= 0/);
+    expect(() => resolveSettings({ timeoutMs: -1 }, env)).toThrow(
+      /^new Client: timeoutMs: must be 0 or more$/,
+    );
+    expect(() => resolveSettings({ debug: 'yes' } as never, env)).toThrow(/^new Client: debug: must be/);
     writeConfig('not an object');
     expect(() => resolveSettings({}, env)).toThrow(/config file .*config\.json/);
+  });
+
+  it('refuses an option it does not know, with the one probably meant, instead of ignoring it', () => {
+    const typo = { endpiont: 'http://x', apiKey: 'k', projectId: 'p' };
+    expect(() => resolveSettings(typo as never, env)).toThrow(TypeError);
+    expect(() => resolveSettings(typo as never, env)).toThrow(
+      /^new Client: unknown option "endpiont" \(did you mean "endpoint"\?\)$/,
+    );
+    expect(() => resolveSettings({ api_key: 'k', colour: true } as never, env)).toThrow(
+      /^new Client: unknown option "api_key" \(did you mean "apiKey"\?\); unknown option "colour"$/,
+    );
   });
 });

@@ -1,4 +1,5 @@
 import { configFilePath, defaultDataDir, firstSet, readConfigFile } from '../shared/config-file.js';
+import { clientOptionsSchema, parseArgs } from './arguments.js';
 import type { ClientOptions } from './types.js';
 
 export type { ClientOptions };
@@ -17,20 +18,6 @@ export interface ClientSettings {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-function nonNegative(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new TypeError(`new Client: ${name} must be a number >= 0`);
-  }
-  return value;
-}
-
-function optionalString(name: string, value: unknown): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw new TypeError(`new Client: ${name} must be a string`);
-  return value;
-}
-
 /**
  * library.md's precedence, the CLI's without flags: option > CAS_* > MLSDK_* > config file profile
  * (`CAS_PROFILE`, else the file's default) > embedded default. A remote endpoint needs a key and a
@@ -39,40 +26,24 @@ function optionalString(name: string, value: unknown): string | undefined {
 export function resolveSettings(options: ClientOptions, env: Env): ClientSettings {
   if (typeof options !== 'object' || options === null)
     throw new TypeError('new Client: options must be an object');
+  const o = parseArgs('new Client', clientOptionsSchema, options, 'option');
   const file = readConfigFile(configFilePath(env));
   const profileName = firstSet(env.CAS_PROFILE, file.default_profile) ?? 'default';
   const profile = file.profiles[profileName];
-  const endpoint = firstSet(
-    optionalString('endpoint', options.endpoint),
-    env.CAS_ENDPOINT,
-    env.MLSDK_SERVER_BASE,
-    profile?.endpoint,
-  );
+  const endpoint = firstSet(o.endpoint, env.CAS_ENDPOINT, env.MLSDK_SERVER_BASE, profile?.endpoint);
   if (endpoint !== undefined && !/^https?:\/\/[^/]/i.test(endpoint)) {
     throw new TypeError(`new Client: endpoint must be an http(s) URL, got "${endpoint}"`);
   }
   const settings: ClientSettings = {
     endpoint: endpoint?.replace(/\/+$/, ''),
-    apiKey: firstSet(
-      optionalString('apiKey', options.apiKey),
-      env.CAS_API_KEY,
-      env.MLSDK_API_KEY,
-      profile?.api_key,
-    ),
-    projectId: firstSet(
-      optionalString('projectId', options.projectId),
-      env.CAS_PROJECT_ID,
-      env.MLSDK_PROJECT_ID,
-      profile?.project_id,
-    ),
-    dataDir:
-      firstSet(optionalString('dataDir', options.dataDir), env.CAS_DATA_DIR, profile?.data_dir) ??
-      defaultDataDir(env),
+    apiKey: firstSet(o.apiKey, env.CAS_API_KEY, env.MLSDK_API_KEY, profile?.api_key),
+    projectId: firstSet(o.projectId, env.CAS_PROJECT_ID, env.MLSDK_PROJECT_ID, profile?.project_id),
+    dataDir: firstSet(o.dataDir, env.CAS_DATA_DIR, profile?.data_dir) ?? defaultDataDir(env),
     profile: profileName,
-    debug: options.debug === true,
-    timeoutMs: nonNegative('timeoutMs', options.timeoutMs, 30_000),
-    retries: Math.max(1, Math.floor(nonNegative('retries', options.retries, 5))),
-    maxQueueSize: Math.floor(nonNegative('maxQueueSize', options.maxQueueSize, 10_000)),
+    debug: o.debug === true,
+    timeoutMs: o.timeoutMs ?? 30_000,
+    retries: Math.max(1, Math.floor(o.retries ?? 5)),
+    maxQueueSize: Math.floor(o.maxQueueSize ?? 10_000),
   };
   if (settings.endpoint !== undefined) {
     if (settings.apiKey === undefined) {

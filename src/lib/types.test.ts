@@ -1,9 +1,11 @@
 import { describe, expectTypeOf, it } from 'vitest';
+import type { z } from 'zod';
 import type { ErrorRecord } from '../shared/errors.js';
 import type { StoredEvent } from '../shared/events.js';
 import type { LiveFrame } from '../shared/live-events.js';
 import type { UserRecord as WireUserRecord } from '../shared/users.js';
-import type { LiveEvent, ServiceError, UserRecord } from './types.js';
+import type { clientOptionsSchema } from './arguments.js';
+import type { ClientOptions, LiveEvent, ServiceError, UserRecord } from './types.js';
 
 /** The hand-written public types say what the shared schemas say (checked by `tsc`, see types.ts). */
 describe('public types', () => {
@@ -13,5 +15,10 @@ describe('public types', () => {
     expectTypeOf<LiveEvent>().toExtend<StoredEvent>();
     expectTypeOf<LiveFrame>().toExtend<LiveEvent>();
     expectTypeOf<ServiceError>().toExtend<ErrorRecord>();
+  });
+
+  it('declare exactly the Client options the constructor accepts (it refuses any other)', () => {
+    expectTypeOf<keyof ClientOptions>().toEqualTypeOf<keyof z.input<typeof clientOptionsSchema>>();
+    expectTypeOf<ClientOptions>().toExtend<z.input<typeof clientOptionsSchema>>();
   });
 });
