@@ -73,13 +73,29 @@ const usageArg = z.custom<unknown>().transform((value, ctx) => {
 /** Function-call args and results are JSON text on the wire; other values are JSON-encoded for the caller. */
 const jsonText = z.unknown().transform((value, ctx) => {
   if (typeof value === 'string') return value;
-  const text = JSON.stringify(value);
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (error) {
+    // JSON.stringify's own TypeError names neither the call nor the field.
+    ctx.addIssue({ code: 'custom', message: `cannot be serialized as JSON (${whyNotJson(error)})` });
+    return z.NEVER;
+  }
   if (text === undefined) {
     ctx.addIssue({ code: 'custom', message: 'must be a string or a JSON value' });
     return z.NEVER;
   }
   return text;
 });
+
+/** A short reason from what JSON.stringify threw (V8's texts; any other error by its first line). */
+function whyNotJson(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  if (/circular/i.test(message)) return 'circular structure';
+  if (/call stack/i.test(message)) return 'nested too deeply';
+  if (/BigInt/.test(message)) return 'a BigInt';
+  return message.split('\n', 1)[0] ?? message;
+}
 
 const attributes = ownKeysChecked(z.record(z.string(), scalarSchema).pipe(traitsSchema));
 

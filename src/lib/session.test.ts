@@ -148,6 +148,38 @@ describe('Session calls', () => {
       /cost\.completionTokens: required/,
     ],
     [(s: Sess) => s.trackFunctionCall({ name: 'f', runtime: 1.5 }), /runtime: must be a whole number/],
+    [
+      (s: Sess) => {
+        const loop: Record<string, unknown> = {};
+        loop.self = loop;
+        s.trackFunctionCall({ name: 'f', args: { loop } });
+      },
+      /^session\.trackFunctionCall: args: cannot be serialized as JSON \(circular structure\)$/,
+    ],
+    [
+      (s: Sess) => s.trackFunctionCall({ name: 'f', result: { n: 1n } }),
+      /^session\.trackFunctionCall: result: cannot be serialized as JSON \(a BigInt\)$/,
+    ],
+    [
+      (s: Sess) => {
+        let deep: unknown[] = [];
+        for (let i = 0; i < 100_000; i++) deep = [deep];
+        s.trackFunctionCall({ name: 'f', args: deep });
+      },
+      /^session\.trackFunctionCall: args: cannot be serialized as JSON \(nested too deeply\)$/,
+    ],
+    [
+      (s: Sess) =>
+        s.trackFunctionCall({
+          name: 'f',
+          result: {
+            toJSON() {
+              throw new Error('no\nmore');
+            },
+          },
+        }),
+      /^session\.trackFunctionCall: result: cannot be serialized as JSON \(no\)$/,
+    ],
     [(s: Sess) => s.userAlias(undefined as never), /userAlias: id: required; previousId: required/],
   ])(
     'throw a TypeError naming the call and the path for a wrong shape (%#), and send nothing',
