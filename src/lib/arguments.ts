@@ -54,6 +54,9 @@ function ownKeysChecked<S extends z.ZodType>(schema: S) {
 const traitsArg = ownKeysChecked(traitsSchema);
 const propertiesArg = ownKeysChecked(propertiesSchema);
 
+/** The longest delay setTimeout honours (2^31 - 1 ms). */
+const MAX_TIMER_MS = 2_147_483_647;
+
 const count = z.number().int('must be a whole number').min(0, 'must be 0 or more');
 const tokenUsage = z.strictObject({
   model: z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
@@ -129,9 +132,16 @@ export const clientOptionsSchema = z.strictObject({
   projectId: z.string().optional(),
   dataDir: z.string().optional(),
   debug: z.boolean().optional(),
-  timeoutMs: z.number().min(0, 'must be 0 or more').optional(),
-  retries: z.number().min(0, 'must be 0 or more').optional(),
-  maxQueueSize: z.number().min(0, 'must be 0 or more').optional(),
+  // 0: no timeout. Past setTimeout's ceiling Node fires at once, so every request would time out.
+  timeoutMs: z
+    .number()
+    .min(0, 'must be 0 (no timeout) or more')
+    .max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} (about 24.8 days)`)
+    .optional(),
+  // Attempts in all, the first included (the CLI's --retries): 0 and 1 both mean no retry.
+  retries: count.optional(),
+  // 0 would drop every event, each recorded as an error: a queue that takes nothing is no setting.
+  maxQueueSize: count.min(1, 'must be at least 1').optional(),
 });
 
 export type SessionOptionsInput = z.output<typeof sessionOptionsSchema>;

@@ -81,7 +81,7 @@ describe('library settings: option > CAS_* > MLSDK_* > config profile > embedded
       /projectId .* is required/,
     );
     expect(() => resolveSettings({ timeoutMs: -1 }, env)).toThrow(
-      /^new Client: timeoutMs: must be 0 or more$/,
+      /^new Client: timeoutMs: must be 0 \(no timeout\) or more$/,
     );
     expect(() => resolveSettings({ debug: 'yes' } as never, env)).toThrow(/^new Client: debug: must be/);
     writeConfig('not an object');
@@ -97,5 +97,22 @@ describe('library settings: option > CAS_* > MLSDK_* > config profile > embedded
     expect(() => resolveSettings({ api_key: 'k', colour: true } as never, env)).toThrow(
       /^new Client: unknown option "api_key" \(did you mean "apiKey"\?\); unknown option "colour"$/,
     );
+  });
+
+  it('bounds the numbers: a queue holds an event, retries are whole, a timeout fits a timer', () => {
+    const refused = (options: Record<string, unknown>, message: string) =>
+      expect(() => resolveSettings(options, env)).toThrow(new TypeError(`new Client: ${message}`));
+    refused({ maxQueueSize: 0 }, 'maxQueueSize: must be at least 1');
+    refused({ maxQueueSize: 2.5 }, 'maxQueueSize: must be a whole number');
+    refused({ retries: -1 }, 'retries: must be 0 or more');
+    refused({ retries: 1.5 }, 'retries: must be a whole number');
+    refused({ retries: Number.POSITIVE_INFINITY }, 'retries: must be a number');
+    refused({ timeoutMs: 2 ** 31 }, 'timeoutMs: must be at most 2147483647 (about 24.8 days)');
+    refused({ timeoutMs: Number.NaN }, 'timeoutMs: must be a number');
+    expect(resolveSettings({ maxQueueSize: 1, retries: 0, timeoutMs: 0 }, env)).toMatchObject({
+      maxQueueSize: 1,
+      retries: 1,
+      timeoutMs: 0,
+    });
   });
 });

@@ -42,8 +42,8 @@ export function resolveSettings(options: ClientOptions, env: Env): ClientSetting
     profile: profileName,
     debug: o.debug === true,
     timeoutMs: o.timeoutMs ?? 30_000,
-    retries: Math.max(1, Math.floor(o.retries ?? 5)),
-    maxQueueSize: Math.floor(o.maxQueueSize ?? 10_000),
+    retries: Math.max(1, o.retries ?? 5),
+    maxQueueSize: o.maxQueueSize ?? 10_000,
   };
   if (settings.endpoint !== undefined) {
     if (settings.apiKey === undefined) {

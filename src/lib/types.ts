@@ -60,11 +60,11 @@ export interface ClientOptions {
   dataDir?: string;
   /** Requests, retries and refusals to stderr. */
   debug?: boolean;
-  /** Per attempt, whole response included. Default 30 000. */
+  /** Per attempt, whole response included; 0: none; at most 2 147 483 647. Default 30 000. */
   timeoutMs?: number;
-  /** Attempts per request in all, the first included. Default 5. */
+  /** Attempts per request in all, the first included (0 or 1: no retry), whole. Default 5. */
   retries?: number;
-  /** Events waiting to be sent, all sessions together, before calls drop events. Default 10 000. */
+  /** Events waiting to be sent, all sessions together, before calls drop events; at least 1. Default 10 000. */
   maxQueueSize?: number;
 }
 
