@@ -232,6 +232,36 @@ describe('an end_session row (issue 14)', () => {
     await expectSame(one, data, 'the end rows imported before the turns');
     expect((await fingerprint(data)).sessions).toHaveLength(keys.length);
   });
+  it('of a derived session, with a later run that repeats its last row, names the next session from its own start', {
+    timeout: 60_000,
+  }, async () => {
+    // Found by the property test (seed 1045090975): the later run's importer put the repeated row and
+    // the next session's rows in one session and named it from the repeated row's time; the service
+    // dropped that row as a duplicate and kept the name, which one run never gives.
+    const turn = (min: number) => ({
+      kind: 'turn',
+      timestamp: new Date(T0 + min * 60_000).toISOString(),
+      device_id: 'kiosk',
+      user: `q ${min}`,
+      assistant: 'a',
+    });
+    const end = {
+      kind: 'end_session',
+      timestamp: new Date(T0 + 11 * 60_000).toISOString(),
+      device_id: 'kiosk',
+    };
+    const first = [turn(0), turn(5), turn(10), end];
+    const one = join(dir.path, 'repeat-one-run');
+    expect(
+      (await importRun([writeCsv(join(dir.path, 'repeat-all.csv'), [...first, turn(25)])], one)).code,
+    ).toBe(0);
+    const data = join(dir.path, 'repeat');
+    expect((await importRun([writeCsv(join(dir.path, 'repeat-1.csv'), first)], data)).code).toBe(0);
+    const later = await importRun([writeCsv(join(dir.path, 'repeat-2.csv'), [turn(10), turn(25)])], data);
+    expect(later.code, later.stderr).toBe(0);
+    await expectSame(one, data, 'the repeated row and the next session in a later run');
+    expect((await fingerprint(data)).sessions).toHaveLength(2);
+  });
 });
 
 describe('a device that logs in (issue 14)', () => {

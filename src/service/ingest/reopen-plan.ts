@@ -123,7 +123,11 @@ function planKey(
   for (const s of stored) group(s.id).sessions.push(s);
   for (const p of points) group(p.session).points.push(p);
   for (const { sessions, points: pts } of groups.values()) {
-    if (sessions.length === 0 || pts.length === 0) continue;
+    if (pts.length === 0) continue;
+    if (sessions.length === 0) {
+      nameFromPoints(key, pts, plan);
+      continue;
+    }
     const start = Math.min(...sessions.map((s) => s.startedAt), ...pts.map((p) => p.ts));
     const target = derivedSessionId(key, start);
     const only = sessions.length === 1 ? sessions[0]! : undefined;
@@ -142,6 +146,22 @@ function planKey(
     const indices = pts.map((p) => p.index).sort((a, b) => a - b);
     plan.replays.set(indices[0]!, { target, key, sessions: sessions.map((s) => s.id), indices });
   }
+}
+
+/**
+ * A derived session that joins no stored one keeps the name of its own start. The importer named it
+ * from its earliest record, which may be a duplicate of a stored event (of a session the data ended
+ * before this one) and so is not among the points: one run, which saw that end, names the session
+ * from what it holds (a split import's property test found it).
+ */
+function nameFromPoints(
+  key: string,
+  pts: ReadonlyArray<{ index: number; ts: number; session: string; end: boolean }>,
+  plan: ReopenPlan,
+): void {
+  if (pts.every((p) => p.end)) return;
+  const target = derivedSessionId(key, Math.min(...pts.map((p) => p.ts)));
+  for (const p of pts) if (p.session !== target) plan.reroute.set(p.index, target);
 }
 
 /**
