@@ -1,9 +1,7 @@
-import type { ChildProcess } from 'node:child_process';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServe, stopChild } from './helpers/cli.js';
+import { describe, expect, it } from 'vitest';
 import { openRaw, type RawConnection, within } from './helpers/raw-http.js';
-import { tempDir } from './helpers/temp.js';
+import { serveForFile } from './helpers/serve-file.js';
 
 /**
  * How `cas serve` admits request bodies: the order of 415 and 413 (decisions §1), what chunked
@@ -14,24 +12,15 @@ const KEY = 'bodies-key';
 const PROJECT = 'bodies-project';
 const KIB = 1024;
 
-const dir = tempDir();
-let child: ChildProcess | undefined;
-let url = '';
-
-beforeAll(async () => {
-  const started = await startServe([
-    ...['--data-dir', dir.path, '--api-key', KEY, '--project', PROJECT],
-    // One address may hold half the in-flight budget: 12 KiB, a body and a half.
-    ...['--max-body', '8KiB', '--max-body-in-flight', '24KiB', '--auth-failure-burst', '1000'],
-  ]);
-  child = started.child;
-  url = started.info.url;
-}, 30_000);
-
-afterAll(async () => {
-  if (child) await stopChild(child, 'SIGKILL');
-  dir.cleanup();
-});
+// One address may hold half the in-flight budget: 12 KiB, a body and a half.
+const serve = serveForFile(KEY, PROJECT, [
+  '--max-body',
+  '8KiB',
+  '--max-body-in-flight',
+  '24KiB',
+  '--auth-failure-burst',
+  '1000',
+]);
 
 /** A request's head with our credentials; `headers` are written as given (null: left out). */
 function head(path: string, headers: Record<string, string | null>): string {
@@ -67,14 +56,14 @@ describe('415 comes before 413 (decisions §1)', () => {
     ['a lookalike of JSON', 'application/jsonp'],
     ['protobuf outside the OTLP route', 'application/x-protobuf'],
   ])('%s over the body limit is 415 with Content-Length or chunked', async (_name, type) => {
-    const sized = await openRaw(url);
+    const sized = await openRaw(serve.url);
     await sized.write(
       head('/bc/v1/events/queue', { 'Content-Type': type, 'Content-Length': String(big.length) }),
     );
     await sized.write(big);
     expect(await answer(sized)).toBe(415);
 
-    const chunked = await openRaw(url);
+    const chunked = await openRaw(serve.url);
     await chunked.write(
       head('/bc/v1/events/queue', { 'Content-Type': type, 'Transfer-Encoding': 'chunked' }),
     );
@@ -83,7 +72,7 @@ describe('415 comes before 413 (decisions §1)', () => {
   });
 
   it('JSON over the body limit is 413 either way; without credentials, 401 first', async () => {
-    const sized = await openRaw(url);
+    const sized = await openRaw(serve.url);
     await sized.write(
       head('/bc/v1/events/queue', {
         'Content-Type': 'application/json',
@@ -93,14 +82,14 @@ describe('415 comes before 413 (decisions §1)', () => {
     await sized.write(big);
     expect(await answer(sized)).toBe(413);
 
-    const chunked = await openRaw(url);
+    const chunked = await openRaw(serve.url);
     await chunked.write(
       head('/bc/v1/events/queue', { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' }),
     );
     await chunked.write(chunk(big) + LAST_CHUNK);
     expect(await answer(chunked)).toBe(413);
 
-    const anonymous = await openRaw(url);
+    const anonymous = await openRaw(serve.url);
     await anonymous.write(
       head('/bc/v1/events/queue', {
         Authorization: null,
@@ -118,7 +107,7 @@ describe('chunked bodies are charged the bytes that arrived', () => {
 
   /** A chunked queue request from 127.0.0.3 (its own share of the budget), headers and `first` sent. */
   async function started(first: string): Promise<RawConnection> {
-    const c = await openRaw(url, '127.0.0.3');
+    const c = await openRaw(serve.url, '127.0.0.3');
     await c.write(
       head('/bc/v1/events/queue', { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' }) +
         chunk(first),
@@ -151,7 +140,7 @@ describe('chunked bodies are charged the bytes that arrived', () => {
             controller.close();
           },
         });
-        const response = await fetch(`${url}/bc/v1/events/queue`, {
+        const response = await fetch(`${serve.url}/bc/v1/events/queue`, {
           method: 'POST',
           headers: {
             authorization: `Bearer ${KEY}`,
@@ -209,7 +198,7 @@ describe('chunked bodies are charged the bytes that arrived', () => {
 
 describe('Content-Encoding on every route', () => {
   const post = async (path: string, body: Buffer | string, encoding: string) => {
-    const response = await fetch(`${url}${path}`, {
+    const response = await fetch(`${serve.url}${path}`, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${KEY}`,
@@ -234,7 +223,7 @@ describe('Content-Encoding on every route', () => {
     );
     expect(identified.status).toBe(200);
 
-    const chunked = await openRaw(url);
+    const chunked = await openRaw(serve.url);
     await chunked.write(
       head('/bc/v1/events/queue', {
         'Content-Type': 'application/json',

@@ -140,6 +140,28 @@ async function stored(): Promise<Array<Record<string, unknown>>> {
   return (res.json as Array<Record<string, unknown>>).reverse();
 }
 
+/**
+ * The events of 2026-01-05 an embedded app stored in `dataDir` (in the order written), read through a
+ * service started over that directory with the directory's own key.
+ */
+async function storedIn(dataDir: string, scope: Record<string, string> = {}) {
+  const local = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as Record<string, string>;
+  const over = await startServiceOn(dataDir);
+  try {
+    const headers = { authorization: `Bearer ${local.api_key}`, 'x-app-id': String(local.project_id) };
+    const query = new URLSearchParams({
+      start: '2026-01-05T00:00:00Z',
+      end: '2026-01-06T00:00:00Z',
+      ...scope,
+    });
+    const res = await over.get(`/bc/v1/live-events/events?${query}`, headers);
+    expect(res.status).toBe(200);
+    return (res.json as Array<Record<string, unknown>>).reverse();
+  } finally {
+    await over.stop();
+  }
+}
+
 const names = (rows: Array<Record<string, unknown>>) =>
   rows.map((r) => `${r.event}${r.conversation_id ? ` ${r.conversation_id}` : ''}`);
 
@@ -271,53 +293,22 @@ describe('the client library, used as an app uses it (issue 17)', () => {
     expect(app.errors).toEqual([]);
     expect(app.user).toMatchObject({ traits: { kind: 'kiosk' } });
     // The data directory now holds the session: read it back through a service over it.
-    const local = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as Record<
-      string,
-      string
-    >;
-    const over = await startServiceOn(dataDir);
-    try {
-      const headers = { authorization: `Bearer ${local.api_key}`, 'x-app-id': String(local.project_id) };
-      const query = new URLSearchParams({
-        start: '2026-01-05T00:00:00Z',
-        end: '2026-01-06T00:00:00Z',
-        session_id: 'emb-1',
-      });
-      const res = await over.get(`/bc/v1/live-events/events?${query}`, headers);
-      expect(res.status).toBe(200);
-      const rows = (res.json as Array<Record<string, unknown>>).reverse();
-      expect(rows.map((r) => r.event)).toEqual(['Session Started', 'Embedded', 'Session Ended']);
-    } finally {
-      await over.stop();
-    }
+    const rows = await storedIn(dataDir, { session_id: 'emb-1' });
+    expect(rows.map((r) => r.event)).toEqual(['Session Started', 'Embedded', 'Session Ended']);
   });
 
   it('without an endpoint or close(), still exits: its pending events stored, the directory let go', async () => {
-    const dataDir = join(dir.path, 'embedded-exit-data');
     // Before, the embedded service's listening socket kept the app alive for good (test timeout).
     const result = await embeddedExitRun;
     expect(result).toMatchObject({ code: 0, stderr: '' });
-    const local = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as Record<
-      string,
-      string
-    >;
     // Opening the directory again also proves the app's service closed it (one process at a time).
-    const over = await startServiceOn(dataDir);
-    try {
-      const headers = { authorization: `Bearer ${local.api_key}`, 'x-app-id': String(local.project_id) };
-      const query = new URLSearchParams({ start: '2026-01-05T00:00:00Z', end: '2026-01-06T00:00:00Z' });
-      const res = await over.get(`/bc/v1/live-events/events?${query}`, headers);
-      expect(res.status).toBe(200);
-      const rows = (res.json as Array<Record<string, unknown>>).map((r) => `${r.session_id} ${r.event}`);
-      expect(rows.sort()).toEqual([
-        'emb-exit Flushed',
-        'emb-exit Session Started',
-        'emb-exit-2 Pending',
-        'emb-exit-2 Session Started',
-      ]);
-    } finally {
-      await over.stop();
-    }
+    const rows = await storedIn(join(dir.path, 'embedded-exit-data'));
+    expect(rows.map((r) => `${r.session_id} ${r.event}`).sort()).toEqual([
+      'emb-exit Flushed',
+      'emb-exit Session Started',
+      'emb-exit-2 Pending',
+      'emb-exit-2 Session Started',
+    ]);
   });
 
   it('type-checks an app against the shipped declarations', async () => {
