@@ -2,8 +2,7 @@ import type { IntentFilter, TraitGroup, UserFilter } from '../../shared/chart-fi
 import { EVENT_NAMES } from '../../shared/event-bodies.js';
 import type { ChartContext } from './context.js';
 import { INTENT_EVENT } from './event-filter.js';
-import { grouping, groupKeyExpr, listedRowsOnly } from './groups.js';
-import { jsonValue } from './property-filter.js';
+import { listedRowsOnly, traitGroupKey } from './groups.js';
 import { binExpr, eventScan, personsCte } from './scan.js';
 import { all, type Query } from './sql.js';
 import { selectedCondition, userSelection } from './user-selection.js';
@@ -25,13 +24,6 @@ export interface AnalysisFilters {
 
 const num = (name: string) =>
   `coalesce(TRY_CAST(json_extract_string(s.properties, '/${name}') AS DOUBLE), 0)`;
-
-function grpOf(q: Query, g: TraitGroup | undefined): string {
-  const p = q.params;
-  return g
-    ? groupKeyExpr(p, grouping(g.trait_values), jsonValue(p, 't.traits', g.trait_name))
-    : 'NULL::VARCHAR';
-}
 
 /** The figures of a conversation's summary that the analyses read. */
 export type SummaryField = 'turns' | 'duration_s' | 'function_errors' | 'sentiment' | 'n_intents';
@@ -89,8 +81,8 @@ export function conversationFacts(
   );
   return q.cte(
     'convs',
-    `SELECT * FROM (SELECT x.*, ${grpOf(q, g)} AS grp FROM ${latest} x
-       ${g ? `LEFT JOIN ${personsCte(q, ctx)} t ON t.person = x.person` : ''}) ${listedRowsOnly(g ? grouping(g.trait_values) : undefined)}`,
+    `SELECT * FROM (SELECT x.*, ${traitGroupKey(q.params, g)} AS grp FROM ${latest} x
+       ${g ? `LEFT JOIN ${personsCte(q, ctx)} t ON t.person = x.person` : ''}) ${listedRowsOnly(g?.trait_values)}`,
   );
 }
 

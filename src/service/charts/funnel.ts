@@ -16,13 +16,12 @@ import {
   type GroupKey,
   groupIs,
   grouping,
-  groupKeyExpr,
   inShownGroups,
   listedRowsOnly,
   shownGroups,
   topGroupsCte,
+  traitGroupKey,
 } from './groups.js';
-import { jsonValue } from './property-filter.js';
 import { eventScan, personsCte, ScanValues } from './scan.js';
 import { all, any, Query } from './sql.js';
 import { selectedCondition, userSelection } from './user-selection.js';
@@ -135,8 +134,7 @@ function funnelFacts(q: Query, ctx: ChartContext, c: FunnelControls): string {
     reached.push(`SELECT person, ${k} AS k FROM ${previous}`);
   }
   const g = c.groupBy;
-  const groups = g ? grouping(g.trait_values) : undefined;
-  const grp = g && groups ? groupKeyExpr(p, groups, jsonValue(p, 't.traits', g.trait_name)) : 'NULL::VARCHAR';
+  const grp = traitGroupKey(p, g);
   const persons = q.cte(
     'reached',
     `SELECT person, max(k) AS reached FROM (${reached.join(' UNION ALL ')}) GROUP BY person`,
@@ -144,7 +142,7 @@ function funnelFacts(q: Query, ctx: ChartContext, c: FunnelControls): string {
   return q.cte(
     'reach',
     `SELECT * FROM (SELECT r.person, r.reached, ${grp} AS grp FROM ${persons} r
-       ${g ? `LEFT JOIN ${personsCte(q, ctx)} t ON t.person = r.person` : ''}) ${listedRowsOnly(groups)}`,
+       ${g ? `LEFT JOIN ${personsCte(q, ctx)} t ON t.person = r.person` : ''}) ${listedRowsOnly(g?.trait_values)}`,
   );
 }
 

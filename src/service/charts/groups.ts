@@ -1,5 +1,6 @@
+import type { TraitGroup } from '../../shared/chart-filters.js';
 import type { Scalar } from '../../shared/primitives.js';
-import { firstEqualIndex, scalarText } from './property-filter.js';
+import { firstEqualIndex, jsonValue, scalarText } from './property-filter.js';
 import type { Params, Query } from './sql.js';
 
 /**
@@ -49,8 +50,15 @@ export interface ShownGroup {
  * `WHERE` clause of a grouped chart's facts: with listed values, rows in none of them are left out;
  * observed groups keep every row, those lacking the value forming `(none)`.
  */
-export function listedRowsOnly(g: Grouping | undefined, column = 'grp'): string {
-  return g?.listed ? `WHERE ${column} IS NOT NULL` : '';
+export function listedRowsOnly(values: ReadonlyArray<Scalar> | undefined, column = 'grp'): string {
+  return grouping(values).listed ? `WHERE ${column} IS NOT NULL` : '';
+}
+
+/** The group key of a trait groupBy over the person row `t` (its `traits`); no groupBy: NULL. */
+export function traitGroupKey(p: Params, g: TraitGroup | undefined): string {
+  return g
+    ? groupKeyExpr(p, grouping(g.trait_values), jsonValue(p, 't.traits', g.trait_name))
+    : 'NULL::VARCHAR';
 }
 
 /** Rows of the heaviest observed groups (topGroupsCte) or of `(none)`. */

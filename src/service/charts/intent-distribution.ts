@@ -10,12 +10,11 @@ import {
   type GroupKey,
   groupIs,
   grouping,
-  groupKeyExpr,
   inShownGroups,
   shownGroups,
   topGroupsCte,
+  traitGroupKey,
 } from './groups.js';
-import { jsonValue } from './property-filter.js';
 import { eventScan, personsCte } from './scan.js';
 import { groupWeights, type SliceRow, slicesOf } from './slices.js';
 import { all, Query } from './sql.js';
@@ -34,8 +33,7 @@ function intentFacts(q: Query, ctx: ChartContext, c: IntentDistributionControls)
   const p = q.params;
   const selected = userSelection(q, ctx, c.userFilters, c.shownIntents);
   const g = c.groupBy;
-  const groups = g ? grouping(g.trait_values) : undefined;
-  const grp = g && groups ? groupKeyExpr(p, groups, jsonValue(p, 't.traits', g.trait_name)) : 'NULL::VARCHAR';
+  const grp = traitGroupKey(p, g);
   const where = [
     `s.event = ${p.bind(INTENT_EVENT)}`,
     's.conversation_id IS NOT NULL',
@@ -47,7 +45,7 @@ function intentFacts(q: Query, ctx: ChartContext, c: IntentDistributionControls)
     `SELECT * FROM (SELECT s.session_id, s.conversation_id, s.person,
         json_extract_string(s.properties, '/intent') AS slice, ${grp} AS grp
       FROM ${eventScan(q, ctx, ctx.window)} s ${g ? `LEFT JOIN ${personsCte(q, ctx)} t ON t.person = s.person` : ''}
-      WHERE ${all(where)}) WHERE ${all(['slice IS NOT NULL', ...(groups?.listed ? ['grp IS NOT NULL'] : [])])}`,
+      WHERE ${all(where)}) WHERE ${all(['slice IS NOT NULL', ...(grouping(g?.trait_values).listed ? ['grp IS NOT NULL'] : [])])}`,
   );
 }
 

@@ -5,8 +5,7 @@ import { binKey, type ChartContext, intersect, span } from './context.js';
 import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
 import { eventMatcher, impliedByOneMatch, windowCondition } from './event-filter.js';
 import { compileList } from './filter-list.js';
-import { groupIs, grouping, groupKeyExpr, inShownGroups, listedRowsOnly, topGroupsCte } from './groups.js';
-import { jsonValue } from './property-filter.js';
+import { groupIs, grouping, inShownGroups, listedRowsOnly, topGroupsCte, traitGroupKey } from './groups.js';
 import { type RetentionRow, retentionResults } from './retention-map.js';
 import { binExpr, eventScan, personsCte, ScanValues } from './scan.js';
 import { all, any, Query } from './sql.js';
@@ -43,13 +42,12 @@ function retentionFacts(q: Query, ctx: ChartContext, c: RetentionControls): { co
      GROUP BY s.person`,
   );
   const g = c.groupBy;
-  const groups = g ? grouping(g.trait_values) : undefined;
-  const grp = g && groups ? groupKeyExpr(p, groups, jsonValue(p, 't.traits', g.trait_name)) : 'NULL::VARCHAR';
+  const grp = traitGroupKey(p, g);
   const traits = g ? `LEFT JOIN ${personsCte(q, ctx)} t ON t.person = st.person` : '';
   const cohort = q.cte(
     'cohort',
     `SELECT * FROM (SELECT st.person, ${binExpr(q, ctx, 'st.first')} AS cb, ${grp} AS grp FROM ${starts} st ${traits})
-     ${listedRowsOnly(groups)}`,
+     ${listedRowsOnly(g?.trait_values)}`,
   );
   const retValues = new ScanValues(p);
   const filters = returnFilters(c);

@@ -70,13 +70,12 @@ async function seriesRows(ctx: ChartContext, c: SegmentationControls, i: number)
   const q = new Query();
   const facts = seriesFacts(q, ctx, c, i);
   const g = c.eventFilters[i]!.groupBy;
-  const groups = g ? grouping(g.property_values) : undefined;
-  const observed = groups !== undefined && groups.listed === undefined;
+  const observed = g !== undefined && grouping(g.property_values).listed === undefined;
   const measure = valueMeasure(c.eventFilters[i]!.measure);
   const val = measure ? `(${aggregateSql(measure)})::DOUBLE` : 'NULL::DOUBLE';
   const agg = q.cte(
     'agg',
-    `SELECT bin, grp, count(*)::DOUBLE AS total, count(DISTINCT person)::DOUBLE AS uniq, ${val} AS val FROM ${facts} ${listedRowsOnly(groups)} GROUP BY bin, grp`,
+    `SELECT bin, grp, count(*)::DOUBLE AS total, count(DISTINCT person)::DOUBLE AS uniq, ${val} AS val FROM ${facts} ${listedRowsOnly(g?.property_values)} GROUP BY bin, grp`,
   );
   const top = observed ? topGroupsCte(q, agg, 'sum(total)') : undefined;
   const where = top ? `WHERE ${inShownGroups(top)}` : '';

@@ -8,13 +8,12 @@ import {
   type GroupKey,
   groupIs,
   grouping,
-  groupKeyExpr,
   inShownGroups,
   listedRowsOnly,
   shownGroups,
   topGroupsCte,
+  traitGroupKey,
 } from './groups.js';
-import { jsonValue } from './property-filter.js';
 import { eventScan, personsCte, ScanValues } from './scan.js';
 import { groupWeights, type SliceRow, slicesOf } from './slices.js';
 import { all, Query } from './sql.js';
@@ -50,8 +49,7 @@ function sentimentFacts(q: Query, ctx: ChartContext, c: SentimentAnalysisControl
      QUALIFY row_number() OVER (PARTITION BY s.session_id, s.conversation_id ORDER BY s.ts DESC) = 1`,
   );
   const g = c.groupBy;
-  const groups = g ? grouping(g.trait_values) : undefined;
-  const grp = g && groups ? groupKeyExpr(p, groups, jsonValue(p, 't.traits', g.trait_name)) : 'NULL::VARCHAR';
+  const grp = traitGroupKey(p, g);
   const where = [
     `x.slice IN (${SENTIMENTS.map((s) => p.bind(s)).join(', ')})`,
     countCondition(p, 'coalesce(mt.n, 0)', m.op, m.n),
@@ -62,7 +60,7 @@ function sentimentFacts(q: Query, ctx: ChartContext, c: SentimentAnalysisControl
     `SELECT * FROM (SELECT x.session_id, x.conversation_id, x.person, x.slice, ${grp} AS grp FROM ${summaries} x
        LEFT JOIN ${matches} mt ON mt.session_id IS NOT DISTINCT FROM x.session_id AND mt.conversation_id = x.conversation_id
        ${g ? `LEFT JOIN ${personsCte(q, ctx)} t ON t.person = x.person` : ''}
-       WHERE ${all(where)}) ${listedRowsOnly(groups)}`,
+       WHERE ${all(where)}) ${listedRowsOnly(g?.trait_values)}`,
   );
 }
 

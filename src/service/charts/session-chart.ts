@@ -15,13 +15,12 @@ import {
   groupBinKey,
   groupIs,
   grouping,
-  groupKeyExpr,
   inShownGroups,
   listedRowsOnly,
   shownGroups,
   topGroupsCte,
+  traitGroupKey,
 } from './groups.js';
-import { jsonValue } from './property-filter.js';
 import { binExpr, mergedCte, personOf, personsCte } from './scan.js';
 import { all, Query } from './sql.js';
 import { selectedCondition, userSelection } from './user-selection.js';
@@ -61,13 +60,12 @@ function sessionFacts(q: Query, ctx: ChartContext, c: SessionControls): string {
   }
   const g = c.groupBy;
   if (g) joins.push(`LEFT JOIN ${personsCte(q, ctx)} t ON t.person = ${person}`);
-  const groups = g ? grouping(g.trait_values) : undefined;
-  const grp = g && groups ? groupKeyExpr(p, groups, jsonValue(p, 't.traits', g.trait_name)) : 'NULL::VARCHAR';
+  const grp = traitGroupKey(p, g);
   return q.cte(
     'ses',
     `SELECT * FROM (SELECT x.session_id, x.started_at, coalesce(x.ended_at, x.last_event_at) AS fin,
        ${person} AS person, ${binExpr(q, ctx, 'x.started_at')} AS bin, ${grp} AS grp
-     FROM sessions x ${joins.join(' ')} WHERE ${all(where)}) ${listedRowsOnly(groups)}`,
+     FROM sessions x ${joins.join(' ')} WHERE ${all(where)}) ${listedRowsOnly(g?.trait_values)}`,
   );
 }
 

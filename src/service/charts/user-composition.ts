@@ -18,6 +18,7 @@ import {
   NONE_LABEL,
   shownGroups,
   topGroupsCte,
+  traitGroupKey,
 } from './groups.js';
 import { jsonValue } from './property-filter.js';
 import { eventScan, personsCte } from './scan.js';
@@ -43,12 +44,10 @@ function compositionFacts(q: Query, ctx: ChartContext, c: UserCompositionControl
   const slices = grouping(c.selectedTrait.trait_values);
   const slice = groupKeyExpr(p, slices, jsonValue(p, 't.traits', c.selectedTrait.trait_name));
   const g = c.groupBy;
-  const grp = g
-    ? groupKeyExpr(p, grouping(g.trait_values), jsonValue(p, 't.traits', g.trait_name))
-    : 'NULL::VARCHAR';
+  const grp = traitGroupKey(p, g);
   const keep = [
     ...(slices.listed ? ['slice IS NOT NULL'] : []),
-    ...(g && grouping(g.trait_values).listed ? ['grp IS NOT NULL'] : []),
+    ...(grouping(g?.trait_values).listed ? ['grp IS NOT NULL'] : []),
   ];
   return q.cte(
     'facts',
