@@ -215,6 +215,22 @@ describe('--controls', () => {
     });
   });
 
+  it('--from alone keeps the file end, --to alone keeps its start (they were replaced by --last 30d and today)', () => {
+    const from = buildChartControls('segmentation', { controls: controls(file), from: '2025-01-15' }, env);
+    expect(from.controls.range).toEqual({ ...file.range, start: '2025-01-15' });
+    const to = buildChartControls('segmentation', { controls: controls(file), to: '2025-01-20' }, env);
+    expect(to.controls.range).toEqual({ ...file.range, end: '2025-01-21' });
+    const both = buildChartControls(
+      'segmentation',
+      { controls: controls(file), from: '2025-01-03', to: '2025-01-04' },
+      env,
+    );
+    expect(both.controls.range).toEqual({ ...file.range, start: '2025-01-03', end: '2025-01-05' });
+    // --last names a whole range: it still ends today (or at --to), whatever the file says.
+    const last = buildChartControls('segmentation', { controls: controls(file), last: '2d' }, env);
+    expect(last.controls.range).toEqual({ ...file.range, start: '2025-03-08', end: '2025-03-10' });
+  });
+
   it('reports bad JSON and bad fields against --controls', () => {
     expect(usage('segmentation', { controls: { source: 'c.json', text: '{nope' } }).message).toMatch(
       /^--controls c\.json: not valid JSON/,

@@ -127,7 +127,7 @@ function buildRange(flags: ChartFlags, env: ChartEnv, base: unknown, origins: Ma
   const tz = flags.tz !== undefined ? checkTimeZone(flags.tz) : (baseTz ?? env.defaultTz);
   const range: Record<string, unknown> = { ...baseRange };
   if (bounds || !baseRange) {
-    Object.assign(range, rangeBounds(flags, env, tz));
+    Object.assign(range, rangeBounds(flags, env, tz, baseRange));
     origins.set('range', rangeFlagLabel(flags));
   }
   if (flags.period !== undefined) {

@@ -119,8 +119,23 @@ export function hasRangeBounds(flags: RangeFlags): boolean {
   return flags.from !== undefined || flags.to !== undefined || flags.last !== undefined;
 }
 
-/** The range's start and end from the flags (default `--last 30d`), in `tz`. */
-export function rangeBounds(flags: RangeFlags, env: ChartEnv, tz: string): { start: string; end: string } {
+/** A range's start and end as a `--controls` file gives them (either may be missing). */
+export interface BaseBounds {
+  start?: unknown;
+  end?: unknown;
+}
+
+/**
+ * The range's start and end from the flags (default `--last 30d`), in `tz`. Over a `--controls` file
+ * (`base`), `--from` alone keeps the file's end and `--to` alone keeps its start: a flag overrides
+ * only the field it names, as `--period` and `--tz` do.
+ */
+export function rangeBounds(
+  flags: RangeFlags,
+  env: ChartEnv,
+  tz: string,
+  base: BaseBounds = {},
+): { start: string; end: string } {
   if (flags.from !== undefined && flags.last !== undefined) {
     throw new UsageError(
       '--from and --last both set the start of the range; give one of them',
@@ -131,9 +146,15 @@ export function rangeBounds(flags: RangeFlags, env: ChartEnv, tz: string): { sta
   if (flags.to !== undefined) checkBound(flags.to, '--to');
   if (flags.from !== undefined) {
     const end =
-      flags.to === undefined ? dateOf(dayNumber(localDate(env.now.getTime(), tz)) + 1) : endOf(flags.to);
+      flags.to !== undefined
+        ? endOf(flags.to)
+        : typeof base.end === 'string'
+          ? base.end
+          : dateOf(dayNumber(localDate(env.now.getTime(), tz)) + 1);
     return { start: flags.from, end };
   }
+  if (flags.last === undefined && flags.to !== undefined && typeof base.start === 'string')
+    return { start: base.start, end: endOf(flags.to) };
   const [start, end] = lastRange(flags.last ?? DEFAULT_LAST, flags.to, env, tz);
   return { start, end };
 }
