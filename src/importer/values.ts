@@ -59,13 +59,16 @@ export function asJsonText(field: string, value: unknown): Coerced<string> {
   return asText(field, value);
 }
 
+/**
+ * Decimal notation only: `Number()` also reads `0x10` as 16, `0b11` as 3 and `0o7` as 7, which no
+ * export means by a token count.
+ */
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+
 export function asNumber(field: string, value: unknown, integer = false): Coerced<number> {
+  const text = typeof value === 'string' ? value.trim() : undefined;
   const n =
-    typeof value === 'number'
-      ? value
-      : typeof value === 'string' && value.trim() !== ''
-        ? Number(value)
-        : Number.NaN;
+    typeof value === 'number' ? value : text !== undefined && DECIMAL.test(text) ? Number(text) : Number.NaN;
   if (!Number.isFinite(n)) return { ok: false, reason: `${field} must be a number, got ${show(value)}` };
   if (integer && !Number.isInteger(n))
     return { ok: false, reason: `${field} must be a whole number, got ${show(value)}` };
