@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { at, byName, queue, storedEvents, turn, userById } from './helpers/ingest.js';
-import { startTestService, type TestService } from './helpers/service.js';
+import { startServiceOn, startTestService, type TestService } from './helpers/service.js';
+import { tempDir } from './helpers/temp.js';
 
 let t: TestService;
 beforeAll(async () => {
@@ -73,6 +74,57 @@ describe('idempotency and all-or-nothing batches (decisions §4)', () => {
     // The refused batch left no trace: its new session starts cleanly later.
     expect((await queue(t, [turn('fresh-one', at(20), {}, { device_id: 'f1' })])).status).toBe(200);
     expect(byName(await storedEvents(t, 'fresh-one'), 'Session Started')).toHaveLength(1);
+  });
+});
+
+describe('ids the service made are ids like any other (decisions §4: each (project, event_id) once)', () => {
+  const clicked = (extra: Record<string, unknown>) => ({
+    type: 'track',
+    event: 'Clicked',
+    session_id: 'own-ids',
+    user_id: 'own-ids-user',
+    timestamp: at(1),
+    ...extra,
+  });
+
+  async function resendAll(s: TestService): Promise<void> {
+    const stored = await storedEvents(s, 'own-ids');
+    const assigned = byName(stored, 'Clicked')[0]?.event_id ?? '';
+    const started = byName(stored, 'Session Started')[0]?.event_id ?? '';
+    expect(assigned).toMatch(/^e_/);
+    expect(started).toMatch(/#session-started$/);
+    // The assigned id, through a per-event route and the queue; a generated row's id on a new event.
+    const single = await s.post('/bc/v1/events/event/track', clicked({ event_id: assigned }));
+    expect(single.status).toBe(200);
+    expect((await queue(s, [clicked({ event_id: assigned })])).json).toEqual({
+      status: 'ok',
+      accepted: 0,
+      duplicates: 1,
+    });
+    expect((await queue(s, [clicked({ event: 'Other', event_id: started })])).json).toEqual({
+      status: 'ok',
+      accepted: 0,
+      duplicates: 1,
+    });
+    const after = await storedEvents(s, 'own-ids');
+    expect(after.map((e) => e.event_id).sort()).toEqual(stored.map((e) => e.event_id).sort());
+  }
+
+  it('a re-sent event under the id the service assigned, or under a generated row id, is a duplicate, also after a restart', async () => {
+    const dir = tempDir();
+    let s = await startServiceOn(dir.path);
+    try {
+      const first = await s.post('/bc/v1/events/event/track', clicked({}));
+      expect(first.status).toBe(200);
+      await resendAll(s);
+      // A restarted service knows the ids from the database, not from the requests it saw.
+      await s.stop();
+      s = await startServiceOn(dir.path);
+      await resendAll(s);
+    } finally {
+      await s.stop();
+      dir.cleanup();
+    }
   });
 });
 

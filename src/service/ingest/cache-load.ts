@@ -25,7 +25,7 @@ async function knownFrom(q: Queryable, sql: string, project: string): Promise<Kn
 export async function loadProjectCache(q: Queryable, project: string): Promise<ProjectCache> {
   const where = 'WHERE project_id = $1';
   const known = {
-    events: await knownFrom(q, `SELECT event_id FROM events ${where} AND origin_event_id IS NULL`, project),
+    events: await knownFrom(q, `SELECT event_id FROM events ${where}`, project),
     sessions: await knownFrom(q, `SELECT session_id FROM sessions ${where}`, project),
     conversations: await knownFrom(q, `SELECT ${conversationKeySql()} FROM conversations ${where}`, project),
     ids: await knownFrom(q, `SELECT id FROM user_ids ${where}`, project),

@@ -7,7 +7,8 @@ import type { ProjectCache } from './project-cache.js';
  * decisions §4: each (project, event_id) is stored once. Which events of the batch are duplicates:
  * a repeat inside the batch, or an id already stored. The hash filter clears almost every id in
  * memory; only ids it may have seen (a re-post, or a rare hash collision) are confirmed with one
- * query. Only caller-sent rows count (origin_event_id IS NULL): generated ids are derived, not sent.
+ * query. Every stored row counts: the id the service gave an event sent without one, and a generated
+ * row's id, are that row's id as much as a caller's own (a caller re-sending either sends a duplicate).
  */
 export async function findDuplicates(
   q: Queryable,
@@ -33,7 +34,7 @@ export async function findDuplicates(
   if (suspects.length === 0) return duplicate;
   const stored = await rowsByKeys<{ event_id: string }>(q, suspects, (chunk) => ({
     sql: `SELECT event_id FROM events
-           WHERE project_id = $1 AND origin_event_id IS NULL AND event_id IN (SELECT unnest($2))`,
+           WHERE project_id = $1 AND event_id IN (SELECT unnest($2))`,
     params: [text(cache.projectId), texts(chunk)],
   }));
   for (const { event_id } of stored) {

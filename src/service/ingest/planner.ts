@@ -98,7 +98,8 @@ export class Planner {
   /** One event of the request, counted as accepted (or as a duplicate, when its plan says so). */
   planOne(e: WireEvent, x: EventCtx): void {
     this.owner = x.index;
-    if (e.event_id !== undefined) this.cache.known.events.add(e.event_id);
+    // The id the service assigns too: a caller re-sending the event under it sends a duplicate.
+    this.cache.known.events.add(x.eventId);
     const handled = planSessionEvent(this, e, x) || planConversationEvent(this, e, x);
     if (!handled) throw new Error(`no plan for event kind ${e.kind}`);
     if (this.duplicate) this.duplicates++;
