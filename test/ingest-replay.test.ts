@@ -80,8 +80,9 @@ async function expectSame(split: TestService, one: TestService, column: string):
   expect(got).toEqual(want);
 }
 
+/** As `cas import` posts: history (`?history=true`), placed before final ends. */
 async function post(t: TestService, events: unknown[]) {
-  const res = await queue(t, events);
+  const res = await t.post('/bc/v1/events/queue?history=true', events);
   expect(res.status, JSON.stringify(res.json)).toBe(200);
   return res.json as { accepted: number; duplicates: number };
 }
@@ -133,6 +134,42 @@ describe('replaying sessions with new history', () => {
       'Session Ended',
     ]);
     expect(rows[0]!.ts).toBe(Date.parse(at(0)));
+  });
+
+  it("a client's late event is refused by its final ends (decisions §4), whatever its time; only history goes before them", async () => {
+    const s = 'client-final';
+    const t = await service();
+    const c = { conversation_id: 'c1' };
+    await post(t, [
+      turn(s, at(0), { user: 'first' }, { user_id: 'u3', event_id: 'g1', ...c }),
+      { type: 'track', event: 'Conversation Ended', session_id: s, timestamp: at(60), event_id: 'g2', ...c },
+      turn(s, at(90), { user: 'second' }, { event_id: 'g3', conversation_id: 'c2' }),
+    ]);
+    const before = await stored(t);
+    // The session is open; its conversation c1 was closed by the client at 60 s.
+    const closed = await queue(t, [turn(s, at(30), { user: 'late' }, { event_id: 'g4', ...c })]);
+    expect(closed.status).toBe(409);
+    expect(closed.json).toMatchObject({
+      code: 'conversation_closed',
+      issues: [{ path: '[0].conversation_id' }],
+    });
+    await post(t, [{ type: 'end_session', session_id: s, timestamp: at(120), event_id: 'g5' }]);
+    const ended = await stored(t);
+    const late: Array<[string, unknown]> = [
+      ['conversation-turn', turn(s, at(100), { user: 'late' }, { event_id: 'g6', conversation_id: 'c2' })],
+      ['track', { type: 'track', event: 'Clicked', session_id: s, timestamp: at(110), event_id: 'g7' }],
+    ];
+    for (const [route, body] of late) {
+      const single = await t.post(`/bc/v1/events/event/${route}`, body);
+      expect(single.status).toBe(409);
+      expect(single.json).toMatchObject({ code: 'session_ended' });
+    }
+    expect(await stored(t)).toEqual(ended);
+    expect(ended.events.length).toBeGreaterThan(before.events.length);
+    // The same event as history is placed before the end, and the conversation's summary counts it.
+    await post(t, [turn(s, at(100), { user: 'late' }, { event_id: 'g6', conversation_id: 'c2' })]);
+    const placed = (await stored(t)).events.filter((e) => e.event === 'Conversation Turn');
+    expect(placed.map((e) => e.event_id)).toContain('g6');
   });
 
   it('derived sessions of a key join and merge across runs, named by key and earliest start', async () => {

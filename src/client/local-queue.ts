@@ -18,11 +18,14 @@ const TARGET = { method: 'POST', path: '/bc/v1/events/queue' } as const;
 export function localQueueSender(
   queue: LocalQueue,
   credentials: { apiKey: string; projectId: string },
+  /** Send the batches as history (the queue route's `?history=true`), as `cas import` does. */
+  history = false,
 ): (events: readonly unknown[]) => Promise<QueueResponse> {
   return async (events) => {
     let answer: Awaited<ReturnType<LocalQueue>>;
     try {
-      answer = await queue(parsedBatch(credentials, events));
+      const batch = parsedBatch(credentials, events);
+      answer = await queue(history ? { ...batch, history } : batch);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       throw new NetworkError(message, undefined, TARGET, error);

@@ -96,11 +96,15 @@ export function alias(client: Client, body: AliasBody, options?: CallOptions): P
 export function postQueue(
   client: Client,
   events: readonly unknown[],
-  options?: CallOptions,
+  options?: CallOptions & {
+    /** Our service's `?history=true`: the batch is history (`cas import`), placed before final ends. */
+    history?: boolean;
+  },
 ): Promise<QueueAck> {
   return client.request({
     method: 'POST',
     path: '/bc/v1/events/queue',
+    ...(options?.history ? { query: { history: 'true' } } : {}),
     body: events,
     schema: queueAckSchema,
     ...signalOf(options),

@@ -206,7 +206,8 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
       return {
         client,
         mode: 'embedded',
-        postQueue: localQueueSender(service.queue, { apiKey, projectId }),
+        // Only `cas import` sends through it, and what it sends is history.
+        postQueue: localQueueSender(service.queue, { apiKey, projectId }, true),
         close: async () => {
           await client.close();
           await service.close();

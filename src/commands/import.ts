@@ -224,7 +224,12 @@ export async function runImport(
       send: client && {
         send:
           connection?.postQueue ??
-          ((events) => postQueue(client, events, deps.signal ? { signal: deps.signal } : {})),
+          ((events) =>
+            postQueue(client, events, {
+              ...(deps.signal ? { signal: deps.signal } : {}),
+              // Our service places history before final ends; to the hosted one the flag means nothing.
+              history: extensions.provisionalEnds,
+            })),
         refusal: refusalOf,
       },
       onEvent: deps.onEvent,

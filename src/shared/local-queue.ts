@@ -21,6 +21,8 @@ export interface LocalBatch {
    * service, so this moves the work to the sender's thread; it trusts no one new.
    */
   parsedUnder?: ParseLimits;
+  /** The queue route's `?history=true` (IngestOptions.history): `cas import` sends history. */
+  history?: boolean;
 }
 
 export type LocalAnswer = { status: 200; body: QueueResponse } | { status: number; body: ErrorBody };

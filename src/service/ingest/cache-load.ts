@@ -206,13 +206,14 @@ export async function prefetch(
   q: Queryable,
   cache: ProjectCache,
   events: readonly WireEvent[],
+  history = false,
 ): Promise<void> {
   const sessionIds = new Set<string>(await derivedCandidates(q, cache, events));
   for (const e of events) {
     if (e.session_id !== undefined && cache.needsSession(e.session_id)) sessionIds.add(e.session_id);
   }
   if (sessionIds.size > 0) await loadSessions(q, cache, [...sessionIds]);
-  const named = conversationsNamed(cache, events);
+  const named = conversationsNamed(cache, events, history);
   if (named.size > 0) await loadConversations(q, cache, named);
   const ids: string[] = [];
   const devices: string[] = [];
@@ -227,7 +228,7 @@ export async function prefetch(
   // reopen (a provisional end names the importer's derived id and carries no user). The planner reads
   // each one's user; another event of the batch naming that user cannot be relied on, since a failed
   // group clears the identity maps while untouched sessions stay cached (ProjectCache.forget).
-  const { replays, reroute } = reopenPlan(cache, events, [], Date.now());
+  const { replays, reroute } = reopenPlan(cache, events, [], Date.now(), history);
   const reached = new Set<string>([...reroute.values(), ...[...replays.values()].map((r) => r.target)]);
   for (const e of events) {
     if (e.user_id !== undefined) ids.push(e.user_id);
@@ -243,7 +244,7 @@ export async function prefetch(
     }
   }
   await loadIdentity(q, cache.projectId, cache.identity, { ids, devices, users });
-  const replayed = replayedSessions(reopenPlan(cache, events, [], Date.now()));
+  const replayed = replayedSessions(reopenPlan(cache, events, [], Date.now(), history));
   await loadHistory(q, cache, replayed);
   // A replay plans its stored events again, and one naming a device links it (plan-session.ts).
   const historyDevices = replayed
@@ -258,8 +259,12 @@ export async function prefetch(
  * looked up in the session the event names and, for an event of a derived session that joins or
  * reopens a stored one (reopen-plan.ts), in that one too: conversation ids are scoped to their session.
  */
-function conversationsNamed(cache: ProjectCache, events: readonly WireEvent[]): Map<ConversationKey, string> {
-  const { replays, reroute } = reopenPlan(cache, events, [], Date.now());
+function conversationsNamed(
+  cache: ProjectCache,
+  events: readonly WireEvent[],
+  history: boolean,
+): Map<ConversationKey, string> {
+  const { replays, reroute } = reopenPlan(cache, events, [], Date.now(), history);
   const targets = new Map<number, string>(reroute);
   for (const r of replays.values()) for (const i of r.indices) targets.set(i, r.target);
   const named = new Map<ConversationKey, string>();

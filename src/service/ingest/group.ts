@@ -27,6 +27,13 @@ export interface IngestOptions {
   paths?: (issue: Issue) => Issue;
   /** Build a per-event route answer (decisions §4). */
   answer?: boolean;
+  /**
+   * History, as `cas import` sends it (our extension, `?history=true` on the queue): an event older
+   * than its session's final end or its conversation's is placed before that end, as one run over all
+   * the records would place it. Otherwise such an event is refused, 409 (decisions §4: ends a client
+   * sent are final).
+   */
+  history?: boolean;
 }
 
 /**
@@ -122,13 +129,15 @@ export async function planGroup(
     const earlier = new Set<string>();
     for (const job of jobs) {
       const duplicate = await findDuplicates(q, cache, job.events, planned);
+      const history = job.options.history === true;
       await prefetch(
         q,
         cache,
         job.events.filter((_, i) => !duplicate[i]),
+        history,
       );
       timer.lap('load');
-      const planner = new Planner(cache, job.receivedAt, ch);
+      const planner = new Planner(cache, job.receivedAt, ch, history);
       planners.push(planner);
       planner.plan(job.events, duplicate, earlier);
       refuse(planner, job.options);

@@ -24,15 +24,17 @@ export function localQueue(
   limits: Limits,
   log: (line: string) => void,
 ): LocalQueue {
-  return async ({ apiKey, projectId, events, parsedUnder }) => {
+  return async (batch) => {
+    const { apiKey, projectId, events, parsedUnder } = batch;
     try {
       const tenant = tenants.authenticate(apiKey, projectId);
       if (tenant === 'forbidden')
         throw new ServiceError(403, 'forbidden', 'the API key is unknown or does not own this project');
+      const history = batch.history === true;
       if (parsedUnder && sameLimits(parsedUnder, limits))
-        return { status: 200, body: await queueBatch(ingestor, tenant, events as WireEvent[]) };
+        return { status: 200, body: await queueBatch(ingestor, tenant, events as WireEvent[], history) };
       // Not parsed from text by our parser: sizes and reserved keys are checked event by event.
-      return { status: 200, body: await queueEvents(ingestor, limits, tenant, events, undefined) };
+      return { status: 200, body: await queueEvents(ingestor, limits, tenant, events, undefined, history) };
     } catch (error) {
       const known =
         error instanceof ServiceError ? error : (storageUnavailable(error, log) ?? internal(error, log));

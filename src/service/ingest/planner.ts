@@ -57,6 +57,8 @@ export class Planner {
     readonly receivedAt: number,
     /** Shared by the requests of one transaction, whose identity rows are written together. */
     readonly ch: IdentityChanges = new IdentityChanges(),
+    /** The request is history (IngestOptions.history): late events go before final ends. */
+    readonly history = false,
   ) {}
 
   get maps(): IdentityMaps {
@@ -69,7 +71,7 @@ export class Planner {
     duplicate: readonly boolean[],
     earlier: ReadonlySet<string> = new Set(),
   ): void {
-    const { replays, reroute } = reopenPlan(this.cache, events, duplicate, this.receivedAt);
+    const { replays, reroute } = reopenPlan(this.cache, events, duplicate, this.receivedAt, this.history);
     const planned = new Set<number>();
     events.forEach((e, index) => {
       if (duplicate[index]) {

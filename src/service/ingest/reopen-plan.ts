@@ -40,26 +40,39 @@ const timeOf = (e: WireEvent, receivedAt: number): number =>
  * conversation it names or would join. Planned in place it would leave the starts where they were;
  * one run over all the events would have started them with it.
  */
-function beforeItsPlace(cache: ProjectCache, s: SessionState, e: WireEvent, ts: number): boolean {
+function beforeItsPlace(
+  cache: ProjectCache,
+  s: SessionState,
+  e: WireEvent,
+  ts: number,
+  history: boolean,
+): boolean {
   if (ts < s.startedAt) return true;
   if (!CONVERSATION_KINDS.has(e.kind) || !('session_id' in e)) return false;
   const named = 'conversation_id' in e ? e.conversation_id : undefined;
   const id = named ?? (s.open.length === 1 ? s.open[0] : undefined);
   const c = id === undefined ? undefined : cache.conversations.get(conversationKey(s.id, id));
-  return c !== undefined && (ts < c.startedAt || (c.endedAt !== null && ts < c.endedAt));
+  return c !== undefined && (ts < c.startedAt || (history && c.endedAt !== null && ts < c.endedAt));
 }
 
 /**
  * A session must be replayed with new history (decisions §4, our import extension) when its end was
- * added by an import (provisional) and anything but such an end arrives, when an event older than
- * a final end arrives (late history: it belongs before the end, as one run would place it), or when
- * an event older than the start of what it joins arrives.
+ * added by an import (provisional) and anything but such an end arrives, when history (an import)
+ * brings an event older than a final end (it belongs before the end, as one run would place it), or
+ * when an event older than the start of what it joins arrives. A client's event for a session or
+ * conversation its final end closed is refused instead (409), whatever its time.
  */
-function needsReplay(cache: ProjectCache, s: SessionState, e: WireEvent, ts: number): boolean {
+function needsReplay(
+  cache: ProjectCache,
+  s: SessionState,
+  e: WireEvent,
+  ts: number,
+  history: boolean,
+): boolean {
   if (isProvisionalEnd(e)) return false;
-  if (s.endedAt === null) return beforeItsPlace(cache, s, e, ts);
+  if (s.endedAt === null) return beforeItsPlace(cache, s, e, ts, history);
   if (s.provisionalEnd !== null) return true;
-  return ts < s.endedAt && e.kind !== 'end_session';
+  return history && ts < s.endedAt && e.kind !== 'end_session';
 }
 
 /**
@@ -71,7 +84,7 @@ function needsReplay(cache: ProjectCache, s: SessionState, e: WireEvent, ts: num
 function lateFor(cache: ProjectCache, s: SessionState, e: WireEvent, ts: number): boolean {
   if (s.endedAt !== null) return true;
   if (e.kind === 'end_session') return ts < s.lastEventAt;
-  return beforeItsPlace(cache, s, e, ts);
+  return beforeItsPlace(cache, s, e, ts, true);
 }
 
 function find(parent: Map<string, string>, x: string): string {
@@ -174,6 +187,8 @@ export function reopenPlan(
   events: readonly WireEvent[],
   duplicate: readonly boolean[],
   receivedAt: number,
+  /** IngestOptions.history. */
+  history = false,
 ): ReopenPlan {
   const plan: ReopenPlan = { replays: new Map(), reroute: new Map() };
   const bySession = new Map<string, number[]>();
@@ -197,7 +212,10 @@ export function reopenPlan(
   });
   for (const [session, indices] of bySession) {
     const s = cache.sessions.get(session);
-    if (!s || !indices.some((i) => needsReplay(cache, s, events[i]!, timeOf(events[i]!, receivedAt))))
+    if (
+      !s ||
+      !indices.some((i) => needsReplay(cache, s, events[i]!, timeOf(events[i]!, receivedAt), history))
+    )
       continue;
     plan.replays.set(indices[0]!, { target: session, key: s.derivedKey, sessions: [session], indices });
   }

@@ -42,16 +42,22 @@ export async function queueEvents(
   tenant: Scope,
   body: unknown,
   checkedBytes: number | undefined,
+  history = false,
 ): Promise<QueueResponse> {
-  return queueBatch(ingestor, tenant, () => {
-    const parsed = parseQueueBody(body, {
-      eventsPerRequest: limits.eventsPerRequest,
-      eventBytes: limits.eventBytes,
-      checkedBytes,
-    });
-    if (!parsed.ok) throw invalidInput(parsed.issues);
-    return parsed.events;
-  });
+  return queueBatch(
+    ingestor,
+    tenant,
+    () => {
+      const parsed = parseQueueBody(body, {
+        eventsPerRequest: limits.eventsPerRequest,
+        eventBytes: limits.eventBytes,
+        checkedBytes,
+      });
+      if (!parsed.ok) throw invalidInput(parsed.issues);
+      return parsed.events;
+    },
+    history,
+  );
 }
 
 /**
@@ -63,10 +69,20 @@ export async function queueBatch(
   ingestor: Ingestor,
   tenant: Scope,
   events: EventSource,
+  history = false,
 ): Promise<QueueResponse> {
-  const result = await ingestor.ingest(tenant, events, Date.now());
+  const result = await ingestor.ingest(tenant, events, Date.now(), history ? { history } : {});
   return { status: 'ok', accepted: result.accepted, duplicates: result.duplicates };
 }
+
+const queueQuerySchema = z.object({
+  history: z
+    .enum(['true', 'false'])
+    .optional()
+    .describe(
+      'our extension, sent by `cas import`: the batch is history, so an event older than a final end of its session or conversation is placed before that end (the session is replayed) instead of refused with 409',
+    ),
+});
 
 /** POST /bc/v1/events/queue and the per-event routes of decisions §4. */
 export function ingestRoutes(ingestor: Ingestor, limits: Limits) {
@@ -76,10 +92,12 @@ export function ingestRoutes(ingestor: Ingestor, limits: Limits) {
     url: '/bc/v1/events/queue',
     tag: 'Events',
     summary: 'Store a batch of events (or one event object) in one transaction; answers after the commit',
+    query: queueQuerySchema,
     body: documented(z.union([z.array(anyEvent), anyEvent])),
     response: queueResponseSchema,
     rate: 'ingest',
-    handler: ({ tenant, body }) => queueEvents(ingestor, limits, tenant, body, checkedBodyBytes(body)),
+    handler: ({ tenant, body, query }) =>
+      queueEvents(ingestor, limits, tenant, body, checkedBodyBytes(body), query.history === 'true'),
   });
   const perEvent = EVENT_ROUTE_NAMES.map((name) =>
     route({
