@@ -16,7 +16,17 @@ describe('costOf', () => {
       cost: 0,
       known: false,
     });
-    expect(costOf({ model: 'gpt-4o', prompt_tokens: 10 })).toBeUndefined();
+    expect(costOf({ model: 'gpt-4o' })).toBeUndefined();
+    expect(costOf({ prompt_tokens: 10, completion_tokens: 10 })).toBeUndefined();
+  });
+
+  it('prices the one count a call gives and marks the cost unknown (it was no cost, and a summary of $0 known)', () => {
+    const completionOnly = costOf({ model: 'gpt-4o-mini', completion_tokens: 1000 });
+    expect(completionOnly).toEqual({ cost: 0.0006, known: false });
+    expect(costOf({ model: 'gpt-4o-mini', prompt_tokens: 2000 })).toEqual({ cost: 0.0003, known: false });
+    const c = newConversation('c', 's', 0);
+    accumulate(c, 'turn', { model: 'gpt-4o-mini', completion_tokens: 1000 }, 0);
+    expect(c.totals).toMatchObject({ cost: 0.0006, costKnown: false, completionTokens: 1000 });
   });
 
   it('keeps a stored unknown price unknown when history is replayed', () => {

@@ -26,19 +26,25 @@ export function costOf(props: Props): PricedCost | undefined {
 
 const count = (value: PropertyValue | undefined) => (typeof value === 'number' ? value : undefined);
 
-/** The cost the price table gives model + tokens (with cached, reasoning and batch detail), whatever `cost` says. */
+/**
+ * The cost the price table gives model + tokens (with cached, reasoning and batch detail), whatever
+ * `cost` says. With one of the two counts missing (a log with `output_tokens` only), the count given
+ * is priced and the cost marked unknown: a partial sum, never $0 silently.
+ */
 export function tableCost(props: Props): PricedCost | undefined {
   const { model, prompt_tokens: prompt, completion_tokens: completion } = props;
-  if (typeof model !== 'string' || typeof prompt !== 'number' || typeof completion !== 'number')
-    return undefined;
-  return tokenCost(model, {
-    prompt,
-    completion,
+  const hasPrompt = typeof prompt === 'number';
+  const hasCompletion = typeof completion === 'number';
+  if (typeof model !== 'string' || (!hasPrompt && !hasCompletion)) return undefined;
+  const priced = tokenCost(model, {
+    prompt: hasPrompt ? prompt : 0,
+    completion: hasCompletion ? completion : 0,
     cachedRead: count(props.cached_prompt_tokens),
     cacheWrite: count(props.cache_creation_tokens),
     reasoning: count(props.reasoning_tokens),
     batch: props.batch === true,
   });
+  return hasPrompt && hasCompletion ? priced : { cost: priced.cost, known: false };
 }
 
 /** A function call failed when its properties carry an `error` or `success: false` (decisions §5). */
