@@ -37,6 +37,17 @@ export function eventIdFor(hash: string, occurrence: number): string {
   return `${PREFIX}${contentHash(`${hash}#${occurrence}`)}`;
 }
 
+/**
+ * The id of a record that the source itself identifies (a Responses API call's turn, usage or n-th
+ * function call, by its response id): derived from that identity, not from the content, because
+ * the content can change with what else a run reads (a chain's session is named after its first
+ * response the run knows; a tool's result comes from a later call), and the record must still be
+ * stored once.
+ */
+export function sourceEventId(...identity: string[]): string {
+  return `${PREFIX}src-${contentHash(JSON.stringify(identity))}`;
+}
+
 /** The session end an import adds: one id per session, whatever time the end carries. */
 export function endEventId(sessionId: string): string {
   return `${PREFIX}end-${contentHash(`end\n${sessionId}`).slice(0, 32)}`;

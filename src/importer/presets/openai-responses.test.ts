@@ -69,7 +69,14 @@ describe('openai-responses preset', () => {
       'b.jsonl': jsonl(lines.slice(2)),
     });
     expect(rejections).toEqual([]);
-    const chain = { type: 'track', session_id: 'resp_1', conversation_id: 'resp_1', user_id: 'eve' };
+    const id = expect.stringMatching(/^imp2-src-/);
+    const chain = {
+      type: 'track',
+      session_id: 'resp_1',
+      conversation_id: 'resp_1',
+      user_id: 'eve',
+      event_id: id,
+    };
     const model = 'o4-mini-2025-04-16';
     expect(events).toEqual([
       {
@@ -116,6 +123,7 @@ describe('openai-responses preset', () => {
       {
         type: 'track',
         session_id: 'other_1',
+        event_id: id,
         conversation_id: 'other_1',
         user_id: 'eve',
         event: 'Conversation Turn',
@@ -130,6 +138,92 @@ describe('openai-responses preset', () => {
         },
       },
     ]);
+  });
+
+  it("gives a call's events ids from its response id, so runs that root its chain elsewhere store it once", async () => {
+    // A chain cut between two days' logs: day 2 does not know resp_1, so it names the session resp_2.
+    const day1 = [
+      line(
+        'resp_1',
+        R,
+        undefined,
+        'Pack for Lisbon?',
+        [{ type: 'function_call', call_id: 'w1', name: 'weather', arguments: '{"city":"Lisbon"}' }],
+        usage(300, 0, 150, 128),
+      ),
+      line(
+        'resp_2',
+        R + 3,
+        'resp_1',
+        [{ type: 'function_call_output', call_id: 'w1', output: 'sunny' }],
+        say('Pack light.'),
+        usage(1500, 1280, 200, 64),
+      ),
+    ];
+    const day2 = [
+      line(
+        'resp_3',
+        R + 40,
+        'resp_2',
+        'And shoes?',
+        [
+          { type: 'function_call', call_id: 's1', name: 'shops', arguments: '{}' },
+          { type: 'function_call', call_id: 's2', name: 'shops', arguments: '{}' },
+        ],
+        usage(10, 0, 5, 0),
+      ),
+    ];
+    const apart = [
+      ...(await mapPresetFiles(dir.path, 'openai-responses', { 'day1.jsonl': jsonl(day1) })).events,
+      ...(await mapPresetFiles(dir.path, 'openai-responses', { 'day2.jsonl': jsonl(day2) })).events,
+    ];
+    const together = (
+      await mapPresetFiles(dir.path, 'openai-responses', { 'all.jsonl': jsonl([...day1, ...day2]) })
+    ).events;
+    expect(apart.map((e) => e.session_id)).toEqual([
+      'resp_1',
+      'resp_1',
+      'resp_1',
+      'resp_2',
+      'resp_2',
+      'resp_2',
+    ]);
+    expect(together.map((e) => e.session_id)).toEqual(Array(6).fill('resp_1'));
+    const idsApart = apart.map((e) => e.event_id);
+    // Each record of a call (its turn, usage, each function call) has its own id, the same in both.
+    expect(idsApart.every((id) => typeof id === 'string' && id.length > 0)).toBe(true);
+    expect(new Set(idsApart).size).toBe(6);
+    expect(together.map((e) => e.event_id)).toEqual(idsApart);
+  });
+
+  it('never makes two tool-only calls equal usage records, and --set still names their user', async () => {
+    const ask = (id: string, previous: string | undefined) => ({
+      request: {
+        model: 'o4-mini',
+        input: 'Look it up',
+        ...(previous ? { previous_response_id: previous } : {}),
+      },
+      response: {
+        id,
+        object: 'response',
+        created_at: R,
+        model: 'o4-mini',
+        output: [{ type: 'function_call', call_id: `c-${id}`, name: 'search', arguments: '{}' }],
+        usage: usage(100, 0, 10, 0),
+      },
+    });
+    const { events, rejections } = await mapPresetFiles(
+      dir.path,
+      'openai-responses',
+      { 'tools.jsonl': jsonl([ask('resp_x', undefined), ask('resp_y', 'resp_x')]) },
+      ['user_id=me'],
+    );
+    expect(rejections).toEqual([]);
+    const usages = events.filter((e) => e.event === 'Conversation Usage');
+    expect(usages).toHaveLength(2);
+    expect(usages.map((e) => e.user_id)).toEqual(['me', 'me']);
+    expect(usages[0]?.event_id).toEqual(expect.any(String));
+    expect(usages[0]?.event_id).not.toBe(usages[1]?.event_id);
   });
 
   it('refuses a line without a response', async () => {

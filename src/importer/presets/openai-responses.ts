@@ -1,3 +1,4 @@
+import { sourceEventId } from '../event-id.js';
 import { arr, jsonText, type Obj, obj, openaiUsage, secondsMs, str, textOf } from './fields.js';
 import { usageProperties } from './openai-chat.js';
 import type { Preset, PresetMapper } from './preset.js';
@@ -13,6 +14,11 @@ import type { PresetItem, PresetRecord } from './record.js';
  * `output_tokens_details.reasoning_tokens`); `function_call` output items → function calls, their
  * result from the `function_call_output` a later request sends back; a response with only tool
  * calls → a usage record.
+ *
+ * Each record's event id comes from the response id (its turn, its usage, its n-th function call),
+ * not from its content: a run that does not read the chain's first response names the session after
+ * the first one it knows, and one that lacks a later call lacks a tool's result, so the same call
+ * can be mapped differently by different runs, and must still be stored once.
  */
 export const openaiResponses: Preset = {
   name: 'openai-responses',
@@ -21,6 +27,8 @@ export const openaiResponses: Preset = {
   twoPass: true,
   create,
 };
+
+const SOURCE = 'openai-responses';
 
 function parts(value: unknown): { request: Obj; response: Obj | undefined } {
   const line = obj(value);
@@ -123,7 +131,15 @@ function create(): PresetMapper {
         };
         out.push({
           ok: true,
-          record: { kind: 'function', at: `response.output[${i}]`, ms, ...ids, properties, raw: o },
+          record: {
+            kind: 'function',
+            at: `response.output[${i}]`,
+            ms,
+            ...ids,
+            eventId: sourceEventId(SOURCE, id, 'function', String(i)),
+            properties,
+            raw: o,
+          },
         });
       });
       const text = reply(output);
@@ -132,7 +148,15 @@ function create(): PresetMapper {
         if (usage.prompt_tokens !== undefined && model !== undefined)
           out.push({
             ok: true,
-            record: { kind: 'usage', at: 'response', ms, ...ids, properties: { model, ...usage }, raw },
+            record: {
+              kind: 'usage',
+              at: 'response',
+              ms,
+              ...ids,
+              eventId: sourceEventId(SOURCE, id, 'usage'),
+              properties: { model, ...usage },
+              raw,
+            },
           });
         return out;
       }
@@ -141,6 +165,7 @@ function create(): PresetMapper {
         at: 'response',
         ms,
         ...ids,
+        eventId: sourceEventId(SOURCE, id, 'turn'),
         properties: {
           user: userInput(request.input) ?? userBefore(id) ?? '',
           assistant: text,

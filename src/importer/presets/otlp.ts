@@ -48,6 +48,7 @@ function recordOf(entry: SpanEntry): PresetItem[] {
         user: e.user,
         device: e.device,
         eventId: e.eventId,
+        ownIdentity: true,
         properties: r.properties,
         raw: obj(entry.raw) ?? {},
       },

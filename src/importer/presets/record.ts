@@ -25,11 +25,14 @@ export interface PresetRecord {
   user?: string | undefined;
   device?: string | undefined;
   /**
-   * The source's own id of the event (an OTLP span's `otel-<trace id>-<span id>`, which the receiver
-   * stores it under), kept instead of the content-derived one, so the same event reaching the service
-   * by another route is stored once. Such a record names its user or device itself: `--set` leaves it.
+   * The event's id when the source identifies it, kept instead of the content-derived one: an OTLP
+   * span's `otel-<trace id>-<span id>`, which the receiver stores it under, so the same event reaching
+   * the service by another route is stored once; a Responses call's records, named by its response
+   * id, so runs that place the call in different sessions store it once.
    */
   eventId?: string | undefined;
+  /** The record names its user or device itself, as the OTLP receiver stores it: `--set` leaves it. */
+  ownIdentity?: boolean | undefined;
   properties: Record<string, unknown>;
   /** The part of the input the record came from, for the reject file. */
   raw: Record<string, unknown>;
@@ -61,7 +64,7 @@ export function toMapped(
 ): MapOutcome {
   if (!item.ok) return { ok: false, reason: `${where(item.at)}${item.reason}` };
   const r = item.record;
-  const own = r.eventId !== undefined;
+  const own = r.ownIdentity === true;
   const user = r.user ?? (own ? undefined : defaults.user?.(source));
   const device = r.device ?? (own ? undefined : defaults.device?.(source));
   if (user === undefined && device === undefined) {
