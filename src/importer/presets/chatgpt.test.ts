@@ -153,6 +153,42 @@ describe('chatgpt preset', () => {
     expect(withUser.events.map((e) => e.session_id)).toEqual(['conv-a', 'conv-a', 'conv-b', 'conv-b']);
   });
 
+  it('refuses a conversation whose current_node is missing or names no node, instead of dropping it', async () => {
+    const linear = (id: string, current: Record<string, unknown>) => ({
+      id,
+      create_time: T,
+      ...current,
+      mapping: {
+        r: node('r', null, ['u']),
+        u: node('u', 'r', ['a'], msg('u', 'user', T + 1, text('Hi'))),
+        a: node('a', 'u', [], msg('a', 'assistant', T + 2, text('Hello'))),
+      },
+    });
+    const empty = { id: 'conv-empty', mapping: { r: node('r', null, []) } };
+    const file = `[\n${[
+      linear('conv-none', {}),
+      linear('conv-null', { current_node: null }),
+      linear('conv-gone', { current_node: 'zzz' }),
+      linear('conv-ok', { current_node: 'a' }),
+      empty,
+    ]
+      .map((c) => JSON.stringify(c))
+      .join(',\n')}\n]\n`;
+    const { events, rejections } = await mapPresetFiles(dir.path, 'chatgpt', { 'cur.json': file }, [
+      'user_id=me',
+    ]);
+    expect(rejections).toEqual([
+      { where: 'cur.json:2', reason: '[0].current_node: missing, so the active branch is unknown' },
+      { where: 'cur.json:3', reason: '[1].current_node: missing, so the active branch is unknown' },
+      {
+        where: 'cur.json:4',
+        reason: '[2].current_node: "zzz" is not a node of mapping, so the active branch is unknown',
+      },
+    ]);
+    // A conversation without a message has nothing to lose: no record, no rejection.
+    expect(events.map((e) => e.session_id)).toEqual(['conv-ok']);
+  });
+
   it('dates a message without create_time by its conversation, never by the import', async () => {
     const untimed = {
       id: 'conv-c',

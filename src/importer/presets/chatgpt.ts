@@ -6,7 +6,8 @@ import type { PresetItem, PresetRecord } from './record.js';
  * ChatGPT's data export, `conversations.json`: an array of conversations, each a tree of message
  * nodes (`mapping`) whose active branch is walked back from `current_node` (edits and regenerations
  * leave the other branches behind). One conversation → one session and one conversation, named by
- * its id. Each user message and the assistant's text replies up to the next user message make a
+ * its id (one whose `current_node` is missing or names no node is refused: its branch is unknown).
+ * Each user message and the assistant's text replies up to the next user message make a
  * turn, timed at the reply; assistant messages addressed to a tool (`recipient` other than `all`)
  * and the tool's answer make a function call. The export has no user id (`--set user_id=`) and no
  * token counts, so turns carry the model but no cost.
@@ -32,6 +33,8 @@ export function activeBranch(mapping: Obj, current: string | undefined): Array<{
   }
   return out.reverse();
 }
+
+const hasMessage = (mapping: Obj): boolean => Object.values(mapping).some((n) => obj(obj(n)?.message));
 
 /** A message's text: string parts (images and other objects left out), else `text` (code, output), else `result`. */
 function textOf(content: Obj | undefined): string {
@@ -61,6 +64,12 @@ function mapConversation(value: unknown): PresetItem[] {
   const id = str(c.conversation_id) ?? str(c.id);
   if (!mapping || id === undefined)
     return [{ ok: false, at: '', reason: 'not a ChatGPT conversation: needs "mapping" and "id"' }];
+  const current = str(c.current_node);
+  if ((current === undefined || !obj(mapping[current])) && hasMessage(mapping)) {
+    // Which branch is the conversation is not ours to guess: the user hears of it, as of any bad one.
+    const what = current === undefined ? 'missing' : `${JSON.stringify(current)} is not a node of mapping`;
+    return [{ ok: false, at: 'current_node', reason: `${what}, so the active branch is unknown` }];
+  }
   const out: PresetItem[] = [];
   const base = { session: id, conversation: id };
   let user: { text: string; ms: number | undefined; raw: Obj; at: string } | undefined;
@@ -98,7 +107,7 @@ function mapConversation(value: unknown): PresetItem[] {
     reply = undefined;
     replies = [];
   };
-  for (const { id: nodeId, node } of activeBranch(mapping, str(c.current_node))) {
+  for (const { id: nodeId, node } of activeBranch(mapping, current)) {
     const m = obj(node.message);
     if (!m) continue;
     const at = `mapping.${nodeId}.message`;
