@@ -205,6 +205,30 @@ describe('chatgpt preset', () => {
     expect(events.map((e) => e.timestamp)).toEqual([iso(T)]);
   });
 
+  it('dates an untimed message by the message before it in the branch, never before it', async () => {
+    const partly = {
+      id: 'conv-d',
+      create_time: T,
+      current_node: 'a2',
+      mapping: {
+        s: node('s', null, ['u1'], msg('s', 'system', T + 5, text(''))),
+        u1: node('u1', 's', ['a1'], msg('u1', 'user', T + 10, text('q1'))),
+        a1: node('a1', 'u1', ['u2'], msg('a1', 'assistant', T + 11, text('a1'))),
+        u2: node('u2', 'a1', ['c'], msg('u2', 'user', null, text('q2'))),
+        c: node('c', 'u2', ['a2'], msg('c', 'assistant', null, text('1+1'), { recipient: 'python' })),
+        a2: node('a2', 'c', [], msg('a2', 'assistant', null, text('a2'))),
+      },
+    };
+    const { events } = await mapPresetFiles(dir.path, 'chatgpt', { 'd.json': JSON.stringify([partly]) }, [
+      'user_id=me',
+    ]);
+    expect(events.map((e) => [e.event, e.timestamp])).toEqual([
+      ['Conversation Turn', iso(T + 11)],
+      ['Conversation Function', iso(T + 11)],
+      ['Conversation Turn', iso(T + 11)],
+    ]);
+  });
+
   it('stops walking at a cycle or a missing parent', () => {
     const mapping = { a: { parent: 'b' }, b: { parent: 'a' } };
     expect(activeBranch(mapping, 'a').map((n) => n.id)).toEqual(['b', 'a']);

@@ -8,7 +8,8 @@ import type { PresetItem, PresetRecord } from './record.js';
  * leave the other branches behind). One conversation → one session and one conversation, named by
  * its id (one whose `current_node` is missing or names no node is refused: its branch is unknown).
  * Each user message and the assistant's text replies up to the next user message make a
- * turn, timed at the reply; assistant messages addressed to a tool (`recipient` other than `all`)
+ * turn, timed at the reply (a message without `create_time` at the one before it, else at the
+ * conversation's); assistant messages addressed to a tool (`recipient` other than `all`)
  * and the tool's answer make a function call. The export has no user id (`--set user_id=`) and no
  * token counts, so turns carry the model but no cost.
  */
@@ -90,7 +91,6 @@ function mapConversation(value: unknown): PresetItem[] {
       const record: PresetRecord = {
         kind: 'turn',
         at,
-        // A message without create_time takes its conversation's, never the time of the import.
         ms: reply?.ms ?? user?.ms ?? secondsMs(c.create_time),
         ...base,
         properties: {
@@ -107,16 +107,20 @@ function mapConversation(value: unknown): PresetItem[] {
     reply = undefined;
     replies = [];
   };
+  // A message without create_time takes the time of the message before it in the branch (else the
+  // conversation's): never the import's, and never earlier than what it follows.
+  let last = secondsMs(c.create_time);
   for (const { id: nodeId, node } of activeBranch(mapping, current)) {
     const m = obj(node.message);
     if (!m) continue;
+    const ms = secondsMs(m.create_time) ?? last;
+    last = ms;
     const at = `mapping.${nodeId}.message`;
     const role = str(obj(m.author)?.role);
     const content = obj(m.content);
     const type = str(content?.content_type) ?? 'text';
     const metadata = obj(m.metadata);
     if (SKIPPED.has(type) || metadata?.is_visually_hidden_from_conversation === true) continue;
-    const ms = secondsMs(m.create_time);
     if (role === 'user') {
       flush();
       user = { text: textOf(content), ms, raw: m, at };

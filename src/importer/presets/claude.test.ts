@@ -100,6 +100,37 @@ describe('claude preset', () => {
     ]);
   });
 
+  it('dates an untimed message by the message before it, else by the conversation', async () => {
+    const untimed = (uuid: string, sender: string, t: string) => ({
+      ...message(uuid, sender, '', [text(t)]),
+      created_at: null,
+    });
+    const partly = {
+      uuid: 'c-3',
+      created_at: '2025-03-05T08:00:00Z',
+      account,
+      chat_messages: [
+        message('p1', 'human', '2025-03-05T09:00:01Z', [text('q1')]),
+        message('p2', 'assistant', '2025-03-05T09:00:02Z', [text('a1')]),
+        untimed('p3', 'human', 'q2'),
+        untimed('p4', 'assistant', 'a2'),
+      ],
+    };
+    const none = {
+      uuid: 'c-4',
+      created_at: '2025-03-05T08:00:00Z',
+      account,
+      chat_messages: [untimed('n1', 'human', 'q'), untimed('n2', 'assistant', 'a')],
+    };
+    const { events } = await mapPresetFiles(dir.path, 'claude', { 'u.json': JSON.stringify([partly, none]) });
+    // Never before the messages that precede it (the conversation's start was: 08:00, before q1).
+    expect(events.map((e) => [(e.properties as { user?: string }).user, e.timestamp])).toEqual([
+      ['q1', '2025-03-05T09:00:02.000Z'],
+      ['q2', '2025-03-05T09:00:02.000Z'],
+      ['q', '2025-03-05T08:00:00.000Z'],
+    ]);
+  });
+
   it('refuses what is not a Claude conversation, naming its place', async () => {
     const { rejections } = await mapPresetFiles(dir.path, 'claude', { 'x.json': '[\n{"uuid": "c"}\n]' });
     expect(rejections).toEqual([

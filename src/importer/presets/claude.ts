@@ -7,7 +7,8 @@ import type { PresetItem, PresetRecord } from './record.js';
  * `account.uuid`, `chat_messages[]` in order, each `sender` human or assistant with `text`,
  * `content[]` blocks and `created_at`). One conversation → one session and one conversation named by
  * its uuid, the account's uuid as the user; a human message and the assistant's replies up to the
- * next human message → a turn timed at the reply; `tool_use` blocks with their `tool_result` →
+ * next human message → a turn timed at the reply (a message without `created_at` at the one before
+ * it, else at the conversation's); `tool_use` blocks with their `tool_result` →
  * function calls. The export has no token counts, so turns carry no cost.
  */
 export const claude: Preset = {
@@ -64,11 +65,15 @@ function mapConversation(value: unknown): PresetItem[] {
     reply = undefined;
     replies = [];
   };
+  // A message without created_at takes the time of the message before it (else the conversation's):
+  // never the import's, and never earlier than what it follows.
+  let last = isoMs(c.created_at);
   c.chat_messages.forEach((value, i) => {
     const m = obj(value);
     if (!m) return;
     const at = `chat_messages[${i}]`;
-    const ms = isoMs(m.created_at);
+    const ms = isoMs(m.created_at) ?? last;
+    last = ms;
     const blocks = arr(m.content);
     const text = textOf(blocks.filter((b) => obj(b)?.type === 'text')) ?? str(m.text) ?? '';
     if (m.sender === 'human') {
