@@ -91,7 +91,7 @@ export function addChartOptions(command: Command, sequence: Sequence): Command {
     )
     .option(
       '--window <span>',
-      'funnel: how long after step 1 the later steps may come: 12h, 1d, 2w (default: the range)',
+      "funnel: how long after a person's first step 1 in the range the later steps may come (first-touch: a later step 1 does not restart it): 12h, 1d, 2w (default: the range)",
     )
     .option(
       '--analyse <what>',
