@@ -253,10 +253,22 @@ describe('session and conversation states (spec part 3)', () => {
     expect(again).toEqual({ status: 200, json: [] });
   });
 
-  it('refuses an alias whose previous id nobody has (409 naming previous_id)', async () => {
+  it('refuses an alias whose previous id nobody has: 404 on the per-event routes, as /user/alias; 409 naming [i].previous_id in a batch', async () => {
     const res = await queue(t, [{ type: 'alias', id: 'new-id', previous_id: 'nobody-has-this' }]);
     expect(res.status).toBe(409);
     expect(res.json).toMatchObject({ issues: [{ path: '[0].previous_id' }] });
+    const body = { type: 'alias', id: 'new-id', previous_id: 'nobody-has-this' };
+    for (const path of ['/bc/v1/events/event/alias', '/bc/v1/events/event', '/bc/v1/user/alias']) {
+      const single = await t.post(
+        path,
+        path.endsWith('user/alias') ? { id: body.id, previous_id: body.previous_id } : body,
+      );
+      expect(single.status, path).toBe(404);
+      expect(single.json, path).toMatchObject({
+        code: 'not_found',
+        message: expect.stringContaining('nobody-has-this'),
+      });
+    }
     const ok = await queue(t, [
       { type: 'identify', id: 'al-old' },
       { type: 'alias', id: 'al-new', previous_id: 'al-old' },

@@ -2,7 +2,7 @@ import type { Issue } from '../../shared/errors.js';
 import type { WireEvent } from '../../shared/event-bodies.js';
 import type { RouteEvent } from '../../shared/events.js';
 import type { ConversationAnalyser } from '../analysis/analyser.js';
-import { conflict, invalidInput } from '../errors.js';
+import { conflict, invalidInput, notFound } from '../errors.js';
 import type { Scope } from '../identity/identity.js';
 import { IdentityChanges } from '../identity/model.js';
 import type { Queryable } from '../store/database.js';
@@ -96,7 +96,10 @@ function refuse(planner: Planner, options: IngestOptions): void {
   const [first] = planner.conflicts;
   if (!first) return;
   const issues = planner.conflicts.map(({ path, message }) => paths({ path, message }));
-  throw conflict(first.code, `${issues[0]!.path}: ${first.message}`, capped(issues));
+  const message = `${issues[0]!.path}: ${first.message}`;
+  if (first.code !== 'unknown_previous') throw conflict(first.code, message, capped(issues));
+  if (options.answer) throw notFound(message);
+  throw conflict('conflict', message, capped(issues));
 }
 
 /** Everything the group's planners touched, which a commit settles and a failure forgets. */

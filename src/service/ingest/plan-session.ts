@@ -179,7 +179,7 @@ function planAlias(p: Planner, e: WireEventOf<'alias'>, x: EventCtx): void {
   const outcome = alias(p.maps, p.ch, { id: e.id, previous_id: e.previous_id }, x.ts);
   if (!outcome.ok) {
     if (outcome.reason === 'unknown_previous')
-      p.conflict(x.index, 'previous_id', `no user has the id "${e.previous_id}"`);
+      p.conflict(x.index, 'previous_id', `no user has the id "${e.previous_id}"`, 'unknown_previous');
     else p.conflict(x.index, 'id', `the id "${e.id}" already belongs to another user`);
     return;
   }

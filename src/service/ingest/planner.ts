@@ -12,7 +12,12 @@ import { type EventRow, newEventId } from './rows.js';
 import { type ConversationState, type SessionState, touchTime } from './state.js';
 import type { Wiped } from './write-batch.js';
 
-export type ConflictCode = 'conflict' | 'session_ended' | 'conversation_closed';
+/**
+ * `unknown_previous`: an alias whose previous_id no user has. A per-event route answers it 404, as
+ * `/user/alias` does (decisions §3); in a queue batch it is a 409 naming `[index].previous_id`, since
+ * only 400 and 409 bodies carry the issues that say which event.
+ */
+export type ConflictCode = 'conflict' | 'session_ended' | 'conversation_closed' | 'unknown_previous';
 
 /** The event being planned: its index in the request, its time and its (possibly generated) id. */
 export interface EventCtx {
