@@ -44,3 +44,11 @@ export async function mapPresetFiles(
 }
 
 export const jsonl = (rows: unknown[]): string => rows.map((r) => `${JSON.stringify(r)}\n`).join('');
+
+/** One property of a mapped event (`properties.<key>`), for tests that check a few of them. */
+export function prop(event: WireJson, key: string): unknown {
+  const p = event.properties;
+  return typeof p === 'object' && p !== null && !Array.isArray(p)
+    ? Object.entries(p).find(([k]) => k === key)?.[1]
+    : undefined;
+}

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { jsonl, mapPresetFiles } from '../../../test/helpers/presets.js';
+import { jsonl, mapPresetFiles, prop } from '../../../test/helpers/presets.js';
 import { tempDir } from '../../../test/helpers/temp.js';
 
 const dir = tempDir('cas-anthropic-');
@@ -112,6 +112,56 @@ describe('anthropic preset', () => {
           user: '',
         },
       },
+    ]);
+  });
+
+  it('a last user message without text is still the user turn: tool calls of earlier calls are not counted again', async () => {
+    const usage = { input_tokens: 100, output_tokens: 10 };
+    const reply = { role: 'assistant', content: [{ type: 'text', text: 'Snowing.' }] };
+    const image = {
+      role: 'user',
+      content: [{ type: 'image', source: { type: 'url', url: 'https://x/cat.png' } }],
+    };
+    const log = jsonl([
+      {
+        timestamp: '2025-03-07T08:00:02Z',
+        request: { metadata: { user_id: 'cleo' }, messages: [q, use, result] },
+        response: response('m2', reply.content, 'end_turn', usage),
+      },
+      {
+        timestamp: '2025-03-07T08:01:00Z',
+        request: { metadata: { user_id: 'cleo' }, messages: [q, use, result, reply, image] },
+        response: response('m3', [{ type: 'text', text: 'A cat.' }], 'end_turn', usage),
+      },
+    ]);
+    const { events, rejections } = await mapPresetFiles(dir.path, 'anthropic', { 'img.jsonl': log });
+    expect(rejections).toEqual([]);
+    expect(events.map((e) => [e.event, e.timestamp, prop(e, 'user') ?? prop(e, 'call_id')])).toEqual([
+      ['Conversation Function', '2025-03-07T08:00:02.000Z', 'tu1'],
+      ['Conversation Turn', '2025-03-07T08:00:02.000Z', 'Weather in Oslo?'],
+      ['Conversation Turn', '2025-03-07T08:01:00.000Z', ''],
+    ]);
+  });
+
+  it('tool results sent with the next user text belong to the call answering that text', async () => {
+    const mixed = {
+      role: 'user',
+      content: [...result.content, { type: 'text', text: 'And in Bergen?' }],
+    };
+    const log = jsonl([
+      {
+        timestamp: '2025-03-07T08:00:02Z',
+        request: { metadata: { user_id: 'cleo' }, messages: [q, use, mixed] },
+        response: response('m2', [{ type: 'text', text: 'Snow in both.' }], 'end_turn', {
+          input_tokens: 100,
+          output_tokens: 10,
+        }),
+      },
+    ]);
+    const { events } = await mapPresetFiles(dir.path, 'anthropic', { 'mixed.jsonl': log });
+    expect(events.map((e) => [e.event, prop(e, 'user') ?? prop(e, 'result')])).toEqual([
+      ['Conversation Function', 'snow'],
+      ['Conversation Turn', 'And in Bergen?'],
     ]);
   });
 

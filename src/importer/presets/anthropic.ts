@@ -9,10 +9,11 @@ import type { PresetItem, PresetRecord } from './record.js';
  * a response without its request) and Message Batches results `{custom_id, result: {type, message}}`.
  * A response has no time of its own, so the line's `timestamp` or `created_at` (ISO 8601 or epoch)
  * gives it. Each call whose reply is final (its `stop_reason` is not `tool_use`) → a turn: the
- * request's last user text and the reply's text blocks, with usage converted to the wire's convention
- * (`input_tokens` excludes cache writes and reads; `prompt_tokens` is their sum); `tool_use` blocks
- * after that user text and their `tool_result` answers → function calls of the turn; a call that
- * only asks for tools → a usage record. Ids: `metadata.user_id` (else `--set user_id=`), sessions
+ * request's last user message (its text blocks; a message of only images has none) and the reply's
+ * text blocks, with usage converted to the wire's convention (`input_tokens` excludes cache writes
+ * and reads; `prompt_tokens` is their sum); the `tool_use` blocks that message started or answered
+ * (see `ownFrom`) and their `tool_result` answers → function calls of the turn, so a later call
+ * repeating the history counts none of them again; a call that only asks for tools → a usage record. Ids: `metadata.user_id` (else `--set user_id=`), sessions
  * derived per user.
  */
 export const anthropic: Preset = {
@@ -65,7 +66,7 @@ function mapCall(
     return [{ ok: true, record: { kind: 'usage', at, ms, ...ids, properties: { model, ...usage }, raw } }];
   }
   const messages = arr(request.messages);
-  const last = lastUserText(messages);
+  const last = lastUserIndex(messages);
   const user = last === -1 ? undefined : obj(messages[last])?.content;
   const turn: PresetRecord = {
     kind: 'turn',
@@ -81,7 +82,7 @@ function mapCall(
     },
     raw,
   };
-  const calls = toolUses(messages, last + 1).map(
+  const calls = toolUses(messages, ownFrom(messages, last)).map(
     (c): PresetItem => ({
       ok: true,
       record: { kind: 'function', at: c.at, ms, ...ids, properties: c.properties, raw },
@@ -90,14 +91,31 @@ function mapCall(
   return [...calls, { ok: true, record: turn }];
 }
 
-/** The last user message with text (a message of only `tool_result` blocks is the tools answering). */
-function lastUserText(messages: unknown[]): number {
+const isToolResult = (b: unknown): boolean => obj(b)?.type === 'tool_result';
+
+/**
+ * The last message the user wrote, whatever its content (an image alone is the user's turn too): a
+ * user message of only `tool_result` blocks is the tools answering.
+ */
+function lastUserIndex(messages: unknown[]): number {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = obj(messages[i]);
     if (m?.role !== 'user') continue;
-    if (typeof m.content === 'string' || arr(m.content).some(isText)) return i;
+    const blocks = arr(m.content);
+    if (!Array.isArray(m.content) || blocks.length === 0 || !blocks.every(isToolResult)) return i;
   }
   return -1;
+}
+
+/**
+ * Where the call's own tool calls start: at the last assistant message before its last user message
+ * (whose `tool_use` blocks that message answers along with its text, which no call that ended in a
+ * reply counted), else after that user message. Tool calls before it were counted by an earlier call
+ * that the request's history repeats.
+ */
+function ownFrom(messages: unknown[], last: number): number {
+  for (let i = last - 1; i >= 0; i--) if (obj(messages[i])?.role === 'assistant') return i;
+  return last + 1;
 }
 
 /** `tool_use` blocks of assistant messages from `from` on, with the `tool_result` blocks answering them. */

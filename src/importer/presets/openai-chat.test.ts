@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { jsonl, mapPresetFiles } from '../../../test/helpers/presets.js';
+import { jsonl, mapPresetFiles, prop } from '../../../test/helpers/presets.js';
 import { tempDir } from '../../../test/helpers/temp.js';
 
 const dir = tempDir('cas-openai-chat-');
@@ -166,6 +166,45 @@ describe('openai-chat preset', () => {
           user: 'Where is order 42?',
         },
       },
+    ]);
+  });
+
+  it('a last user message without text is still the user turn: tool calls of earlier calls are not counted again', async () => {
+    const reply = { role: 'assistant', content: 'It shipped.' };
+    const image = { role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x/cat.png' } }] };
+    const usage = { prompt_tokens: 100, completion_tokens: 10 };
+    const log = jsonl([
+      {
+        request: { user: 'ana', messages: [q, call, answer] },
+        response: completion('c2', T + 2, reply, usage),
+      },
+      {
+        request: { user: 'ana', messages: [q, call, answer, reply, image] },
+        response: completion('c3', T + 60, { role: 'assistant', content: 'A cat.' }, usage),
+      },
+    ]);
+    const { events, rejections } = await mapPresetFiles(dir.path, 'openai-chat', { 'img.jsonl': log });
+    expect(rejections).toEqual([]);
+    expect(events.map((e) => [e.event, e.timestamp, prop(e, 'user') ?? prop(e, 'call_id')])).toEqual([
+      ['Conversation Function', '2025-03-05T10:00:02.000Z', 'call_1'],
+      ['Conversation Turn', '2025-03-05T10:00:02.000Z', 'Where is order 42?'],
+      ['Conversation Turn', '2025-03-05T10:01:00.000Z', ''],
+    ]);
+  });
+
+  it('a tool round the next user message interrupted belongs to the call answering that message', async () => {
+    const usage = { prompt_tokens: 100, completion_tokens: 10 };
+    const more = { role: 'user', content: 'And order 43?' };
+    const log = jsonl([
+      {
+        request: { user: 'ana', messages: [q, call, answer, more] },
+        response: completion('c2', T + 2, { role: 'assistant', content: 'Both shipped.' }, usage),
+      },
+    ]);
+    const { events } = await mapPresetFiles(dir.path, 'openai-chat', { 'cut.jsonl': log });
+    expect(events.map((e) => [e.event, prop(e, 'user') ?? prop(e, 'result')])).toEqual([
+      ['Conversation Function', 'shipped'],
+      ['Conversation Turn', 'And order 43?'],
     ]);
   });
 

@@ -7,9 +7,10 @@ import type { PresetItem, PresetRecord } from './record.js';
  * is a response without its request), and Batch API output lines `{custom_id, response: {status_code,
  * body}}`, whose requests come from the batch's input file (`{custom_id, body}` lines) when it is
  * imported in the same run. Each call whose reply has text → a turn: the request's last user message
- * and the reply, at the response's `created`, with its usage (`batch: true` for batch output). The
- * tool calls the request shows after that user message (assistant `tool_calls` with their `tool`
- * answers) → function calls of that turn. A call that only asks for tools → a usage record, so its
+ * (its text; a message of only images has none) and the reply, at the response's `created`, with its
+ * usage (`batch: true` for batch output). The tool calls that message started or interrupted (see
+ * `ownFrom`), with their `tool` answers → function calls of that turn, so a later call repeating the
+ * history counts none of them again. A call that only asks for tools → a usage record, so its
  * tokens are counted. Ids: `request.user` or `metadata.user_id`, `metadata.session_id`,
  * `metadata.conversation_id`; otherwise sessions are derived per user (`--set user_id=`).
  */
@@ -30,8 +31,10 @@ function create(): PresetMapper {
       const id = str(line?.custom_id);
       const body = obj(line?.body);
       if (id === undefined || !body || !Array.isArray(body.messages)) return;
-      // Only what the output line's turn reads is kept: the history before the last user message is not.
-      const messages = body.messages.slice(Math.max(0, lastUserIndex(body.messages)));
+      // Only what the output line's turn reads is kept: the history before the call's own part is not.
+      const last = lastUserIndex(body.messages);
+      const keep = last === -1 ? 0 : Math.min(last, ownFrom(body.messages, last));
+      const messages = body.messages.slice(keep);
       batchRequests.set(id, { model: body.model, user: body.user, metadata: body.metadata, messages });
     },
     map(value) {
@@ -101,7 +104,8 @@ function mapCall(
     },
     raw,
   };
-  const calls = toolCalls(messages.slice(last + 1), last + 1).map(
+  const from = ownFrom(messages, last);
+  const calls = toolCalls(messages.slice(from), from).map(
     (c): PresetItem => ({
       ok: true,
       record: { kind: 'function', at: c.at, ms, ...ids, properties: c.properties, raw },
@@ -110,12 +114,21 @@ function mapCall(
   return [...calls, { ok: true, record: turn }];
 }
 
+/** The request's last user message, whatever its content (an image alone is the user's turn too). */
 function lastUserIndex(messages: unknown[]): number {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = obj(messages[i]);
-    if (m?.role === 'user' && textOf(m.content) !== undefined) return i;
-  }
+  for (let i = messages.length - 1; i >= 0; i--) if (obj(messages[i])?.role === 'user') return i;
   return -1;
+}
+
+/**
+ * Where the call's own tool calls start: at the last assistant message before its last user message
+ * (a tool round that message interrupted, answered before it, which no call that ended in a reply
+ * counted), else after that user message. Tool calls before it were counted by an earlier call that
+ * the request's history repeats.
+ */
+function ownFrom(messages: unknown[], last: number): number {
+  for (let i = last - 1; i >= 0; i--) if (obj(messages[i])?.role === 'assistant') return i;
+  return last + 1;
 }
 
 /** Assistant `tool_calls` (and legacy `function_call`) in these messages, with their `tool` answers. */
