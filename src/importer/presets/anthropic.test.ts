@@ -73,18 +73,21 @@ describe('anthropic preset', () => {
       {
         ...cleo,
         event: 'Conversation Usage',
+        event_id: 'anthropic-m1',
         timestamp: '2025-03-07T08:00:00.000Z',
         properties: { cache_creation_tokens: 2000, completion_tokens: 40, model, prompt_tokens: 2050 },
       },
       {
         ...cleo,
         event: 'Conversation Function',
+        event_id: 'anthropic-m2/tu1',
         timestamp: '2025-03-07T08:00:02.500Z',
         properties: { args: '{"city":"Oslo"}', call_id: 'tu1', name: 'weather', result: 'snow' },
       },
       {
         ...cleo,
         event: 'Conversation Turn',
+        event_id: 'anthropic-m2',
         timestamp: '2025-03-07T08:00:02.500Z',
         properties: {
           assistant: 'Snowing.',
@@ -101,6 +104,7 @@ describe('anthropic preset', () => {
         session_id: '(derived)',
         user_id: 'fallback',
         event: 'Conversation Turn',
+        event_id: 'anthropic-m3',
         timestamp: '2025-03-07T09:00:00.000Z',
         properties: {
           assistant: 'Hi',
@@ -163,6 +167,33 @@ describe('anthropic preset', () => {
       ['Conversation Function', 'snow'],
       ['Conversation Turn', 'And in Bergen?'],
     ]);
+  });
+
+  it('names a call’s records after its message id: two tool-only calls are two usage events', async () => {
+    const usage = { input_tokens: 100, output_tokens: 10 };
+    const asks = (id: string, toolId: string) => ({
+      timestamp: '2025-03-07T08:00:00Z',
+      request: { metadata: { user_id: 'cleo' }, messages: [q] },
+      response: response(id, [{ ...use.content[1], id: toolId }], 'tool_use', usage),
+    });
+    const log = jsonl([
+      asks('msg_1', 'tu0'),
+      asks('msg_1b', 'tu0b'),
+      {
+        timestamp: '2025-03-07T08:00:02Z',
+        request: { metadata: { user_id: 'cleo' }, messages: [q, use, result] },
+        response: response('msg 2', [{ type: 'text', text: 'Snowing.' }], 'end_turn', usage),
+      },
+    ]);
+    const { events } = await mapPresetFiles(dir.path, 'anthropic', { 'ids.jsonl': log });
+    expect(events.map((e) => [e.event, e.event_id])).toEqual([
+      ['Conversation Usage', 'anthropic-msg_1'],
+      ['Conversation Usage', 'anthropic-msg_1b'],
+      // An id with other characters than letters, digits and _.- is hashed.
+      ['Conversation Function', expect.stringMatching(/^anthropic~[\w-]{43}$/)],
+      ['Conversation Turn', expect.stringMatching(/^anthropic~[\w-]{43}$/)],
+    ]);
+    expect(events[2]?.event_id).not.toBe(events[3]?.event_id);
   });
 
   it('names a bad timestamp', async () => {

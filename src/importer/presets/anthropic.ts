@@ -2,7 +2,7 @@ import { parseTimestamp } from '../timestamps.js';
 import { anthropicUsage, arr, jsonText, type Obj, obj, str, textOf } from './fields.js';
 import { usageProperties } from './openai-chat.js';
 import type { Preset, PresetMapper } from './preset.js';
-import type { PresetItem, PresetRecord } from './record.js';
+import { callEventId, type PresetItem, type PresetRecord } from './record.js';
 
 /**
  * JSON Lines logs of Anthropic Messages API calls: `{request, response}` (a bare `message` object is
@@ -13,8 +13,9 @@ import type { PresetItem, PresetRecord } from './record.js';
  * text blocks, with usage converted to the wire's convention (`input_tokens` excludes cache writes
  * and reads; `prompt_tokens` is their sum); the `tool_use` blocks that message started or answered
  * (see `ownFrom`) and their `tool_result` answers → function calls of the turn, so a later call
- * repeating the history counts none of them again; a call that only asks for tools → a usage record. Ids: `metadata.user_id` (else `--set user_id=`), sessions
- * derived per user.
+ * repeating the history counts none of them again; a call that only asks for tools → a usage record.
+ * Ids: `metadata.user_id` (else `--set user_id=`), sessions derived per user; event ids from the
+ * message's `id` (`callEventId`).
  */
 export const anthropic: Preset = {
   name: 'anthropic',
@@ -58,12 +59,14 @@ function mapCall(
   const ids = { user: str(obj(request.metadata)?.user_id) };
   const model = str(response.model) ?? str(request.model);
   const usage = usageProperties(anthropicUsage(response.usage), batch);
+  const eventId = (part?: string) => callEventId('anthropic', str(response.id), raw, part);
   const content = arr(response.content);
   const final = response.stop_reason !== 'tool_use' && !content.some((b) => obj(b)?.type === 'tool_use');
   const reply = final ? textOf(content.filter(isText)) : undefined;
   if (reply === undefined) {
     if (usage.prompt_tokens === undefined || model === undefined) return [];
-    return [{ ok: true, record: { kind: 'usage', at, ms, ...ids, properties: { model, ...usage }, raw } }];
+    const properties = { model, ...usage };
+    return [{ ok: true, record: { kind: 'usage', at, ms, ...ids, eventId: eventId(), properties, raw } }];
   }
   const messages = arr(request.messages);
   const last = lastUserIndex(messages);
@@ -73,6 +76,7 @@ function mapCall(
     at,
     ms,
     ...ids,
+    eventId: eventId(),
     properties: {
       user: (typeof user === 'string' ? user : textOf(arr(user).filter(isText))) ?? '',
       assistant: reply,
@@ -85,7 +89,15 @@ function mapCall(
   const calls = toolUses(messages, ownFrom(messages, last)).map(
     (c): PresetItem => ({
       ok: true,
-      record: { kind: 'function', at: c.at, ms, ...ids, properties: c.properties, raw },
+      record: {
+        kind: 'function',
+        at: c.at,
+        ms,
+        ...ids,
+        eventId: eventId(str(c.properties.call_id) ?? c.at),
+        properties: c.properties,
+        raw,
+      },
     }),
   );
   return [...calls, { ok: true, record: turn }];

@@ -67,18 +67,21 @@ describe('openai-chat preset', () => {
       {
         ...ana,
         event: 'Conversation Usage',
+        event_id: 'openai-chat-c1',
         timestamp: '2025-03-05T10:00:00.000Z',
         properties: { completion_tokens: 20, model: 'gpt-4o-2024-08-06', prompt_tokens: 1200 },
       },
       {
         ...ana,
         event: 'Conversation Function',
+        event_id: 'openai-chat-c2/call_1',
         timestamp: '2025-03-05T10:00:02.000Z',
         properties: { args: '{"id":42}', call_id: 'call_1', name: 'get_order', result: 'shipped' },
       },
       {
         ...ana,
         event: 'Conversation Turn',
+        event_id: 'openai-chat-c2',
         timestamp: '2025-03-05T10:00:02.000Z',
         properties: {
           assistant: 'It shipped.',
@@ -93,6 +96,7 @@ describe('openai-chat preset', () => {
       {
         type: 'track',
         event: 'Conversation Turn',
+        event_id: 'openai-chat-c3',
         timestamp: '2025-03-05T10:01:00.000Z',
         session_id: 's-9',
         conversation_id: 'k-9',
@@ -153,6 +157,7 @@ describe('openai-chat preset', () => {
       {
         type: 'track',
         event: 'Conversation Turn',
+        event_id: 'openai-chat-cb',
         timestamp: '2025-03-05T10:00:00.000Z',
         session_id: '(derived)',
         user_id: 'batcher',
@@ -206,6 +211,63 @@ describe('openai-chat preset', () => {
       ['Conversation Function', 'shipped'],
       ['Conversation Turn', 'And order 43?'],
     ]);
+  });
+
+  it('names a call’s records after its response id: two tool-only calls are two usage events', async () => {
+    const usage = { prompt_tokens: 1200, completion_tokens: 20 };
+    const asks = (id: string, callId: string) => ({
+      request: { user: 'ana', messages: [q] },
+      response: completion(
+        id,
+        T,
+        { ...call, tool_calls: [{ ...call.tool_calls[0], id: callId }] },
+        usage,
+        'tool_calls',
+      ),
+    });
+    const log = jsonl([
+      asks('chatcmpl-1', 'call_1'),
+      asks('chatcmpl-1b', 'call_1b'),
+      {
+        request: { user: 'ana', messages: [q, call, answer] },
+        response: completion('chatcmpl-2', T + 2, { role: 'assistant', content: 'It shipped.' }, usage),
+      },
+    ]);
+    const { events } = await mapPresetFiles(dir.path, 'openai-chat', { 'ids.jsonl': log });
+    expect(events.map((e) => [e.event, e.event_id])).toEqual([
+      ['Conversation Usage', 'openai-chat-chatcmpl-1'],
+      ['Conversation Usage', 'openai-chat-chatcmpl-1b'],
+      ['Conversation Function', 'openai-chat-chatcmpl-2/call_1'],
+      ['Conversation Turn', 'openai-chat-chatcmpl-2'],
+    ]);
+  });
+
+  it('a call keeps its event id whatever else is read with it; a line without a response id is named by its content', async () => {
+    const reply = { role: 'assistant', content: 'Shipped.' };
+    const usage = { prompt_tokens: 10, completion_tokens: 2 };
+    const output = jsonl([
+      { custom_id: 'r1', response: { status_code: 200, body: completion('cb', T, reply, usage) } },
+    ]);
+    const input = jsonl([{ custom_id: 'r1', body: { model: 'gpt-4o-mini', user: 'ana', messages: [q] } }]);
+    const alone = await mapPresetFiles(dir.path, 'openai-chat', { 'out.jsonl': output }, ['user_id=me']);
+    const paired = await mapPresetFiles(dir.path, 'openai-chat', { 'out.jsonl': output, 'in.jsonl': input });
+    expect([prop(alone.events[0]!, 'user'), prop(paired.events[0]!, 'user')]).toEqual(['', q.content]);
+    expect(paired.events.map((e) => e.event_id)).toEqual(alone.events.map((e) => e.event_id));
+    expect(alone.events.map((e) => e.event_id)).toEqual(['openai-chat-cb']);
+
+    const bare = (created: number) => ({
+      ...completion('', created, call, usage, 'tool_calls'),
+      id: undefined,
+    });
+    const { events } = await mapPresetFiles(
+      dir.path,
+      'openai-chat',
+      { 'bare.jsonl': jsonl([bare(T), bare(T + 1), bare(T)]) },
+      ['user_id=me'],
+    );
+    const ids = events.map((e) => e.event_id);
+    expect(ids).toEqual([expect.stringMatching(/^openai-chat~[\w-]{43}$/), expect.any(String), ids[0]]);
+    expect(ids[1]).not.toBe(ids[0]);
   });
 
   it('reports a bad line by file:line and reads the next', async () => {

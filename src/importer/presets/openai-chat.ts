@@ -1,6 +1,6 @@
 import { arr, jsonText, type Obj, obj, openaiUsage, secondsMs, str, textOf, type Usage } from './fields.js';
 import type { Preset, PresetMapper } from './preset.js';
-import type { PresetItem, PresetRecord } from './record.js';
+import { callEventId, type PresetItem, type PresetRecord } from './record.js';
 
 /**
  * JSON Lines logs of Chat Completions calls, `{request, response}` (a bare `chat.completion` object
@@ -12,7 +12,8 @@ import type { PresetItem, PresetRecord } from './record.js';
  * `ownFrom`), with their `tool` answers → function calls of that turn, so a later call repeating the
  * history counts none of them again. A call that only asks for tools → a usage record, so its
  * tokens are counted. Ids: `request.user` or `metadata.user_id`, `metadata.session_id`,
- * `metadata.conversation_id`; otherwise sessions are derived per user (`--set user_id=`).
+ * `metadata.conversation_id`; otherwise sessions are derived per user (`--set user_id=`). Event ids
+ * come from the response's `id` (`callEventId`).
  */
 export const openaiChat: Preset = {
   name: 'openai-chat',
@@ -81,12 +82,14 @@ function mapCall(
   const ms = secondsMs(response.created);
   const model = str(response.model) ?? str(request.model);
   const usage = usageProperties(openaiUsage(response.usage), batch);
+  const eventId = (part?: string) => callEventId('openai-chat', str(response.id), raw, part);
   // A reply that calls tools waits for their results: its text, if any, is a preamble.
   const reply =
     choice?.finish_reason === 'tool_calls' ? undefined : (textOf(message.content) ?? str(message.refusal));
   if (reply === undefined) {
     if (usage.prompt_tokens === undefined || model === undefined) return [];
-    return [{ ok: true, record: { kind: 'usage', at, ms, ...ids, properties: { model, ...usage }, raw } }];
+    const properties = { model, ...usage };
+    return [{ ok: true, record: { kind: 'usage', at, ms, ...ids, eventId: eventId(), properties, raw } }];
   }
   const messages = arr(request.messages);
   const last = lastUserIndex(messages);
@@ -95,6 +98,7 @@ function mapCall(
     at,
     ms,
     ...ids,
+    eventId: eventId(),
     properties: {
       user: last === -1 ? '' : (textOf(obj(messages[last])?.content) ?? ''),
       assistant: reply,
@@ -108,7 +112,15 @@ function mapCall(
   const calls = toolCalls(messages.slice(from), from).map(
     (c): PresetItem => ({
       ok: true,
-      record: { kind: 'function', at: c.at, ms, ...ids, properties: c.properties, raw },
+      record: {
+        kind: 'function',
+        at: c.at,
+        ms,
+        ...ids,
+        eventId: eventId(str(c.properties.call_id) ?? c.at),
+        properties: c.properties,
+        raw,
+      },
     }),
   );
   return [...calls, { ok: true, record: turn }];

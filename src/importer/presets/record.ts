@@ -1,7 +1,7 @@
 import { formatPath } from '../../shared/errors.js';
 import { EVENT_NAMES, wireErrorMap } from '../../shared/events.js';
 import { wireParser } from '../../shared/wire-parsers.js';
-import { canonical } from '../event-id.js';
+import { canonical, contentHash } from '../event-id.js';
 import { SESSION_PLACEHOLDER } from '../mapper.js';
 import { toIso } from '../timestamps.js';
 import type { MapOutcome, SourceRef, WireJson } from '../types.js';
@@ -25,13 +25,14 @@ export interface PresetRecord {
   user?: string | undefined;
   device?: string | undefined;
   /**
-   * The event's id when the source identifies it, kept instead of the content-derived one: an OTLP
-   * span's `otel-<trace id>-<span id>`, which the receiver stores it under, so the same event reaching
-   * the service by another route is stored once; a Responses call's records, named by its response
-   * id, so runs that place the call in different sessions store it once.
+   * The event id from the source's own id, kept instead of the content-derived one: an OTLP span's
+   * `otel-<trace id>-<span id>`, which the receiver stores it under, so the same event reaching the
+   * service by another route is stored once; a logged API call's records named after the call's id
+   * (`callEventId`; a Responses call's by its response id, `sourceEventId`), so the same call imported
+   * again, or placed in another session by another run, is one event whatever else about it changed.
    */
   eventId?: string | undefined;
-  /** The record names its user or device itself, as the OTLP receiver stores it: `--set` leaves it. */
+  /** The record names its user or device itself (an OTLP span, as the receiver stores it): `--set` leaves it. */
   ownIdentity?: boolean | undefined;
   properties: Record<string, unknown>;
   /** The part of the input the record came from, for the reject file. */
@@ -51,6 +52,31 @@ const NAMES: Record<PresetKind, string> = {
   function: EVENT_NAMES.conversationFunction,
   usage: EVENT_NAMES.conversationUsage,
 };
+
+/** A provider's id of a call written into an event id as it is: letters, digits, `_`, `.`, `-`. */
+const PLAIN_ID = /^[A-Za-z0-9_.-]{1,96}$/;
+
+/**
+ * The event id of a record of one logged API call: `<preset>-<call id>`, `/<part>` added for one of
+ * several records of the call (a tool call's id), from the provider's id of the call (a response or
+ * message id). The same call imported again is then one event whatever else about it changed (a
+ * batch output read with or without its input file, another `--set user_id`), and two calls are two
+ * events even when all else they carry is equal (the usage of two calls that only ask for tools). An
+ * id of other characters is hashed (`<preset>~<hash>`); a call without one is named by the hash of
+ * its whole line (`raw`): only the same line is the same call.
+ */
+export function callEventId(
+  preset: string,
+  callId: string | undefined,
+  raw: Record<string, unknown>,
+  part?: string | undefined,
+): string {
+  const call = callId ?? `~${JSON.stringify(canonical(raw))}`;
+  const text = part === undefined ? call : `${call}/${part}`;
+  return PLAIN_ID.test(call) && (part === undefined || PLAIN_ID.test(part))
+    ? `${preset}-${text}`
+    : `${preset}~${contentHash(text)}`;
+}
 
 const where = (at: string): string => (at === '' ? '' : `${at}: `);
 
