@@ -14,19 +14,23 @@ export interface Mapped {
   records: number;
 }
 
-/** Writes `files` (name → text) into `dir` and maps them with a preset, as `cas import --preset` reads them. */
+/**
+ * Writes `files` (name → text) into `dir` and maps them with a preset, as `cas import --preset` reads
+ * them (`set`: the `--set` options, `tz`: `--tz`).
+ */
 export async function mapPresetFiles(
   dir: string,
   preset: PresetName,
   files: Record<string, string>,
   set: string[] = [],
+  tz = 'UTC',
 ): Promise<Mapped> {
   const inputs: InputFile[] = Object.entries(files).map(([name, text]) => {
     const path = join(dir, name);
     writeFileSync(path, text);
     return { path, display: name, format: 'jsonl', preset };
   });
-  const spec = buildMappingSpec({ set, tz: 'UTC' });
+  const spec = buildMappingSpec({ set, tz });
   if (!spec.ok) throw new Error(spec.error);
   const out: Mapped = { events: [], rejections: [], records: 0 };
   for await (const batch of readMapped(inputs, { plan: planAccess(spec.spec) })) {

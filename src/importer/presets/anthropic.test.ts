@@ -196,6 +196,25 @@ describe('anthropic preset', () => {
     expect(events[2]?.event_id).not.toBe(events[3]?.event_id);
   });
 
+  it('reads a timestamp without a zone in --tz', async () => {
+    const line = (timestamp: string) => ({
+      timestamp,
+      request: { metadata: { user_id: 'cleo' }, messages: [q] },
+      response: response(`m-${timestamp}`, [{ type: 'text', text: 'Hi' }], 'end_turn', {}),
+    });
+    const log = jsonl([
+      line('2025-03-07 08:00:00'),
+      line('2025-07-07T08:00:00'),
+      line('2025-03-07T08:00:00Z'),
+    ]);
+    const { events } = await mapPresetFiles(dir.path, 'anthropic', { 'tz.jsonl': log }, [], 'Europe/Berlin');
+    expect(events.map((e) => e.timestamp)).toEqual([
+      '2025-03-07T07:00:00.000Z',
+      '2025-07-07T06:00:00.000Z',
+      '2025-03-07T08:00:00.000Z',
+    ]);
+  });
+
   it('names a bad timestamp', async () => {
     const log = jsonl([{ timestamp: 'yesterday', response: response('m', [], 'end_turn', {}) }]);
     const { rejections } = await mapPresetFiles(dir.path, 'anthropic', { 'x.jsonl': log });

@@ -1,14 +1,14 @@
 import { parseTimestamp } from '../timestamps.js';
 import { anthropicUsage, arr, jsonText, type Obj, obj, str, textOf } from './fields.js';
 import { usageProperties } from './openai-chat.js';
-import type { Preset, PresetMapper } from './preset.js';
+import type { Preset, PresetMapper, PresetOptions } from './preset.js';
 import { callEventId, type PresetItem, type PresetRecord } from './record.js';
 
 /**
  * JSON Lines logs of Anthropic Messages API calls: `{request, response}` (a bare `message` object is
  * a response without its request) and Message Batches results `{custom_id, result: {type, message}}`.
- * A response has no time of its own, so the line's `timestamp` or `created_at` (ISO 8601 or epoch)
- * gives it. Each call whose reply is final (its `stop_reason` is not `tool_use`) → a turn: the
+ * A response has no time of its own, so the line's `timestamp` or `created_at` (ISO 8601 or epoch;
+ * a time without a zone is read in `--tz`) gives it. Each call whose reply is final (its `stop_reason` is not `tool_use`) → a turn: the
  * request's last user message (its text blocks; a message of only images has none) and the reply's
  * text blocks, with usage converted to the wire's convention (`input_tokens` excludes cache writes
  * and reads; `prompt_tokens` is their sum); the `tool_use` blocks that message started or answered
@@ -25,12 +25,12 @@ export const anthropic: Preset = {
   create,
 };
 
-function create(): PresetMapper {
+function create({ tz }: PresetOptions): PresetMapper {
   return {
     map(value) {
       const line = obj(value);
       if (!line) return [{ ok: false, at: '', reason: 'expected a JSON object' }];
-      const time = parseTimestamp(line.timestamp ?? line.created_at, 'UTC');
+      const time = parseTimestamp(line.timestamp ?? line.created_at, tz);
       if (time && !time.ok) return [{ ok: false, at: 'timestamp', reason: time.reason }];
       const ms = time?.ms;
       if (line.type === 'message') return mapCall({}, line, '', ms, false, line);

@@ -101,7 +101,7 @@ export async function* readMapped(
   const mapperOf = (name: PresetName): PresetMapper => {
     const known = mappers.get(name);
     if (known) return known;
-    const created = PRESETS[name].create();
+    const created = PRESETS[name].create({ tz: o.plan.spec.tz });
     mappers.set(name, created);
     return created;
   };

@@ -12,6 +12,12 @@ export type PresetName = (typeof PRESET_NAMES)[number];
 
 export const isPresetName = (v: string): v is PresetName => (PRESET_NAMES as readonly string[]).includes(v);
 
+/** What of the import's options a preset reads. */
+export interface PresetOptions {
+  /** `--tz`: the zone of times written without one. */
+  tz: string;
+}
+
 /** The state of one run's mapping of a format (a Responses chain spans lines and files). */
 export interface PresetMapper {
   /** Called with every item of every input of this preset before any is mapped (a first pass). */
@@ -31,5 +37,5 @@ export interface Preset {
   container: 'lines' | 'document';
   /** Needs a first pass over its inputs (so not stdin). */
   twoPass: boolean;
-  create(): PresetMapper;
+  create(options: PresetOptions): PresetMapper;
 }
