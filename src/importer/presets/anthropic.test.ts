@@ -215,13 +215,37 @@ describe('anthropic preset', () => {
     ]);
   });
 
+  it('rejects a call without its time: an import never invents one', async () => {
+    const log = jsonl([
+      {
+        request: { metadata: { user_id: 'cleo' }, messages: [q] },
+        response: response('m1', [{ type: 'text', text: 'Hi' }], 'end_turn', {}),
+      },
+    ]);
+    const { events, rejections } = await mapPresetFiles(dir.path, 'anthropic', { 'notime.jsonl': log });
+    expect(events).toEqual([]);
+    expect(rejections).toEqual([
+      {
+        where: 'notime.jsonl:1',
+        reason: 'timestamp: missing (and no created_at): the time of the call, which an import never invents',
+      },
+    ]);
+  });
+
   it('names a bad timestamp', async () => {
-    const log = jsonl([{ timestamp: 'yesterday', response: response('m', [], 'end_turn', {}) }]);
+    const log = jsonl([
+      { timestamp: 'yesterday', response: response('m', [], 'end_turn', {}) },
+      { created_at: 'today', response: response('m', [], 'end_turn', {}) },
+    ]);
     const { rejections } = await mapPresetFiles(dir.path, 'anthropic', { 'x.jsonl': log });
     expect(rejections).toEqual([
       {
         where: 'x.jsonl:1',
         reason: 'timestamp: timestamp "yesterday" is not ISO 8601 or epoch seconds/milliseconds',
+      },
+      {
+        where: 'x.jsonl:2',
+        reason: 'created_at: timestamp "today" is not ISO 8601 or epoch seconds/milliseconds',
       },
     ]);
   });

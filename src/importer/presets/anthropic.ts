@@ -8,7 +8,8 @@ import { callEventId, type PresetItem, type PresetRecord } from './record.js';
  * JSON Lines logs of Anthropic Messages API calls: `{request, response}` (a bare `message` object is
  * a response without its request) and Message Batches results `{custom_id, result: {type, message}}`.
  * A response has no time of its own, so the line's `timestamp` or `created_at` (ISO 8601 or epoch;
- * a time without a zone is read in `--tz`) gives it. Each call whose reply is final (its `stop_reason` is not `tool_use`) → a turn: the
+ * a time without a zone is read in `--tz`) gives it; a line without one is rejected (an import never
+ * invents a time: Message Batches results need a time added to each line). Each call whose reply is final (its `stop_reason` is not `tool_use`) → a turn: the
  * request's last user message (its text blocks; a message of only images has none) and the reply's
  * text blocks, with usage converted to the wire's convention (`input_tokens` excludes cache writes
  * and reads; `prompt_tokens` is their sum); the `tool_use` blocks that message started or answered
@@ -30,8 +31,10 @@ function create({ tz }: PresetOptions): PresetMapper {
     map(value) {
       const line = obj(value);
       if (!line) return [{ ok: false, at: '', reason: 'expected a JSON object' }];
-      const time = parseTimestamp(line.timestamp ?? line.created_at, tz);
-      if (time && !time.ok) return [{ ok: false, at: 'timestamp', reason: time.reason }];
+      const absent = (v: unknown) => v === undefined || v === null;
+      const field = absent(line.timestamp) && !absent(line.created_at) ? 'created_at' : 'timestamp';
+      const time = parseTimestamp(line[field], tz);
+      if (time && !time.ok) return [{ ok: false, at: field, reason: time.reason }];
       const ms = time?.ms;
       if (line.type === 'message') return mapCall({}, line, '', ms, false, line);
       const result = obj(line.result);
@@ -56,6 +59,10 @@ function mapCall(
   raw: Obj,
 ): PresetItem[] {
   if (!response) return [{ ok: false, at, reason: 'no response in this line' }];
+  if (ms === undefined) {
+    const reason = 'missing (and no created_at): the time of the call, which an import never invents';
+    return [{ ok: false, at: 'timestamp', reason }];
+  }
   const ids = { user: str(obj(request.metadata)?.user_id) };
   const model = str(response.model) ?? str(request.model);
   const usage = usageProperties(anthropicUsage(response.usage), batch);

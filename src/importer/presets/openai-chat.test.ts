@@ -270,6 +270,30 @@ describe('openai-chat preset', () => {
     expect(ids[1]).not.toBe(ids[0]);
   });
 
+  it('rejects a call without its time: an import never invents one', async () => {
+    const reply = { role: 'assistant', content: 'Hi' };
+    const log = jsonl([
+      {
+        request: { messages: [q] },
+        response: { ...completion('c1', T, reply, undefined), created: undefined },
+      },
+      { ...completion('c2', T, reply, undefined), created: 'yesterday' },
+      { custom_id: 'r1', response: { status_code: 200, body: { ...completion('c3', 0, reply, undefined) } } },
+    ]);
+    const { events, rejections } = await mapPresetFiles(dir.path, 'openai-chat', { 'notime.jsonl': log }, [
+      'user_id=u',
+    ]);
+    expect(events).toEqual([]);
+    expect(rejections).toEqual([
+      {
+        where: 'notime.jsonl:1',
+        reason: 'response.created: missing: the time of the call, which an import never invents',
+      },
+      { where: 'notime.jsonl:2', reason: 'created: "yesterday" is not a time in epoch seconds' },
+      { where: 'notime.jsonl:3', reason: 'response.body.created: 0 is not a time in epoch seconds' },
+    ]);
+  });
+
   it('reports a bad line by file:line and reads the next', async () => {
     const log = `not json\n${jsonl([completion('c9', T, { role: 'assistant', content: 'Hi' }, undefined)])}`;
     const { events, rejections } = await mapPresetFiles(dir.path, 'openai-chat', { 'bad.jsonl': log }, [

@@ -7,8 +7,9 @@ import { callEventId, type PresetItem, type PresetRecord } from './record.js';
  * is a response without its request), and Batch API output lines `{custom_id, response: {status_code,
  * body}}`, whose requests come from the batch's input file (`{custom_id, body}` lines) when it is
  * imported in the same run. Each call whose reply has text → a turn: the request's last user message
- * (its text; a message of only images has none) and the reply, at the response's `created`, with its
- * usage (`batch: true` for batch output). The tool calls that message started or interrupted (see
+ * (its text; a message of only images has none) and the reply, at the response's `created` (a line
+ * without it is rejected: an import never invents a time), with its usage (`batch: true` for batch
+ * output). The tool calls that message started or interrupted (see
  * `ownFrom`), with their `tool` answers → function calls of that turn, so a later call repeating the
  * history counts none of them again. A call that only asks for tools → a usage record, so its
  * tokens are counted. Ids: `request.user` or `metadata.user_id`, `metadata.session_id`,
@@ -73,13 +74,21 @@ function mapCall(
   const choice = obj(arr(response.choices)[0]);
   const message = obj(choice?.message);
   if (!message) return [{ ok: false, at, reason: 'the response has no choices[0].message' }];
+  const ms = secondsMs(response.created);
+  if (ms === undefined) {
+    const created = response.created;
+    const reason =
+      created === undefined || created === null
+        ? 'missing: the time of the call, which an import never invents'
+        : `${JSON.stringify(created)} is not a time in epoch seconds`;
+    return [{ ok: false, at: at === '' ? 'created' : `${at}.created`, reason }];
+  }
   const metadata = obj(request.metadata);
   const ids = {
     user: str(request.user) ?? str(metadata?.user_id),
     session: str(metadata?.session_id),
     conversation: str(metadata?.conversation_id),
   };
-  const ms = secondsMs(response.created);
   const model = str(response.model) ?? str(request.model);
   const usage = usageProperties(openaiUsage(response.usage), batch);
   const eventId = (part?: string) => callEventId('openai-chat', str(response.id), raw, part);
