@@ -294,6 +294,48 @@ describe('openai-chat preset', () => {
     ]);
   });
 
+  it('reads legacy function_call messages and their role:function answers as function calls', async () => {
+    const usage = { prompt_tokens: 100, completion_tokens: 10 };
+    const weather = { role: 'user', content: 'Weather?' };
+    const asks = {
+      role: 'assistant',
+      content: 'Checking.',
+      function_call: { name: 'get_weather', arguments: '{"city":"Oslo"}' },
+    };
+    const answers = { role: 'function', name: 'get_weather', content: 'rain' };
+    const log = jsonl([
+      {
+        request: { user: 'ana', messages: [weather] },
+        response: completion('c1', T, asks, usage, 'function_call'),
+      },
+      {
+        request: { user: 'ana', messages: [weather, asks, answers] },
+        response: completion('c2', T + 2, { role: 'assistant', content: 'It rains.' }, usage),
+      },
+    ]);
+    const { events, rejections } = await mapPresetFiles(dir.path, 'openai-chat', { 'legacy.jsonl': log });
+    expect(rejections).toEqual([]);
+    expect(events.map((e) => [e.event, e.timestamp, e.properties])).toEqual([
+      ['Conversation Usage', '2025-03-05T10:00:00.000Z', { model: 'gpt-4o-2024-08-06', ...usage }],
+      [
+        'Conversation Function',
+        '2025-03-05T10:00:02.000Z',
+        { name: 'get_weather', args: '{"city":"Oslo"}', result: 'rain' },
+      ],
+      [
+        'Conversation Turn',
+        '2025-03-05T10:00:02.000Z',
+        {
+          user: 'Weather?',
+          assistant: 'It rains.',
+          assistant_id: 'c2',
+          model: 'gpt-4o-2024-08-06',
+          ...usage,
+        },
+      ],
+    ]);
+  });
+
   it('reports a bad line by file:line and reads the next', async () => {
     const log = `not json\n${jsonl([completion('c9', T, { role: 'assistant', content: 'Hi' }, undefined)])}`;
     const { events, rejections } = await mapPresetFiles(dir.path, 'openai-chat', { 'bad.jsonl': log }, [

@@ -93,8 +93,7 @@ function mapCall(
   const usage = usageProperties(openaiUsage(response.usage), batch);
   const eventId = (part?: string) => callEventId('openai-chat', str(response.id), raw, part);
   // A reply that calls tools waits for their results: its text, if any, is a preamble.
-  const reply =
-    choice?.finish_reason === 'tool_calls' ? undefined : (textOf(message.content) ?? str(message.refusal));
+  const reply = asksForTools(choice, message) ? undefined : (textOf(message.content) ?? str(message.refusal));
   if (reply === undefined) {
     if (usage.prompt_tokens === undefined || model === undefined) return [];
     const properties = { model, ...usage };
@@ -152,7 +151,28 @@ function ownFrom(messages: unknown[], last: number): number {
   return last + 1;
 }
 
-/** Assistant `tool_calls` (and legacy `function_call`) in these messages, with their `tool` answers. */
+/** A reply calling tools: `tool_calls`, or the legacy `function_call` (finish reason or message). */
+function asksForTools(choice: Obj | undefined, message: Obj): boolean {
+  const finish = choice?.finish_reason;
+  if (finish === 'tool_calls' || finish === 'function_call') return true;
+  return arr(message.tool_calls).length > 0 || obj(message.function_call) !== undefined;
+}
+
+/** The legacy answer to the `function_call` of message `i`: the `role: "function"` message after it. */
+function functionResult(messages: unknown[], i: number, name: string): string | undefined {
+  for (let k = i + 1; k < messages.length; k++) {
+    const m = obj(messages[k]);
+    if (m?.role === 'assistant' || m?.role === 'user') return undefined;
+    if (m?.role === 'function' && (m.name === undefined || m.name === name))
+      return textOf(m.content) ?? jsonText(m.content);
+  }
+  return undefined;
+}
+
+/**
+ * Assistant `tool_calls` in these messages, with their `tool` answers, and legacy `function_call`s
+ * (no id: one per message), with the `role: "function"` message answering each.
+ */
 function toolCalls(messages: unknown[], offset: number): Array<{ at: string; properties: Obj }> {
   const out: Array<{ at: string; properties: Obj }> = [];
   const results = new Map<string, string | undefined>();
@@ -179,6 +199,13 @@ function toolCalls(messages: unknown[], offset: number): Array<{ at: string; pro
           call_id: id,
         },
       });
+    });
+    const fn = obj(m.function_call);
+    const name = str(fn?.name);
+    if (name === undefined) return;
+    out.push({
+      at: `request.messages[${offset + i}].function_call`,
+      properties: { name, args: jsonText(fn?.arguments), result: functionResult(messages, i, name) },
     });
   });
   return out;
