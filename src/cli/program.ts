@@ -210,8 +210,9 @@ completion_tokens, cost; usage: model + tokens or cost; function: name, args, re
 event: event (the name); identify: id, device_id; alias: id, previous_id. Other columns become
 properties (traits for identify); prop.<name> / trait.<name> force the target, and a record whose
 kind has no such place (a trait on a turn) is rejected. Timestamps: ISO 8601 (offsets within ±23:59),
-epoch seconds or milliseconds; naive times are read in --tz. A record without a timestamp is sent
-without one (the service stamps it on arrival).
+epoch seconds or milliseconds; naive times are read in --tz. A flat record without a timestamp is
+sent without one (the service stamps it on arrival); a preset's API-log line without the call's time
+is rejected.
 
 Presets read what LLM apps produce, as it is: chatgpt and claude (data exports, conversations.json),
 openai-chat (Chat Completions and Batch API logs), openai-responses, anthropic (Messages API logs),
