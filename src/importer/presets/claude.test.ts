@@ -131,6 +131,20 @@ describe('claude preset', () => {
     ]);
   });
 
+  it('reads a time without a zone in --tz (Date.parse read it in the machine zone)', async () => {
+    const naive = {
+      uuid: 'c-5',
+      account,
+      chat_messages: [
+        message('z1', 'human', '2025-03-05 09:00:00', [text('q')]),
+        message('z2', 'assistant', '2025-03-05T09:00:03', [text('a')]),
+      ],
+    };
+    const files = { 'z.json': JSON.stringify([naive]) };
+    const { events } = await mapPresetFiles(dir.path, 'claude', files, [], 'Asia/Kolkata');
+    expect(events.map((e) => e.timestamp)).toEqual(['2025-03-05T03:30:03.000Z']);
+  });
+
   it('refuses what is not a Claude conversation, naming its place', async () => {
     const { rejections } = await mapPresetFiles(dir.path, 'claude', { 'x.json': '[\n{"uuid": "c"}\n]' });
     expect(rejections).toEqual([

@@ -16,7 +16,7 @@ export const claude: Preset = {
   label: 'Claude export',
   container: 'document',
   twoPass: false,
-  create: () => ({ map: mapConversation }),
+  create: ({ tz }) => ({ map: (value) => mapConversation(value, tz) }),
 };
 
 interface Call {
@@ -31,7 +31,7 @@ interface Call {
   raw: Obj;
 }
 
-function mapConversation(value: unknown): PresetItem[] {
+function mapConversation(value: unknown, tz: string): PresetItem[] {
   const c = obj(value);
   const id = str(c?.uuid);
   if (!c || id === undefined || !Array.isArray(c.chat_messages))
@@ -49,7 +49,7 @@ function mapConversation(value: unknown): PresetItem[] {
       const record: PresetRecord = {
         kind: 'turn',
         at: reply?.at ?? user?.at ?? '',
-        ms: reply?.ms ?? user?.ms ?? isoMs(c.created_at),
+        ms: reply?.ms ?? user?.ms ?? isoMs(c.created_at, tz),
         ...base,
         properties: {
           user: user?.text ?? '',
@@ -67,12 +67,12 @@ function mapConversation(value: unknown): PresetItem[] {
   };
   // A message without created_at takes the time of the message before it (else the conversation's):
   // never the import's, and never earlier than what it follows.
-  let last = isoMs(c.created_at);
+  let last = isoMs(c.created_at, tz);
   c.chat_messages.forEach((value, i) => {
     const m = obj(value);
     if (!m) return;
     const at = `chat_messages[${i}]`;
-    const ms = isoMs(m.created_at) ?? last;
+    const ms = isoMs(m.created_at, tz) ?? last;
     last = ms;
     const blocks = arr(m.content);
     const text = textOf(blocks.filter((b) => obj(b)?.type === 'text')) ?? str(m.text) ?? '';
@@ -86,7 +86,7 @@ function mapConversation(value: unknown): PresetItem[] {
       const b = obj(value);
       if (b?.type === 'tool_use') {
         const name = str(b.name) ?? 'tool';
-        const start = isoMs(b.start_timestamp) ?? ms;
+        const start = isoMs(b.start_timestamp, tz) ?? ms;
         calls.push({
           name,
           id: str(b.id),
@@ -103,7 +103,7 @@ function mapConversation(value: unknown): PresetItem[] {
           ) ?? calls.find((k) => k.result === undefined);
         if (!open) return;
         open.result = textOf(b.content) ?? jsonText(b.content) ?? '';
-        open.end = isoMs(b.stop_timestamp) ?? isoMs(b.start_timestamp);
+        open.end = isoMs(b.stop_timestamp, tz) ?? isoMs(b.start_timestamp, tz);
         if (b.is_error === true) open.error = true;
       }
     });

@@ -1,4 +1,5 @@
 import { isPlainObject } from '../../shared/event-bodies.js';
+import { parseTimestamp } from '../timestamps.js';
 
 /** Small readers over untrusted JSON: each returns undefined for a value of another shape. */
 export type Obj = Record<string, unknown>;
@@ -18,11 +19,14 @@ export function secondsMs(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.round(v * 1000) : undefined;
 }
 
-/** An ISO 8601 time with a zone → ms. */
-export function isoMs(v: unknown): number | undefined {
+/**
+ * An ISO 8601 time → ms; one written without a zone is read in `tz` (`--tz`), as the flat importer
+ * reads it (`Date.parse` read it in the machine's zone).
+ */
+export function isoMs(v: unknown, tz: string): number | undefined {
   if (typeof v !== 'string') return undefined;
-  const ms = Date.parse(v);
-  return Number.isFinite(ms) ? ms : undefined;
+  const time = parseTimestamp(v, tz);
+  return time?.ok ? time.ms : undefined;
 }
 
 /**
