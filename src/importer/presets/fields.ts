@@ -1,5 +1,5 @@
 import { isPlainObject } from '../../shared/event-bodies.js';
-import { parseTimestamp } from '../timestamps.js';
+import { fromEpoch, parseTimestamp } from '../timestamps.js';
 
 /** Small readers over untrusted JSON: each returns undefined for a value of another shape. */
 export type Obj = Record<string, unknown>;
@@ -14,9 +14,15 @@ export function count(v: unknown): number | undefined {
   return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 ? n : undefined;
 }
 
-/** Epoch seconds (ChatGPT's `create_time`, OpenAI's `created`: floats or integers) → ms. */
+/**
+ * Epoch seconds (ChatGPT's `create_time`, OpenAI's `created`: floats or integers) → ms. A log that
+ * wrote milliseconds instead is read as milliseconds, as the flat importer reads epochs (`fromEpoch`):
+ * as seconds they named a year past 50,000.
+ */
 export function secondsMs(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.round(v * 1000) : undefined;
+  if (typeof v !== 'number' || !(v > 0)) return undefined;
+  const time = fromEpoch(v);
+  return time.ok ? time.ms : undefined;
 }
 
 /**

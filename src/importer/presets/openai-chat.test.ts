@@ -294,6 +294,17 @@ describe('openai-chat preset', () => {
     ]);
   });
 
+  it('reads a created written in milliseconds as milliseconds (as seconds it named the year 57,000)', async () => {
+    const log = jsonl([
+      {
+        request: { messages: [q] },
+        response: completion('c1', T * 1000, { role: 'assistant', content: 'Hi' }, undefined),
+      },
+    ]);
+    const { events } = await mapPresetFiles(dir.path, 'openai-chat', { 'ms.jsonl': log }, ['user_id=u']);
+    expect(events.map((e) => e.timestamp)).toEqual(['2025-03-05T10:00:00.000Z']);
+  });
+
   it('reads legacy function_call messages and their role:function answers as function calls', async () => {
     const usage = { prompt_tokens: 100, completion_tokens: 10 };
     const weather = { role: 'user', content: 'Weather?' };
