@@ -101,6 +101,24 @@ describe('readCsv', () => {
     expect(dup.items[0]).toMatchObject({ ok: false, line: 1, reason: expect.stringContaining('"a" twice') });
   });
 
+  it('refuses a value under a column the header leaves unnamed (it was dropped), in plain and pending reads', async () => {
+    const input = 'a,b,\n1,2,\n3,4,extra\n5,6, \n';
+    const { items } = await read(input);
+    expect(items.map((i) => (i.ok ? cellsOf(i) : i.reason))).toEqual([
+      ['1', '2', ''],
+      'field 3 holds a value but the header leaves that column unnamed; name it in the header',
+      ['5', '6', ' '],
+    ]);
+    expect(items[1]).toMatchObject({ ok: false, line: 3 });
+    const pending = splitCsvPending({
+      format: 'csv',
+      header: ['a', 'b', ''],
+      text: '3,4,extra\n',
+      lines: [3],
+    });
+    expect(pending[0]).toMatchObject({ ok: false, line: 3, reason: expect.stringContaining('unnamed') });
+  });
+
   it('passes over the first `skip` records without yielding them, counting them', async () => {
     const { items, skipped } = await read(file, 4, 2);
     expect(skipped).toBe(2);

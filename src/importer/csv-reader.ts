@@ -123,6 +123,18 @@ export function splitCsvPending(p: CsvPending): FileItem[] {
   return rows.map((cells, i) => record(cells, p.header, p.lines[i] ?? 0));
 }
 
+/** The columns a header leaves unnamed (`a,b,`: a trailing comma), found once per header. */
+const namelessOf = new WeakMap<readonly string[], number[]>();
+
+function nameless(header: readonly string[]): number[] {
+  let found = namelessOf.get(header);
+  if (found === undefined) {
+    found = header.flatMap((name, j) => (name === '' ? [j] : []));
+    namelessOf.set(header, found);
+  }
+  return found;
+}
+
 function record(cells: string[], header: readonly string[], line: number): FileItem {
   if (cells.length !== header.length) {
     return {
@@ -131,6 +143,17 @@ function record(cells: string[], header: readonly string[], line: number): FileI
       reason: `expected ${header.length} fields (as in the header), got ${cells.length}`,
       text: cells.join(','),
     };
+  }
+  // A value no name can map would be dropped without a word; empty cells there (`1,2,`) are fine.
+  for (const j of nameless(header)) {
+    if (cells[j]?.trim() !== '') {
+      return {
+        ok: false,
+        line,
+        reason: `field ${j + 1} holds a value but the header leaves that column unnamed; name it in the header`,
+        text: cells.join(','),
+      };
+    }
   }
   return { ok: true, line, value: { format: 'csv', header, cells } };
 }
