@@ -466,3 +466,18 @@ describe('invalid parameters: 400 naming the parameter', () => {
     expect(paths(scope.json)).toEqual(['session_id']);
   });
 });
+
+describe('read routes: a bad bound is one issue', () => {
+  const paths = (json: unknown) => (json as { issues?: Array<{ path: string }> }).issues?.map((i) => i.path);
+  it('live-events and event-counts name the bad start alone, not also "end must not be before start"', async () => {
+    const live = await call(t, 'GET', '/bc/v1/live-events/events?start=garbage&end=2100-01-01');
+    expect(live.status).toBe(400);
+    expect(paths(live.json)).toEqual(['start']);
+    const ranges = encodeURIComponent(JSON.stringify([{ start: 'garbage', end: '2100-01-01' }]));
+    const counts = await call(t, 'GET', `/bc/v1/summary/event-counts?ranges=${ranges}`);
+    expect(counts.status).toBe(400);
+    expect(paths(counts.json)).toEqual(['ranges[0].start']);
+    const inverted = await call(t, 'GET', '/bc/v1/live-events/events?start=2100-01-01&end=2000-01-01');
+    expect(paths(inverted.json)).toEqual(['end']);
+  });
+});

@@ -6,7 +6,7 @@ import { route } from '../http/route.js';
 import type { Database } from '../store/database.js';
 import { int, type Param, rows, text } from '../store/statements.js';
 import { leaseRead } from './lease.js';
-import { instantSchema, optionalId } from './query.js';
+import { inOrder, instantSchema, optionalId } from './query.js';
 import { toStoredEvent } from './stored-event.js';
 
 /**
@@ -50,7 +50,7 @@ export function liveEventsRoute(db: Database, limits: Limits, budgetBytes = LIVE
       session_id: optionalId,
     })
     // An inverted range is a mistake, not an empty answer (event-counts refuses it the same way).
-    .refine((q) => q.start <= q.end, { message: 'end must not be before start', path: ['end'] });
+    .refine((q) => inOrder(q.start, q.end), { message: 'end must not be before start', path: ['end'] });
   return route({
     method: 'GET',
     url: '/bc/v1/live-events/events',

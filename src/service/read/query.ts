@@ -26,6 +26,14 @@ export const instantSchema = z
 /** Optional scoping parameters the read routes share; empty values count as absent. */
 export const optionalId = z.preprocess((v) => (v === '' ? undefined : v), idSchema.optional());
 
+/**
+ * Whether `start` (epoch ms) is not after `end`. zod runs an object's refinement even when a field
+ * failed, with that field's raw text: a bound that is not a time has its own issue, not this one too.
+ */
+export function inOrder(start: unknown, end: unknown): boolean {
+  return typeof start !== 'number' || typeof end !== 'number' || start <= end;
+}
+
 export const rangeSchema = z
   .object({
     start: instantSchema,
@@ -34,7 +42,7 @@ export const rangeSchema = z
     period: z.enum(['day', 'week', 'month']).optional(),
     tz: z.string().optional(),
   })
-  .refine((r) => r.start <= r.end, { message: 'end must not be before start', path: ['end'] });
+  .refine((r) => inOrder(r.start, r.end), { message: 'end must not be before start', path: ['end'] });
 
 const BRACKET = /^ranges\[(\d+)\]\[(start|end|period|tz)\]$/;
 
