@@ -48,8 +48,20 @@ describe('readJsonl', () => {
     ]);
     expect(items[1]).toMatchObject({ reason: 'invalid UTF-8 in this line' });
     expect(items[2]).toMatchObject({ reason: expect.stringMatching(/^not valid JSON/) });
-    expect(items[3]).toMatchObject({ reason: 'expected a JSON object, got an array' });
+    expect(items[3]).toMatchObject({
+      reason: expect.stringMatching(/^expected a JSON object, got an array; this looks like a JSON array/),
+    });
     expect(items[4]).toMatchObject({ reason: 'expected a JSON object, got a string' });
+  });
+
+  it('says a pretty-printed JSON array is not JSON Lines, at its opening line', async () => {
+    const { items } = await read('[\n  {"a": 1},\n  {"a": 2}\n]\n');
+    expect(items[0]).toMatchObject({
+      ok: false,
+      line: 1,
+      reason: expect.stringContaining("reads JSON Lines (one record per line): convert it with jq -c '.[]'"),
+    });
+    expect(items[1]).toMatchObject({ ok: false, reason: expect.not.stringContaining('JSON Lines') });
   });
 
   it('passes over the first `skip` records (blank lines do not count)', async () => {

@@ -31,6 +31,13 @@ export function parseJsonlPending(p: JsonlPending): FileItem[] {
   return p.texts.map((text, i) => parseText(text, p.lines[i] ?? 0));
 }
 
+/**
+ * A file of one JSON array (pretty-printed: its first line is `[`) is not JSON Lines; its first
+ * rejection says so, instead of only "not valid JSON" for every line.
+ */
+const ARRAY_HINT =
+  "; this looks like a JSON array, and cas reads JSON Lines (one record per line): convert it with jq -c '.[]' file.json > file.jsonl, or use the --preset of its format";
+
 /** A line's decoded text → a record, or the reason it is not one. */
 function parseText(decoded: string, line: number): FileItem {
   let text = decoded;
@@ -40,10 +47,12 @@ function parseText(decoded: string, line: number): FileItem {
     value = JSON.parse(text);
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
-    return { ok: false, line, reason: `not valid JSON: ${detail}`, text };
+    const hint = text.trim() === '[' ? ARRAY_HINT : '';
+    return { ok: false, line, reason: `not valid JSON: ${detail}${hint}`, text };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { ok: false, line, reason: `expected a JSON object, got ${describe(value)}`, text };
+    const hint = Array.isArray(value) ? ARRAY_HINT : '';
+    return { ok: false, line, reason: `expected a JSON object, got ${describe(value)}${hint}`, text };
   }
   return { ok: true, line, value: { format: 'jsonl', value: value as Record<string, unknown> } };
 }
