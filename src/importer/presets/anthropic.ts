@@ -2,7 +2,7 @@ import { parseTimestamp } from '../timestamps.js';
 import { anthropicUsage, arr, jsonText, type Obj, obj, str, textOf } from './fields.js';
 import { usageProperties } from './openai-chat.js';
 import type { Preset, PresetMapper, PresetOptions } from './preset.js';
-import { callEventId, type PresetItem, type PresetRecord } from './record.js';
+import { callEventId, type PresetItem, type PresetRecord, toolCallItems } from './record.js';
 
 /**
  * JSON Lines logs of Anthropic Messages API calls: `{request, response}` (a bare `message` object is
@@ -93,20 +93,7 @@ function mapCall(
     },
     raw,
   };
-  const calls = toolUses(messages, ownFrom(messages, last)).map(
-    (c): PresetItem => ({
-      ok: true,
-      record: {
-        kind: 'function',
-        at: c.at,
-        ms,
-        ...ids,
-        eventId: eventId(str(c.properties.call_id) ?? c.at),
-        properties: c.properties,
-        raw,
-      },
-    }),
-  );
+  const calls = toolCallItems(toolUses(messages, ownFrom(messages, last)), { ms, ids, raw, eventId });
   return [...calls, { ok: true, record: turn }];
 }
 

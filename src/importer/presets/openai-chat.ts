@@ -1,6 +1,6 @@
 import { arr, jsonText, type Obj, obj, openaiUsage, secondsMs, str, textOf, type Usage } from './fields.js';
 import type { Preset, PresetMapper } from './preset.js';
-import { callEventId, type PresetItem, type PresetRecord } from './record.js';
+import { callEventId, type PresetItem, type PresetRecord, toolCallItems } from './record.js';
 
 /**
  * JSON Lines logs of Chat Completions calls, `{request, response}` (a bare `chat.completion` object
@@ -117,20 +117,7 @@ function mapCall(
     raw,
   };
   const from = ownFrom(messages, last);
-  const calls = toolCalls(messages.slice(from), from).map(
-    (c): PresetItem => ({
-      ok: true,
-      record: {
-        kind: 'function',
-        at: c.at,
-        ms,
-        ...ids,
-        eventId: eventId(str(c.properties.call_id) ?? c.at),
-        properties: c.properties,
-        raw,
-      },
-    }),
-  );
+  const calls = toolCallItems(toolCalls(messages.slice(from), from), { ms, ids, raw, eventId });
   return [...calls, { ok: true, record: turn }];
 }
 

@@ -78,6 +78,35 @@ export function callEventId(
     : `${preset}~${contentHash(text)}`;
 }
 
+/** What the records of one logged call share: its time, whose it is, its line, its ids. */
+export interface CallContext {
+  ms: number | undefined;
+  ids: Pick<PresetRecord, 'user' | 'session' | 'conversation'>;
+  raw: Record<string, unknown>;
+  eventId: (part?: string) => string;
+}
+
+/** A call's tool calls as function records, each named after the call and its tool call id. */
+export function toolCallItems(
+  calls: ReadonlyArray<{ at: string; properties: Record<string, unknown> }>,
+  call: CallContext,
+): PresetItem[] {
+  return calls.map((c) => ({
+    ok: true,
+    record: {
+      kind: 'function',
+      at: c.at,
+      ms: call.ms,
+      ...call.ids,
+      eventId: call.eventId(
+        typeof c.properties.call_id === 'string' && c.properties.call_id !== '' ? c.properties.call_id : c.at,
+      ),
+      properties: c.properties,
+      raw: call.raw,
+    },
+  }));
+}
+
 const where = (at: string): string => (at === '' ? '' : `${at}: `);
 
 /** A preset's record → the wire event the flat mapper would have built, validated by the shared schema. */
