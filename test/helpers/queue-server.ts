@@ -56,7 +56,8 @@ export async function startQueueServer(options: QueueServerOptions = {}): Promis
   const server = createServer(async (req, res) => {
     if (req.url === '/healthz')
       return send(res, 200, { status: 'ok', ...(options.features ? { features: options.features } : {}) });
-    if (req.method !== 'POST' || req.url !== '/bc/v1/events/queue')
+    // Our importer adds `?history=true` for a service that lists our features.
+    if (req.method !== 'POST' || req.url?.split('?')[0] !== '/bc/v1/events/queue')
       return send(res, 404, { status: 404, code: 'not_found', message: 'no such route' });
     if (!req.headers.authorization || !req.headers['x-app-id'])
       return send(res, 401, { status: 401, code: 'unauthorized', message: 'no credentials' });
