@@ -44,6 +44,9 @@ interface OpenSession {
  *   is the derivation cli.md describes, and it sees the whole stored session).
  * - Exact duplicates (same group, time and content) are one record unless kept.
  */
+/** The lane of every identify and alias record (delivery.ts), so they are stored in time order. */
+const IDENTITY_LANE = 'identity';
+
 export class Sessionizer {
   private current: OpenSession | undefined;
   private previous: Staged | undefined;
@@ -73,8 +76,9 @@ export class Sessionizer {
     const group = s.g[0];
     if (group === GROUP.identity) {
       this.close();
-      const lane = s.key ?? String(s.event.previous_id ?? s.event.id ?? '');
-      this.send(s, index, lane);
+      // One lane, in time order: an alias may name an id only an earlier alias gave (a → b → c),
+      // and lanes by id sent c ← b beside b ← a, so it could arrive first and be refused.
+      this.send(s, index, IDENTITY_LANE);
       return;
     }
     const session = this.sessionFor(s, index);
