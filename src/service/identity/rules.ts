@@ -210,6 +210,12 @@ export function alias(
     ch.newIds.push(input.id);
   }
   const info = maps.user(userId);
+  // A device's anonymous user given a caller id is identified from then on: a later identify of its
+  // device with another id moves the device, and no longer merges this user (with its id) away.
+  if (info.anonymous) {
+    info.anonymous = false;
+    if (!ch.isNew(userId)) ch.primaryChanged.add(userId);
+  }
   const later =
     info.primaryAt === null || at > info.primaryAt || (at === info.primaryAt && input.id > info.primaryId);
   if (later) {

@@ -1,5 +1,5 @@
 import type { Queryable } from '../store/database.js';
-import { exec, execWhile, int, ints, type Param, text, texts } from '../store/statements.js';
+import { bools, exec, execWhile, int, ints, type Param, text, texts } from '../store/statements.js';
 import type { IdentityChanges, IdentityMaps } from './model.js';
 
 /**
@@ -50,6 +50,12 @@ export async function updateUsers(
       'primary_at = coalesce(make_timestamptz(m.primary_at * 1000), t.primary_at)',
       'primary_at',
       ints(users.map((u) => (ch.primaryChanged.has(u) ? maps.user(u).primaryAt : null))),
+    );
+    // An anonymous user an alias gave a caller id is identified (rules.ts alias).
+    set(
+      'anonymous = coalesce(m.anonymous, t.anonymous)',
+      'anonymous',
+      bools(users.map((u) => (ch.primaryChanged.has(u) ? maps.user(u).anonymous : null))),
     );
   }
   if (ch.createdAtLowered.size > 0)
