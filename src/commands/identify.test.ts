@@ -33,4 +33,13 @@ describe('parseTraits', () => {
     expect(() => parseTraits([], '[1]')).toThrow(/--traits must be a JSON object/);
     expect(() => parseTraits([], '{oops')).toThrow(/--traits/);
   });
+
+  it('refuses the reserved keys, as the service does (a __proto__ key of --traits was dropped without a word)', () => {
+    expect(() => parseTraits([], '{"__proto__":1}')).toThrow('--traits: the key "__proto__" is not allowed');
+    expect(() => parseTraits([], '{"plan":"pro","constructor":1}')).toThrow(
+      /--traits: the key "constructor"/,
+    );
+    expect(() => parseTraits(['__proto__=x'], undefined)).toThrow(/--trait: the key "__proto__"/);
+    expect(Object.getPrototypeOf(parseTraits(['plan=pro'], undefined))).toBe(Object.prototype);
+  });
 });

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { Client } from '../client/http-client.js';
 import { alias, identify } from '../client/routes.js';
-import type { Scalar, Traits } from '../shared/primitives.js';
+import { FORBIDDEN_KEYS, type Scalar, type Traits } from '../shared/primitives.js';
 import { aliasBodySchema, identifyBodySchema, type UserRecord } from '../shared/users.js';
 import { UsageError } from './errors.js';
 
@@ -22,6 +22,12 @@ export function parseTraitValue(raw: string): Scalar {
   return raw;
 }
 
+/** decisions §1: these keys are invalid input anywhere; the service refuses them, so the CLI does too. */
+const forbidden = (flag: string, key: string): UsageError =>
+  new UsageError(
+    `${flag}: the key "${key}" is not allowed (__proto__, constructor and prototype are reserved)`,
+  );
+
 export function parseTraits(pairs: ReadonlyArray<string>, json: string | undefined): Traits {
   let traits: Traits = {};
   if (json !== undefined) {
@@ -34,12 +40,17 @@ export function parseTraits(pairs: ReadonlyArray<string>, json: string | undefin
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
       throw new UsageError(`--traits must be a JSON object, e.g. --traits '{"plan":"pro"}'`);
     }
+    const bad = Object.keys(parsed).find((key) => FORBIDDEN_KEYS.has(key));
+    if (bad !== undefined) throw forbidden('--traits', bad);
     traits = { ...(parsed as Traits) };
   }
   for (const pair of pairs) {
     const eq = pair.indexOf('=');
     if (eq <= 0) throw new UsageError(`--trait "${pair}" must look like key=value, e.g. --trait plan=pro`);
-    traits[pair.slice(0, eq)] = parseTraitValue(pair.slice(eq + 1));
+    const key = pair.slice(0, eq);
+    // Assigned, `__proto__` would set the object's prototype instead of a trait.
+    if (FORBIDDEN_KEYS.has(key)) throw forbidden('--trait', key);
+    traits[key] = parseTraitValue(pair.slice(eq + 1));
   }
   return traits;
 }
