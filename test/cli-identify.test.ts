@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -92,6 +92,15 @@ describe('the embedded default', () => {
     const second = await runCli(['identify', '--id', 'u1', '--trait', 'seats=3', '--json'], { env });
     expect(second.code).toBe(0);
     expect(JSON.parse(second.stdout)).toMatchObject({ id: 'u1', traits: { plan: 'pro', seats: 3 } });
+  });
+
+  it('a data directory that is a file is a usage error saying so (it was "this is a bug": ENOTDIR)', async () => {
+    const file = join(dataDir(), 'a-file');
+    writeFileSync(file, 'not a directory');
+    const run = await runCli(['identify', '--id', 'u1', '--data-dir', file]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`the data directory "${file}" is a file, not a directory`);
+    expect(run.stderr).not.toMatch(/bug|ENOTDIR/);
   });
 });
 

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { probeHealth } from '../client/health-probe.js';
 import { type Client, createClient } from '../client/http-client.js';
 import { localQueueSender } from '../client/local-queue.js';
@@ -163,6 +164,21 @@ async function findLocalServer(config: Config, deps: ConnectDeps, say: Say): Pro
  * directory; else the same service started in-process on a loopback port. Every path ends in the one
  * HTTP client, so commands cannot tell the difference.
  */
+/** A data directory that is a file failed deep inside as "this is a bug" (ENOTDIR on server.json). */
+function refuseNonDirectory(dataDir: string): void {
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(dataDir).isDirectory();
+  } catch {
+    return; // Not there yet (made on first use), or not readable: opening it says which.
+  }
+  if (!isDirectory)
+    throw new UsageError(
+      `the data directory "${dataDir}" is a file, not a directory`,
+      'give another --data-dir (or CAS_DATA_DIR), or move the file away',
+    );
+}
+
 export async function connect(config: Config, deps: ConnectDeps): Promise<Connection> {
   if (deps.prices !== undefined) await checkPriceFile(deps.prices);
   if (config.endpoint !== undefined) {
@@ -175,6 +191,7 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
     const client = clientFor(config, config.endpoint, config.apiKey, config.projectId, deps);
     return { client, mode: 'remote', close: () => client.close() };
   }
+  refuseNonDirectory(config.dataDir);
   const said = new Set<string>();
   const say: Say = (line) => {
     if (!said.has(line)) deps.log(line);
