@@ -53,6 +53,14 @@ describe('data directory and file modes (issue 15 item 6)', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ app_id: 'p_old' });
   });
 
+  it('takes permissions away only: a directory its owner made read-only (0500) stays so (chmod 0700 made it writable)', async () => {
+    const dir = openDataDir('read-only');
+    chmodSync(dir, 0o550);
+    // As root the command may still write; what is checked is that no permission was added.
+    await runCli(['identify', '--id', 'u1', '--data-dir', dir, '--json']);
+    expect(mode(dir).toString(8)).toBe('500');
+  });
+
   it('under cas serve: directory 0700, database, WAL, credentials and server.json 0600', async () => {
     const dir = openDataDir('serve');
     const serve = await startServe(['--data-dir', dir]);

@@ -46,16 +46,21 @@ function readJson<T>(path: string, schema: z.ZodType<T>): T | undefined {
   }
 }
 
-/** chmod when the mode differs, leaving alone a file that is not there (yet) or not ours to change. */
+/**
+ * Takes from `path` the permissions `mode` does not grant (group's and others', for 0700 or 0600),
+ * never adding any: a directory its owner made read-only (0500) stays read-only, where chmod 0700 made
+ * it writable again. Leaves alone a file that is not there (yet) or not ours to change.
+ */
 function restrict(path: string, mode: number): void {
   try {
-    if ((statSync(path).mode & 0o777) !== mode) chmodSync(path, mode);
+    const current = statSync(path).mode & 0o777;
+    if ((current & mode) !== current) chmodSync(path, current & mode);
   } catch {
     // ENOENT: not created yet; EPERM/EROFS: not ours. Opening the store reports real problems.
   }
 }
 
-/** Creates the directory 0700, and makes an existing one 0700 too (mkdir's mode applies only to new ones). */
+/** Creates the directory 0700, and takes group's and others' permissions from an existing one (mkdir's mode applies only to new ones). */
 export function ensureDataDir(dataDir: string): void {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   restrict(dataDir, 0o700);
