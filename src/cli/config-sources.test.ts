@@ -152,7 +152,8 @@ describe('runConfigReport', () => {
       mode: 'local',
       endpoint: { value: 'http://127.0.0.1:9', source: { kind: 'data-dir', name: 'server.json' } },
       project: { value: 'local_1', from: 'data directory (credentials.json)' },
-      api_key: { set: false, source: { kind: 'data-dir' } },
+      // The data directory's key is the one in use (it was reported unset beside its source).
+      api_key: { set: true, source: { kind: 'data-dir' } },
       data_dir: { value: '/d', from: 'default (~/.local/share/cas)' },
     });
     const fresh = runConfigReport(
@@ -160,6 +161,7 @@ describe('runConfigReport', () => {
       { localProject: () => undefined, localServer: () => undefined },
     );
     expect(fresh.project).toMatchObject({ value: null, from: 'created in the data directory on first use' });
+    expect(fresh.api_key.set).toBe(false);
     expect(fresh.endpoint.value).toBeNull();
   });
 });

@@ -100,8 +100,9 @@ export function runConfigReport(
     remote ? 'not set (required with an endpoint)' : '',
   );
   let apiKeySource = sources.apiKey ?? null;
+  // The data directory's credentials.json holds its project and key together.
+  const stored = remote ? undefined : deps.localProject(config.dataDir);
   if (!remote && config.projectId === undefined) {
-    const stored = deps.localProject(config.dataDir);
     project =
       stored === undefined
         ? { value: null, from: 'created in the data directory on first use', source: null }
@@ -113,7 +114,8 @@ export function runConfigReport(
     endpoint,
     project,
     api_key: {
-      set: config.apiKey !== undefined,
+      // The key in use: one given, or the data directory's own (it was reported unset).
+      set: config.apiKey !== undefined || (apiKeySource === local && stored !== undefined),
       from:
         apiKeySource === null
           ? 'not set (required with an endpoint)'
