@@ -94,6 +94,16 @@ describe('cas tail', () => {
       ]);
       expect(new Set(printed.map((f) => f.session_id))).toEqual(new Set(['S']));
       expect(new Set(printed.map((f) => f.event_id)).size).toBe(printed.length);
+      // The same session once it has ended, from a --since after its end: nothing to print, and
+      // no end will come (it waited for one until killed).
+      const late = startTail(['--data-dir', data, '--session', 'S', '--since', '2099-01-01T00:00:00Z']);
+      const timer = setTimeout(() => late.child.kill('SIGKILL'), 20_000);
+      try {
+        expect(await late.exited, late.stderr()).toBe(0);
+      } finally {
+        clearTimeout(timer);
+      }
+      expect(late.lines()).toEqual([]);
     } finally {
       await stopChild(serve);
     }

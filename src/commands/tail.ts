@@ -59,6 +59,9 @@ type Item = { frame: LiveFrame } | { opened: true } | { end: LiveSocketEnd };
  * the last event seen, so nothing committed meanwhile is missed and, by event id, nothing is
  * yielded twice. With a session it ends after that session's `Session Ended`.
  */
+/** How many of a session's newest events are searched for its end, when it ended before --since. */
+const ENDED_LOOKBACK = 20;
+
 export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGenerator<LiveFrame> {
   const now = deps.now ?? Date.now;
   const seen = new RecentIds(SEEN_IDS);
@@ -69,14 +72,14 @@ export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGener
     options.session !== undefined && f.session_id === options.session && f.event === SESSION_ENDED_EVENT;
   let from = now() - options.sinceMs;
 
-  const history = async (): Promise<LiveFrame[]> => {
+  const history = async (start = from, limit = HISTORY_LIMIT): Promise<LiveFrame[]> => {
     const found = await liveEvents(
       deps.client,
       {
-        start: new Date(from).toISOString(),
+        start: new Date(start).toISOString(),
         // Events may carry times ahead of this clock; a day covers any sane skew.
         end: new Date(now() + 86_400_000).toISOString(),
-        limit: HISTORY_LIMIT,
+        limit,
         ...(options.session === undefined ? {} : { session_id: options.session }),
       },
       { schema: historySchema, ...(deps.signal ? { signal: deps.signal } : {}) },
@@ -130,10 +133,13 @@ export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGener
       }
       if (queue.length < HIGH_WATER / 10) socket.resume();
       if ('opened' in item) {
+        const first = !opened;
         opened = true;
         const { out, done } = fresh(await history());
         yield* out;
         if (done) return;
+        // A session that ended before --since has its end outside that history: no frame will come.
+        if (first && options.session !== undefined && (await history(0, ENDED_LOOKBACK)).some(ends)) return;
       } else if ('frame' in item) {
         // Frames before the first history are kept in order behind it (they queue after `opened`).
         const { out, done } = fresh([item.frame]);
