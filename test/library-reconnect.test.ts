@@ -66,3 +66,37 @@ describe('the library across a restart of the service', () => {
     expect(errors).toEqual([]);
   }, 60_000);
 });
+
+describe('the library when its socket never opens', () => {
+  it('tells onError that stored events did not reach onEvent (they were lost to the app without a word)', async () => {
+    const other = tempDir('cas-library-nosocket-');
+    // One connection per address: the library's HTTP connection takes it, so every upgrade is 503.
+    const t = await startServiceOn(other.path, { limits: { maxConnectionsPerAddress: 1 } });
+    try {
+      const client = new Client({ endpoint: t.url, apiKey: t.apiKey, projectId: t.projectId });
+      const events: LiveEvent[] = [];
+      const errors: ServiceError[] = [];
+      const session = client.createSession({
+        sessionId: 'ns-1',
+        id: 'u-ns',
+        onEvent: (e) => events.push(e),
+        onError: (e) => errors.push(e),
+      });
+      session.trackEvent({ event: 'Stored', timestamp: '2026-01-05T10:00:00Z' });
+      session.endSession({ timestamp: '2026-01-05T10:00:01Z' });
+      await session.flush();
+      await client.close();
+      expect(events).toEqual([]);
+      expect(errors.map((e) => e.message)).toEqual([
+        expect.stringMatching(
+          /^live events of session ns-1: \d+ stored event\(s\) did not reach onEvent before close/,
+        ),
+      ]);
+      const stored = await t.get('/bc/v1/live-events/events?start=2026-01-05&end=2026-01-06&session_id=ns-1');
+      expect((stored.json as unknown[]).length).toBeGreaterThan(0);
+    } finally {
+      await t.stop();
+      other.cleanup();
+    }
+  }, 60_000);
+});

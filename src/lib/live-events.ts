@@ -48,6 +48,9 @@ export function openLiveEvents(
   let handle: { close(): void; done: Promise<unknown> } | undefined;
   let opens = 0;
   let stopped = false;
+  /** Why the socket last had to reconnect (or could not open), for the report of undelivered events. */
+  let lastProblem: string | undefined;
+  let failureReported = false;
   let backfilling: LiveFrame[] | undefined;
   let markReady: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => {
@@ -123,12 +126,15 @@ export function openLiveEvents(
         if (opens === 1) markReady();
         else void backfill(connection);
       },
-      onRetry: (info) =>
-        log?.(`live events of ${sessionId}: reconnecting in ${info.delayMs} ms: ${info.error.message}`),
+      onRetry: (info) => {
+        lastProblem = info.error.message;
+        log?.(`live events of ${sessionId}: reconnecting in ${info.delayMs} ms: ${info.error.message}`);
+      },
     });
     handle = socket;
     const end = await socket.done;
     if (end.reason === 'failed') {
+      failureReported = true;
       handlers.onError(
         serviceError(end.error.status, `live events of session ${sessionId}: ${end.error.message}`),
       );
@@ -136,6 +142,7 @@ export function openLiveEvents(
   };
   const running = start()
     .catch((error: unknown) => {
+      failureReported = true;
       handlers.onError(serviceError(-1, `live events of session ${sessionId}: ${message(error)}`));
     })
     .finally(() => {
@@ -170,6 +177,17 @@ export function openLiveEvents(
       }
       handle?.close();
       await running;
+      // Acknowledged events that never reached onEvent (a socket refused at every attempt, e.g. 503
+      // past the service's connections per address) were lost to the app without a word.
+      if (awaited.size > 0 && !failureReported) {
+        const why = lastProblem === undefined ? '' : ` (the socket: ${lastProblem})`;
+        handlers.onError(
+          serviceError(
+            -1,
+            `live events of session ${sessionId}: ${awaited.size} stored event(s) did not reach onEvent before close${why}`,
+          ),
+        );
+      }
       // Every HTTP answer is in by now: an MLError frame still unmatched is news to the app.
       for (const held of [...heldErrors]) release(held);
     },
