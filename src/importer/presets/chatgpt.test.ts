@@ -205,6 +205,30 @@ describe('chatgpt preset', () => {
     expect(events.map((e) => e.timestamp)).toEqual([iso(T)]);
   });
 
+  it('gives a call whose tool answer has no time of its own no runtime (the inherited time made it 0)', async () => {
+    const untimedAnswer = {
+      ...tools,
+      conversation_id: 'conv-t',
+      mapping: {
+        ...tools.mapping,
+        o: node(
+          'o',
+          'c',
+          ['f1'],
+          msg('o', 'tool', null, { content_type: 'execution_output', text: '1024' }, { name: 'python' }),
+        ),
+      },
+    };
+    const { events } = await mapPresetFiles(
+      dir.path,
+      'chatgpt',
+      { 't.json': JSON.stringify([untimedAnswer]) },
+      ['user_id=me'],
+    );
+    const call = events.find((e) => e.event === 'Conversation Function');
+    expect(call?.properties).toEqual({ args: 'print(2**10)', call_id: 'c', name: 'python', result: '1024' });
+  });
+
   it('dates an untimed message by the message before it in the branch, never before it', async () => {
     const partly = {
       id: 'conv-d',

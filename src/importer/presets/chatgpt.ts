@@ -80,18 +80,14 @@ function mapConversation(value: unknown): PresetItem[] {
     | undefined;
   let calls: Call[] = [];
   const flush = (): void => {
-    for (const call of calls)
-      out.push({
-        ok: true,
-        record: functionRecord(call, base, secondsMs(c.create_time)),
-      });
+    for (const call of calls) out.push({ ok: true, record: functionRecord(call, base) });
     calls = [];
     if (user || reply) {
       const at = reply?.at ?? user?.at ?? '';
       const record: PresetRecord = {
         kind: 'turn',
         at,
-        ms: reply?.ms ?? user?.ms ?? secondsMs(c.create_time),
+        ms: reply?.ms ?? user?.ms,
         ...base,
         properties: {
           user: user?.text ?? '',
@@ -113,7 +109,8 @@ function mapConversation(value: unknown): PresetItem[] {
   for (const { id: nodeId, node } of activeBranch(mapping, current)) {
     const m = obj(node.message);
     if (!m) continue;
-    const ms = secondsMs(m.create_time) ?? last;
+    const own = secondsMs(m.create_time);
+    const ms = own ?? last;
     last = ms;
     const at = `mapping.${nodeId}.message`;
     const role = str(obj(m.author)?.role);
@@ -149,7 +146,8 @@ function mapConversation(value: unknown): PresetItem[] {
       const result = textOf(content);
       if (open) {
         open.result = result;
-        open.end = ms;
+        // Its own time only: an answer that inherited the call's time would give a runtime of 0.
+        open.end = own;
       } else {
         // A tool that answered without a call in the branch (a browsing display, an image).
         calls.push({ name, args: undefined, result, ms, id: str(m.id) ?? nodeId, at, raw: m });
@@ -160,17 +158,13 @@ function mapConversation(value: unknown): PresetItem[] {
   return out;
 }
 
-function functionRecord(
-  call: Call,
-  base: { session: string; conversation: string },
-  fallbackMs: number | undefined,
-): PresetRecord {
+function functionRecord(call: Call, base: { session: string; conversation: string }): PresetRecord {
   const runtime =
     call.ms !== undefined && call.end !== undefined && call.end >= call.ms ? call.end - call.ms : undefined;
   return {
     kind: 'function',
     at: call.at,
-    ms: call.ms ?? fallbackMs,
+    ms: call.ms,
     ...base,
     properties: { name: call.name, args: call.args, result: call.result, runtime, call_id: call.id },
     raw: call.raw,

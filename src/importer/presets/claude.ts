@@ -49,7 +49,7 @@ function mapConversation(value: unknown, tz: string): PresetItem[] {
       const record: PresetRecord = {
         kind: 'turn',
         at: reply?.at ?? user?.at ?? '',
-        ms: reply?.ms ?? user?.ms ?? isoMs(c.created_at, tz),
+        ms: reply?.ms ?? user?.ms,
         ...base,
         properties: {
           user: user?.text ?? '',
