@@ -52,6 +52,9 @@ class RecentIds {
 
 type Item = { frame: LiveFrame } | { opened: true } | { end: LiveSocketEnd };
 
+/** How many of a session's newest events are searched for its end, when it ended before --since. */
+const ENDED_LOOKBACK = 20;
+
 /**
  * `cas tail`: the recent events of the project (or of a session, a user, some names) from
  * `live-events/events`, then each new one from the live socket as it commits. The socket is opened
@@ -59,9 +62,6 @@ type Item = { frame: LiveFrame } | { opened: true } | { end: LiveSocketEnd };
  * the last event seen, so nothing committed meanwhile is missed and, by event id, nothing is
  * yielded twice. With a session it ends after that session's `Session Ended`.
  */
-/** How many of a session's newest events are searched for its end, when it ended before --since. */
-const ENDED_LOOKBACK = 20;
-
 export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGenerator<LiveFrame> {
   const now = deps.now ?? Date.now;
   const seen = new RecentIds(SEEN_IDS);

@@ -32,6 +32,9 @@ interface OpenSession {
   ended: boolean;
 }
 
+/** The lane of every identify and alias record (delivery.ts), so they are stored in time order. */
+const IDENTITY_LANE = 'identity';
+
 /**
  * Places the records of a sorted run (see staging.ts) in sessions and adds their ends. The input is
  * grouped, so a session is complete when its group (or, for derived sessions, its gap) is passed:
@@ -44,9 +47,6 @@ interface OpenSession {
  *   is the derivation cli.md describes, and it sees the whole stored session).
  * - Exact duplicates (same group, time and content) are one record unless kept.
  */
-/** The lane of every identify and alias record (delivery.ts), so they are stored in time order. */
-const IDENTITY_LANE = 'identity';
-
 export class Sessionizer {
   private current: OpenSession | undefined;
   private previous: Staged | undefined;

@@ -1,6 +1,6 @@
 import { parseTimestamp } from '../timestamps.js';
 import { anthropicUsage, arr, jsonText, type Obj, obj, str, textOf } from './fields.js';
-import { usageProperties } from './openai-chat.js';
+import { ownFrom, usageProperties } from './openai-chat.js';
 import type { Preset, PresetMapper, PresetOptions } from './preset.js';
 import { callEventId, type PresetItem, type PresetRecord, toolCallItems } from './record.js';
 
@@ -9,10 +9,10 @@ import { callEventId, type PresetItem, type PresetRecord, toolCallItems } from '
  * a response without its request) and Message Batches results `{custom_id, result: {type, message}}`.
  * A response has no time of its own, so the line's `timestamp` or `created_at` (ISO 8601 or epoch;
  * a time without a zone is read in `--tz`) gives it; a line without one is rejected (an import never
- * invents a time: Message Batches results need a time added to each line). Each call whose reply is final (its `stop_reason` is not `tool_use`) → a turn: the
- * request's last user message (its text blocks; a message of only images has none) and the reply's
- * text blocks, with usage converted to the wire's convention (`input_tokens` excludes cache writes
- * and reads; `prompt_tokens` is their sum); the `tool_use` blocks that message started or answered
+ * invents a time: Message Batches results need a time added to each line). Each call whose reply is
+ * final (its `stop_reason` is not `tool_use`) → a turn: the request's last user message (its text
+ * blocks; a message of only images has none) and the reply's text blocks, with usage converted to the
+ * wire's convention (`input_tokens` excludes cache writes and reads; `prompt_tokens` is their sum); the `tool_use` blocks that message started or answered
  * (see `ownFrom`) and their `tool_result` answers → function calls of the turn, so a later call
  * repeating the history counts none of them again; a call that only asks for tools → a usage record.
  * Ids: `metadata.user_id` (else `--set user_id=`), sessions derived per user; event ids from the
@@ -111,17 +111,6 @@ function lastUserIndex(messages: unknown[]): number {
     if (!Array.isArray(m.content) || blocks.length === 0 || !blocks.every(isToolResult)) return i;
   }
   return -1;
-}
-
-/**
- * Where the call's own tool calls start: at the last assistant message before its last user message
- * (whose `tool_use` blocks that message answers along with its text, which no call that ended in a
- * reply counted), else after that user message. Tool calls before it were counted by an earlier call
- * that the request's history repeats.
- */
-function ownFrom(messages: unknown[], last: number): number {
-  for (let i = last - 1; i >= 0; i--) if (obj(messages[i])?.role === 'assistant') return i;
-  return last + 1;
 }
 
 /** `tool_use` blocks of assistant messages from `from` on, with the `tool_result` blocks answering them. */

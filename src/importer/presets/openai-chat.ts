@@ -128,12 +128,12 @@ function lastUserIndex(messages: unknown[]): number {
 }
 
 /**
- * Where the call's own tool calls start: at the last assistant message before its last user message
- * (a tool round that message interrupted, answered before it, which no call that ended in a reply
- * counted), else after that user message. Tool calls before it were counted by an earlier call that
- * the request's history repeats.
+ * Where a logged call's own tool calls start (openai-chat and anthropic): at the last assistant message
+ * before its last user message (a tool round that message interrupted or, in Anthropic's form, answers
+ * along with its text, which no call that ended in a reply counted), else after that user message.
+ * Tool calls before it were counted by an earlier call that the request's history repeats.
  */
-function ownFrom(messages: unknown[], last: number): number {
+export function ownFrom(messages: unknown[], last: number): number {
   for (let i = last - 1; i >= 0; i--) if (obj(messages[i])?.role === 'assistant') return i;
   return last + 1;
 }

@@ -5,6 +5,7 @@ import { canonical, contentHash } from '../event-id.js';
 import { SESSION_PLACEHOLDER } from '../mapper.js';
 import { toIso } from '../timestamps.js';
 import type { MapOutcome, SourceRef, WireJson } from '../types.js';
+import { str } from './fields.js';
 
 /** What a preset makes of its formats: the record kinds of the flat mapper that carry conversations. */
 export type PresetKind = 'turn' | 'function' | 'usage';
@@ -98,9 +99,7 @@ export function toolCallItems(
       at: c.at,
       ms: call.ms,
       ...call.ids,
-      eventId: call.eventId(
-        typeof c.properties.call_id === 'string' && c.properties.call_id !== '' ? c.properties.call_id : c.at,
-      ),
+      eventId: call.eventId(str(c.properties.call_id) ?? c.at),
       properties: c.properties,
       raw: call.raw,
     },

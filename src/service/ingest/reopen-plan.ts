@@ -84,6 +84,7 @@ function needsReplay(
 function lateFor(cache: ProjectCache, s: SessionState, e: WireEvent, ts: number): boolean {
   if (s.endedAt !== null) return true;
   if (e.kind === 'end_session') return ts < s.lastEventAt;
+  // Derived sessions (session_key) come only from imports, whose batches are history.
   return beforeItsPlace(cache, s, e, ts, true);
 }
 
