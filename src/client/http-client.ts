@@ -32,6 +32,8 @@ export interface ClientOptions {
   /** Retries may start only within this many ms of the first attempt. Default 60 000. */
   retryTimeMs?: number;
   onRetry?: (info: RetryInfo) => void;
+  /** Told of every attempt's outcome (`-v`): the status, or how it failed without one. */
+  onAttempt?: ((info: AttemptInfo) => void) | undefined;
   userAgent?: string;
   /** A caller-owned dispatcher (tests, proxies); otherwise the client owns one keep-alive Agent. */
   dispatcher?: Dispatcher;
@@ -56,6 +58,18 @@ export interface Client {
   request(options: RequestOptions): Promise<unknown>;
   /** Closes the client's own connections; a caller-supplied dispatcher is left to its owner. */
   close(): Promise<void>;
+}
+
+/** One attempt as `-v` reports it; the path carries no secret (the key travels in a header). */
+export interface AttemptInfo {
+  method: string;
+  path: string;
+  attempt: number;
+  /** The HTTP status, or -1 when no answer came (network error, timeout). */
+  status: number;
+  ms: number;
+  /** Why an attempt failed, in one line; absent for a 2xx. */
+  failure?: string;
 }
 
 interface Prepared {
@@ -89,8 +103,37 @@ export function createClient(options: ClientOptions): Client {
     'user-agent': options.userAgent ?? 'cas',
   };
 
-  /** One attempt; URL and body are prepared once by `request`, not re-serialized per retry. */
-  async function once(prepared: Prepared, signal: AbortSignal | undefined): Promise<unknown> {
+  /** One attempt, told to `onAttempt`; URL and body are prepared once by `request`, not per retry. */
+  async function once(
+    prepared: Prepared,
+    signal: AbortSignal | undefined,
+    attempt: number,
+  ): Promise<unknown> {
+    const started = performance.now();
+    const answered = { status: -1 };
+    const report = (failure?: string): void => {
+      if (options.onAttempt === undefined) return;
+      const { method, path } = prepared.target;
+      const ms = Math.round(performance.now() - started);
+      const info: AttemptInfo = { method, path, attempt, status: answered.status, ms };
+      options.onAttempt(failure === undefined ? info : { ...info, failure });
+    };
+    try {
+      const value = await exchange(prepared, signal, answered);
+      report();
+      return value;
+    } catch (error) {
+      report(error instanceof Error ? error.message : String(error));
+      throw error;
+    }
+  }
+
+  /** Sets `answered.status` as soon as a status line arrives. */
+  async function exchange(
+    prepared: Prepared,
+    signal: AbortSignal | undefined,
+    answered: { status: number },
+  ): Promise<unknown> {
     const { target, url, body, schema } = prepared;
     if (signal?.aborted) throw signal.reason;
     const controller = new AbortController();
@@ -112,6 +155,7 @@ export function createClient(options: ClientOptions): Client {
         dispatcher,
         signal: controller.signal,
       });
+      answered.status = res.statusCode;
       if (res.statusCode < 200 || res.statusCode >= 300) {
         const text = await readCapped(res.body, ERROR_BODY_BYTES);
         const parsed = parseErrorBody(res.statusCode, text);
@@ -141,7 +185,7 @@ export function createClient(options: ClientOptions): Client {
       body: req.body === undefined ? null : JSON.stringify(req.body),
       schema: req.schema,
     };
-    return withRetries(() => once(prepared, req.signal), {
+    return withRetries((attempt) => once(prepared, req.signal, attempt), {
       policy,
       idempotent: req.idempotent ?? true,
       signal: req.signal,

@@ -2,6 +2,7 @@ import { parseQueueBody, type QueueResponse } from '../shared/events.js';
 import { LIMITS } from '../shared/limits.js';
 import type { LocalBatch, LocalQueue, ParseLimits } from '../shared/local-queue.js';
 import { HttpError, NetworkError } from './errors.js';
+import type { AttemptInfo } from './http-client.js';
 
 const TARGET = { method: 'POST', path: '/bc/v1/events/queue' } as const;
 
@@ -18,20 +19,41 @@ const TARGET = { method: 'POST', path: '/bc/v1/events/queue' } as const;
 export function localQueueSender(
   queue: LocalQueue,
   credentials: { apiKey: string; projectId: string },
-  /** Send the batches as history (the queue route's `?history=true`), as `cas import` does. */
-  history = false,
+  options: {
+    /** Send the batches as history (the queue route's `?history=true`), as `cas import` does. */
+    history?: boolean;
+    /** Told of each batch's answer, as the HTTP client tells `-v` of each attempt. */
+    onAttempt?: ((info: AttemptInfo) => void) | undefined;
+  } = {},
 ): (events: readonly unknown[]) => Promise<QueueResponse> {
+  const { history = false, onAttempt } = options;
   return async (events) => {
+    const started = performance.now();
+    const report = (status: number, failure?: string): void => {
+      if (onAttempt === undefined) return;
+      const info: AttemptInfo = {
+        ...TARGET,
+        attempt: 1,
+        status,
+        ms: Math.round(performance.now() - started),
+      };
+      onAttempt(failure === undefined ? info : { ...info, failure });
+    };
     let answer: Awaited<ReturnType<LocalQueue>>;
     try {
       const batch = parsedBatch(credentials, events);
       answer = await queue(history ? { ...batch, history } : batch);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
+      report(-1, message);
       throw new NetworkError(message, undefined, TARGET, error);
     }
-    if (answer.status === 200 && 'accepted' in answer.body) return answer.body;
+    if (answer.status === 200 && 'accepted' in answer.body) {
+      report(200);
+      return answer.body;
+    }
     const body = answer.body as Exclude<typeof answer.body, QueueResponse>;
+    report(answer.status, body.message);
     throw new HttpError(
       { status: answer.status, message: body.message, code: body.code, issues: body.issues },
       TARGET,

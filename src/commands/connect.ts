@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { probeHealth } from '../client/health-probe.js';
-import { type Client, createClient } from '../client/http-client.js';
+import { type AttemptInfo, type Client, createClient } from '../client/http-client.js';
 import { localQueueSender } from '../client/local-queue.js';
 import type { RetryInfo } from '../client/retry.js';
 import {
@@ -31,6 +31,8 @@ export interface Connection {
 
 export interface ConnectDeps {
   log: (line: string) => void;
+  /** Told of every retry the client makes (`cas import` counts them); `-v` also logs each one. */
+  onRetry?: ((info: RetryInfo) => void) | undefined;
   /**
    * `--prices <file>` of `cas import` / `cas reprice`: the embedded service prices with it. A remote
    * endpoint or a running `cas serve` prices with its own table, so there it is refused.
@@ -76,10 +78,31 @@ function clientFor(
     retries: config.retries,
     retryTimeMs: config.retryTimeMs,
     onRetry: (info: RetryInfo) => {
-      if (config.verbose) deps.log(`retry ${JSON.stringify(info)}`);
+      deps.onRetry?.(info);
+      if (config.verbose) deps.log(retryLine(info));
     },
+    onAttempt: verboseAttempts(config, deps),
   });
 }
+
+/** cli.md: `-v` shows requests and retries on stderr, one line each. */
+function verboseAttempts(config: Config, deps: ConnectDeps): ((info: AttemptInfo) => void) | undefined {
+  return config.verbose ? (info) => deps.log(attemptLine(info)) : undefined;
+}
+
+export function attemptLine(info: AttemptInfo): string {
+  const status = info.status === -1 ? 'no answer' : String(info.status);
+  const attempt = info.attempt > 1 ? ` (attempt ${info.attempt})` : '';
+  const failure = info.failure === undefined ? '' : `: ${oneLineText(info.failure)}`;
+  return `cas: ${info.method} ${info.path} → ${status} in ${info.ms} ms${attempt}${failure}`;
+}
+
+export function retryLine(info: RetryInfo): string {
+  const seconds = (info.delayMs / 1000).toFixed(1);
+  return `cas: retrying ${info.method} ${info.path} in ${seconds} s (attempt ${info.attempt} failed: ${oneLineText(info.reason)})`;
+}
+
+const oneLineText = (text: string): string => text.replace(/\s+/g, ' ').trim();
 
 function processAlive(pid: number): boolean {
   try {
@@ -224,7 +247,11 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
         client,
         mode: 'embedded',
         // Only `cas import` sends through it, and what it sends is history.
-        postQueue: localQueueSender(service.queue, { apiKey, projectId }, true),
+        postQueue: localQueueSender(
+          service.queue,
+          { apiKey, projectId },
+          { history: true, onAttempt: verboseAttempts(config, deps) },
+        ),
         close: async () => {
           await client.close();
           await service.close();

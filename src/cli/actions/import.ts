@@ -66,20 +66,14 @@ function progress(ctx: CliContext, stats: ImportStats, dryRun: boolean): Progres
   };
 }
 
-/**
- * The shared connect(), with retries counted for the summary: connect() reports each retry as a
- * `retry {...}` log line when verbose, so it is asked to be verbose and the lines are counted here
- * (and shown only if the user asked for -v).
- */
+/** The shared connect(), with the client's retries counted for the summary. */
 function connectCountingRetries(ctx: CliContext, stats: ImportStats, paths: readonly string[]) {
-  const log = (line: string): void => {
-    const retry = line.startsWith('retry ');
-    if (retry) stats.retries++;
-    if (!retry || ctx.config.verbose) ctx.log(line);
-  };
   const prices = typeof ctx.flags.prices === 'string' ? ctx.flags.prices : undefined;
   const thread = importNeedsOwnThread(paths);
-  return connect({ ...ctx.config, verbose: true }, { log, prices, workload: 'import', thread });
+  const onRetry = (): void => {
+    stats.retries++;
+  };
+  return connect(ctx.config, { log: (line) => ctx.log(line), onRetry, prices, workload: 'import', thread });
 }
 
 export const importAction: Action = async (ctx, args) => {
