@@ -144,6 +144,34 @@ describe.concurrent('cas users', () => {
     const events = stored.filter((e) => e.session_id === 's-user-7');
     expect(user.sessions.flatMap((s) => s.events)).toHaveLength(events.length);
   });
+
+  it('--format jsonl prints each listed item as the data --json holds, not as table text', async () => {
+    const lines = async (args: string[]) => {
+      const result = await cas([...args, '--format', 'jsonl']);
+      expect(result.code, result.stderr).toBe(0);
+      return result.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as unknown);
+    };
+    const [list, listLines, shown, shownLines, props, propLines] = await Promise.all([
+      json(['users', 'list', '--limit', '100']),
+      lines(['users', 'list', '--limit', '100']),
+      json(['users', 'show', 'user-7']),
+      lines(['users', 'show', 'user-7']),
+      json(['properties', 'Conversation Turn']),
+      lines(['properties', 'Conversation Turn']),
+    ]);
+    const users = (list as { users: Array<{ aliases: unknown; traits: unknown }> }).users;
+    expect(listLines).toEqual(users);
+    // Lists stay lists and traits objects (the table shows them as `a, b` and `plan=pro`).
+    expect(listLines[0]).toMatchObject({ aliases: expect.any(Array), traits: { plan: expect.any(String) } });
+    expect(shownLines).toEqual((shown as { sessions: unknown[] }).sessions);
+    expect(propLines).toEqual((props as { properties: unknown[] }).properties);
+    expect(propLines).toContainEqual(
+      expect.objectContaining({ property: 'model', types: expect.any(Array) }),
+    );
+  });
 });
 
 /** Series totals of a segmentation chart's JSON, drilldown ids aside (they hash the controls). */

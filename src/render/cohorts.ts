@@ -62,6 +62,7 @@ export function renderCohortList(
       columns: ['name', 'cohort_id', 'terms', 'created_at'],
       rows: cohorts.map((c) => [c.name, c.cohort_id, termsText(c.terms), c.created_at]),
       empty: 'no cohorts',
+      records: cohorts,
     },
     format,
     options,
@@ -96,6 +97,7 @@ export function renderCohortShow(show: CohortShow, format: OutputFormat, options
         .join(', '),
     ]),
     empty: 'no members',
+    records: show.members,
     ...(show.members.length === show.members_limit
       ? { note: `the first ${show.members_limit} members (--members n for more)` }
       : { note: `${show.members.length} members` }),

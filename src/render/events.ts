@@ -61,6 +61,7 @@ export function renderProperties(
         topText(p.top, format === 'table'),
       ]),
       empty: `no properties on "${result.event}" events`,
+      records: result.properties,
     },
     format,
     options,

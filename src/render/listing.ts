@@ -18,6 +18,11 @@ export interface Listing {
   note?: string;
   /** Said instead of an empty table. */
   empty?: string;
+  /**
+   * Each row's item as data: JSONL prints these, so its values keep their types (aliases a list,
+   * traits an object) where the table's cells are display text (`a, b`, `plan=pro`).
+   */
+  records?: readonly unknown[];
 }
 
 export interface ListingOptions {
@@ -61,7 +66,9 @@ export function renderListing(
   if (format === 'json') return json(data);
   const { columns, rows } = listing;
   if (format === 'jsonl') {
-    const lines = rows.map((row) => jsonLine(Object.fromEntries(columns.map((c, i) => [c, row[i] ?? null]))));
+    const lines =
+      listing.records?.map((record) => jsonLine(record)) ??
+      rows.map((row) => jsonLine(Object.fromEntries(columns.map((c, i) => [c, row[i] ?? null]))));
     return lines.length > 0 ? `${lines.join('\n')}\n` : '';
   }
   if (format === 'csv') {

@@ -24,6 +24,7 @@ export function renderUserList(list: UserList, format: OutputFormat, options: Li
         traitsText(u.traits),
       ]),
       empty: 'no users',
+      records: list.users,
       note:
         shown < list.total
           ? `${shown} of ${list.total} users (--limit, --offset for more)`
@@ -47,6 +48,7 @@ export function renderUserShow(user: UserDetails, format: OutputFormat, options:
       s.events.length,
     ]),
     empty: 'no sessions',
+    records: user.sessions,
   };
   if (format !== 'table') {
     // CSV / JSONL: one row per session (the record's own fields are in --json).
