@@ -49,6 +49,16 @@ function generated(): Array<Record<string, unknown>> {
         properties: { user: 'hi', assistant: 'hello', model: MODELS[(i + k) % 3], cost: 0.01 * (k + 1) },
       });
     }
+    // One person comes back a week later, in a second session (cas users show --sessions).
+    if (i === 9)
+      events.push({
+        type: 'track',
+        event: 'Conversation Turn',
+        user_id: p.id,
+        session_id: `${session}-later`,
+        timestamp: `2025-01-${String(10 + i).padStart(2, '0')}T10:00:00Z`,
+        properties: { user: 'back', assistant: 'welcome back', model: MODELS[0], cost: 0.01 },
+      });
     for (let k = 0; k < p.purchases; k++) {
       events.push({
         type: 'track',
@@ -171,6 +181,23 @@ describe.concurrent('cas users', () => {
     expect(propLines).toContainEqual(
       expect.objectContaining({ property: 'model', types: expect.any(Array) }),
     );
+  });
+
+  it('users show says when the person has more sessions than it shows', async () => {
+    const [one, cut, none, noneJson] = await Promise.all([
+      cas(['users', 'show', 'user-7', '--sessions', '1', '--format', 'table']),
+      cas(['users', 'show', 'user-9', '--sessions', '1', '--format', 'table']),
+      cas(['users', 'show', 'user-7', '--sessions', '0', '--format', 'table']),
+      json(['users', 'show', 'user-7', '--sessions', '0']),
+    ]);
+    expect(one.stdout).toContain('1 session\n');
+    expect(one.stdout).not.toContain('there are');
+    // user-9 has two sessions (generated()): the oldest is shown, and the table says there is more.
+    expect(cut.stdout).toContain('s-user-9 ');
+    expect(cut.stdout).not.toContain('s-user-9-later');
+    expect(cut.stdout).toContain('the first 1 session, oldest first; there are more (--sessions <n>)');
+    expect(none.stdout).toContain('sessions not shown; there are some (--sessions <n>)');
+    expect((noneJson as { sessions: unknown[] }).sessions).toEqual([]);
   });
 });
 

@@ -36,13 +36,25 @@ export async function runUsersList(options: UsersListOptions, deps: { client: Cl
 
 export interface UserShowOptions {
   id: string;
-  /** Sessions to include (most recent first on the service). */
+  /** Sessions to include (the service lists them oldest first). */
   sessions?: string | undefined;
 }
 
-export async function runUserShow(options: UserShowOptions, deps: { client: Client }): Promise<UserDetails> {
+const MAX_SESSIONS = 100_000;
+
+export interface UserShown {
+  user: UserDetails;
+  /** The person has sessions beyond the ones shown (--sessions). */
+  more: boolean;
+}
+
+export async function runUserShow(options: UserShowOptions, deps: { client: Client }): Promise<UserShown> {
   if (options.id.trim() === '')
     throw new UsageError('cas users show needs a user id', 'e.g. cas users show u1');
-  const limit = wholeNumber(options.sessions, '--sessions', 20, 100_000);
-  return getUser(deps.client, options.id, { limit });
+  const limit = wholeNumber(options.sessions, '--sessions', 20, MAX_SESSIONS);
+  // One session more than shown tells whether there are more, without a count the route lacks.
+  const asked = Math.min(limit + 1, MAX_SESSIONS);
+  const user = await getUser(deps.client, options.id, { limit: asked });
+  const more = user.sessions.length > limit;
+  return { user: more ? { ...user, sessions: user.sessions.slice(0, limit) } : user, more };
 }

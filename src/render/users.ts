@@ -35,9 +35,18 @@ export function renderUserList(list: UserList, format: OutputFormat, options: Li
   );
 }
 
+const sessionCount = (n: number): string => `${n} session${n === 1 ? '' : 's'}`;
+
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
-export function renderUserShow(user: UserDetails, format: OutputFormat, options: ListingOptions): string {
+export function renderUserShow(
+  user: UserDetails,
+  format: OutputFormat,
+  options: ListingOptions,
+  /** The person has sessions beyond these: the table says so. */
+  more = false,
+): string {
+  const shown = user.sessions.length;
   const sessions = {
     columns: ['session_id', 'started_at', 'ended_at', 'duration', 'events'],
     rows: user.sessions.map((s) => [
@@ -47,8 +56,11 @@ export function renderUserShow(user: UserDetails, format: OutputFormat, options:
       seconds(s.duration),
       s.events.length,
     ]),
-    empty: 'no sessions',
+    empty: more ? 'sessions not shown; there are some (--sessions <n>)' : 'no sessions',
     records: user.sessions,
+    note: more
+      ? `the first ${sessionCount(shown)}, oldest first; there are more (--sessions <n>)`
+      : sessionCount(shown),
   };
   if (format !== 'table') {
     // CSV / JSONL: one row per session (the record's own fields are in --json).

@@ -47,6 +47,6 @@ export const usersShow: Action = async (ctx, args) => {
   const result = await withConnection(ctx, (c) =>
     runUserShow({ id: args[0] ?? '', sessions: text(ctx.flags.sessions) }, c),
   );
-  ctx.out(renderUserShow(result, ctx.format, listingOptions(ctx)));
+  ctx.out(renderUserShow(result.user, ctx.format, listingOptions(ctx), result.more));
   return EXIT.ok;
 };
