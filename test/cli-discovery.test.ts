@@ -325,6 +325,49 @@ describe.concurrent('an empty chart says why on stderr, exit code unchanged', ()
   });
 });
 
+describe.concurrent('a regex only the service can judge', () => {
+  it('refused in a flag: exit 2 naming the flag and its value; in a --controls file: exit 8', async () => {
+    const controls = join(dir.path, 'bad-regex.json');
+    mkdirSync(dir.path, { recursive: true });
+    writeFileSync(
+      controls,
+      JSON.stringify({
+        eventFilters: [
+          { event_name: 'Purchase', with: [{ property_name: 'x', operator: 'regex', values: ['('] }] },
+        ],
+      }),
+    );
+    const runs = await Promise.all([
+      cas(['users', 'list', '--like', '(']),
+      cas(['events', '--like', 'a(']),
+      cas(['intents', 'add', 'bad', '--pattern', 'fine', '--pattern', 'b(']),
+      cas(['cohorts', 'create', 'Bad', '--user-where', 'plan ~ c(']),
+      cas(['cohorts', 'create', 'Bad', '--performed', 'Purchase', '--where', 'amount ~ d(']),
+      cas(['chart', 'segmentation', '--event', 'Purchase', '--where', 'amount ~ e(', ...JANUARY]),
+      cas(['chart', 'segmentation', '--controls', controls, ...JANUARY]),
+    ]);
+    const named = [
+      '--like "("',
+      '--like "a("',
+      '--pattern "b("',
+      '--user-where "plan ~ c("',
+      '--where "amount ~ d("',
+    ];
+    named.push('--where "amount ~ e("');
+    named.forEach((flag, i) => {
+      const run = runs[i];
+      expect(run?.code, run?.stderr).toBe(2);
+      expect(run?.stderr).toMatch(new RegExp(`^cas: ${flag.replace(/[(~]/g, '\\$&')}: not a valid RE2`));
+    });
+    const fromFile = runs[6];
+    expect(fromFile?.code, fromFile?.stderr).toBe(8);
+    expect(fromFile?.stderr).toContain('eventFilters[0].with[0].values[0]');
+    // Nothing was created.
+    const cohorts = (await json(['cohorts', 'list'])) as Array<{ name: string }>;
+    expect(cohorts.map((c) => c.name)).not.toContain('Bad');
+  });
+});
+
 describe.concurrent('cas config', () => {
   it('says where each setting came from, and never prints the key', async () => {
     const config = join(dir.path, 'config');

@@ -60,6 +60,8 @@ export interface BuiltControls {
   controls: Record<string, unknown>;
   /** The same after validation, defaults applied. */
   parsed: AnyChartControls;
+  /** The flag behind each part of `controls` (by path prefix), for refusals: see `originOf`. */
+  origins: ReadonlyMap<string, string>;
 }
 
 const REQUIRED: Partial<Record<CliChart, { key: string; message: string; hint: string }>> = {
@@ -228,7 +230,8 @@ function seriesGroupBy(flags: ChartFlags): GroupByProperty | undefined {
 }
 
 /** The flag occurrence that produced the longest matching prefix of a chartControls path. */
-function originOf(path: string, origins: Map<string, string>): string | undefined {
+/** The flag (with its value) a controls path came from; undefined for parts a --controls file gave. */
+export function originOf(path: string, origins: ReadonlyMap<string, string>): string | undefined {
   let best: string | undefined;
   let bestLength = -1;
   for (const [prefix, label] of origins) {
@@ -292,7 +295,7 @@ function validate(
   controlsSource: string | undefined,
 ): BuiltControls {
   const parsed = parseChartControls(kind, controls);
-  if (parsed.ok) return { chart, kind, controls, parsed: parsed.value };
+  if (parsed.ok) return { chart, kind, controls, parsed: parsed.value, origins };
   const { issues } = parsed;
   const first = issues[0] ?? { path: 'chartControls', message: 'invalid' };
   const fallback = controlsSource !== undefined ? `--controls ${controlsSource}` : 'chartControls';

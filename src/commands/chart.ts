@@ -10,7 +10,9 @@ import {
   type ChartEnv,
   type ChartFlags,
   type CliChart,
+  originOf,
 } from './chart-flags.js';
+import { namingFlags } from './flag-refusals.js';
 
 /**
  * `cas chart`: flags → validated chartControls → the chart route → a response checked against the
@@ -54,7 +56,15 @@ async function fetchKind<K extends ChartKind>(
   return getChart(client, kind, controls, { schema: keepingRaw(schema) });
 }
 
-export async function fetchChart(built: BuiltControls, deps: { client: Client }): Promise<ChartResult> {
+/** A 400 about a value from a flag (a `--where` regex only the service's RE2 judges) names the flag: exit 2. */
+export function fetchChart(built: BuiltControls, deps: { client: Client }): Promise<ChartResult> {
+  return namingFlags(
+    () => fetchBuilt(built, deps),
+    (path) => originOf(path, built.origins),
+  );
+}
+
+async function fetchBuilt(built: BuiltControls, deps: { client: Client }): Promise<ChartResult> {
   const { chart, controls, parsed } = built;
   const base = { chart, controls, parsed };
   const { client } = deps;

@@ -12,8 +12,10 @@ import { type CohortBodyInput, type CohortRecord, cohortBodySchema } from '../sh
 import { formatPath } from '../shared/errors.js';
 import type { UserRecord } from '../shared/users.js';
 import { parseWhere } from './chart-expr.js';
+import { originOf } from './chart-flags.js';
 import { type OrderedFlag, walkSequence } from './chart-sequence.js';
 import { UsageError } from './errors.js';
+import { namingFlags } from './flag-refusals.js';
 import { wholeNumber } from './users.js';
 
 /**
@@ -84,7 +86,34 @@ export async function runCohortCreate(
   options: CohortCreateOptions,
   deps: { client: Client },
 ): Promise<CohortRecord> {
-  return createCohort(deps.client, cohortBody(options));
+  const body = cohortBody(options);
+  return namingFlags(
+    () => createCohort(deps.client, body),
+    (path) => termFlag(options, body, path),
+  );
+}
+
+/**
+ * The flag behind `terms[t].termFilter.<rest>` of a body cohortBody built: a trait term's conditions
+ * are the `--user-where`s, an event or intent term's those of its `--performed` / `--intent` (found
+ * under the chart path walkSequence recorded them at).
+ */
+function termFlag(options: CohortCreateOptions, body: CohortBodyInput, path: string): string | undefined {
+  const match = /^terms\[(\d+)\]\.termFilter(.*)$/.exec(path);
+  if (!match) return undefined;
+  const t = Number(match[1]);
+  const rest = match[2] ?? '';
+  const type = body.terms[t]?.termFilter.type;
+  const before = body.terms.slice(0, t).filter((term) => term.termFilter.type === type).length;
+  if (type === 'trait') {
+    const j = /^\.with\[(\d+)\]/.exec(rest)?.[1];
+    const text = j === undefined ? undefined : options.userWhere?.[Number(j)];
+    return text === undefined ? undefined : `--user-where "${text}"`;
+  }
+  const origins = walkSequence('users', options.sequence ?? []).origins;
+  if (type === 'event') return originOf(`userFilters[0].performed_events[${before}]${rest}`, origins);
+  if (type === 'intent') return originOf(`shownIntents[${before}]${rest}`, origins);
+  return undefined;
 }
 
 export async function runCohortList(_options: unknown, deps: { client: Client }): Promise<CohortRecord[]> {

@@ -6,6 +6,7 @@ import { PROPERTY_TOP_MAX } from '../shared/event-stats.js';
 import type { Scalar } from '../shared/primitives.js';
 import { exactRegex } from './chart-hints.js';
 import { UsageError } from './errors.js';
+import { namingFlags } from './flag-refusals.js';
 import { wholeNumber } from './users.js';
 
 /**
@@ -29,7 +30,17 @@ export interface EventsResult {
 
 const notFound = (error: unknown) => error instanceof HttpError && error.status === 404;
 
-export async function runEvents(
+export function runEvents(
+  options: { like?: string | undefined },
+  deps: { client: Client },
+): Promise<EventsResult> {
+  return namingFlags(
+    () => eventsOf(options, deps),
+    (path) => (path === 'event_regex' ? `--like "${options.like}"` : undefined),
+  );
+}
+
+async function eventsOf(
   options: { like?: string | undefined },
   deps: { client: Client },
 ): Promise<EventsResult> {

@@ -3,6 +3,7 @@ import { addIntent, listIntents, removeIntent } from '../client/routes.js';
 import { formatPath } from '../shared/errors.js';
 import { type UdiBodyInput, type UdiRecord, udiBodySchema } from '../shared/udi.js';
 import { UsageError } from './errors.js';
+import { namingFlags, nthFlag } from './flag-refusals.js';
 
 /**
  * `cas intents list|add|remove`: the project's user-defined intents (`/udi`). `add` takes RE2
@@ -53,7 +54,11 @@ export function runIntentList(_options: unknown, deps: { client: Client }): Prom
 }
 
 export function runIntentAdd(options: IntentAddOptions, deps: { client: Client }): Promise<UdiRecord> {
-  return addIntent(deps.client, intentBody(options));
+  const body = intentBody(options);
+  return namingFlags(
+    () => addIntent(deps.client, body),
+    (path) => nthFlag('--pattern', 'patterns', options.pattern, path),
+  );
 }
 
 /** By name when one intent has it, else the argument is taken as an id (the service says 404). */

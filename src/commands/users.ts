@@ -2,6 +2,7 @@ import type { Client } from '../client/http-client.js';
 import { getUser, listUsers } from '../client/routes.js';
 import type { UserDetails, UserList } from '../shared/users-api.js';
 import { UsageError } from './errors.js';
+import { namingFlags } from './flag-refusals.js';
 
 /**
  * `cas users list [--like <re>] [--limit n] [--offset n]` and `cas users show <id>`: the project's
@@ -27,11 +28,11 @@ export function wholeNumber(value: string | undefined, flag: string, fallback: n
 export async function runUsersList(options: UsersListOptions, deps: { client: Client }): Promise<UserList> {
   const limit = wholeNumber(options.limit, '--limit', 100, 100_000);
   const offset = wholeNumber(options.offset, '--offset', 0, 10_000_000);
-  return listUsers(deps.client, {
-    limit,
-    offset,
-    ...(options.like !== undefined ? { regex: options.like } : {}),
-  });
+  const query = { limit, offset, ...(options.like !== undefined ? { regex: options.like } : {}) };
+  return namingFlags(
+    () => listUsers(deps.client, query),
+    (path) => (path === 'regex' ? `--like "${options.like}"` : undefined),
+  );
 }
 
 export interface UserShowOptions {
