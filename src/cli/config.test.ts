@@ -70,6 +70,31 @@ describe('resolveConfig precedence: flag > CAS_* > MLSDK_* > config file > embed
     expect(resolveConfig({ profile: 'prod' }, env).apiKey).toBe('p');
     expect(resolveConfig({}, { ...env, CAS_PROFILE: 'prod' }).endpoint).toBe('https://prod.example');
     expect(() => resolveConfig({ profile: 'staging' }, env)).toThrow(/--profile: no profile "staging"/);
+    expect(() => resolveConfig({}, { ...env, CAS_PROFILE: 'stage' })).toThrow(
+      /CAS_PROFILE: no profile "stage"/,
+    );
+  });
+
+  it('refuses a default_profile the file does not hold, unless another profile is named', () => {
+    writeConfig({ default_profile: 'prdo', profiles: { prod: { api_key: 'p' } } });
+    expect(() => resolveConfig({}, env)).toThrow(UsageError);
+    expect(() => resolveConfig({}, env)).toThrow(/^default_profile: no profile "prdo" in .*config\.json$/);
+    expect(resolveConfig({ profile: 'prod' }, env).apiKey).toBe('p');
+  });
+
+  it('refuses a flag given an empty value instead of falling back to the default', () => {
+    for (const flags of [
+      { dataDir: '' },
+      { endpoint: ' ' },
+      { apiKey: '' },
+      { project: '' },
+      { profile: '' },
+    ]) {
+      expect(() => resolveConfig(flags, env)).toThrow(UsageError);
+      expect(() => resolveConfig(flags, env)).toThrow(/must not be empty/);
+    }
+    // An empty environment variable is unset, as shells have it.
+    expect(resolveConfig({}, { ...env, CAS_DATA_DIR: '' }).dataDir).toBe(resolveConfig({}, env).dataDir);
   });
 
   it('rejects bad values naming the flag', () => {

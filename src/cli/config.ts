@@ -7,6 +7,7 @@ import {
   defaultDataDir,
   firstSet as first,
   readConfigFile as readSharedConfigFile,
+  selectProfile,
 } from '../shared/config-file.js';
 
 export type { Config, ConfigFile };
@@ -27,11 +28,29 @@ export interface GlobalFlags {
 
 /** The file's errors are usage errors here: exit 2, naming the file and field. */
 function readConfigFile(path: string): ConfigFile {
+  return usage(() => readSharedConfigFile(path));
+}
+
+function usage<T>(read: () => T): T {
   try {
-    return readSharedConfigFile(path);
+    return read();
   } catch (error) {
-    if (error instanceof ConfigFileError) throw new UsageError(error.message);
+    if (error instanceof ConfigFileError) throw new UsageError(error.message, error.hint);
     throw error;
+  }
+}
+
+/** Flags given an empty value (`--data-dir ""`) are refused: falling back to the default would surprise. */
+function refuseEmpty(flags: GlobalFlags): void {
+  const named: Array<[string | undefined, string]> = [
+    [flags.endpoint, '--endpoint'],
+    [flags.apiKey, '--api-key'],
+    [flags.project, '--project'],
+    [flags.dataDir, '--data-dir'],
+    [flags.profile, '--profile'],
+  ];
+  for (const [value, flag] of named) {
+    if (value !== undefined && value.trim() === '') throw new UsageError(`${flag} must not be empty`);
   }
 }
 
@@ -44,16 +63,16 @@ function positiveInt(value: string | undefined, flag: string, fallback: number):
 
 /** cli.md precedence: flag > CAS_* > MLSDK_* > config file profile > embedded default. */
 export function resolveConfig(flags: GlobalFlags, env: NodeJS.ProcessEnv): Config {
-  const file = readConfigFile(configFilePath(env));
-  const profileName = first(flags.profile, env.CAS_PROFILE, file.default_profile) ?? 'default';
-  const profile = file.profiles[profileName];
-  if (profile === undefined && first(flags.profile, env.CAS_PROFILE) !== undefined) {
-    const known = Object.keys(file.profiles);
-    throw new UsageError(
-      `--profile: no profile "${profileName}" in ${configFilePath(env)}`,
-      known.length > 0 ? `known profiles: ${known.join(', ')}` : 'the config file has no profiles',
-    );
-  }
+  refuseEmpty(flags);
+  const path = configFilePath(env);
+  const file = readConfigFile(path);
+  const { name: profileName, profile } = usage(() =>
+    selectProfile(file, path, [
+      [flags.profile, '--profile'],
+      [env.CAS_PROFILE, 'CAS_PROFILE'],
+      [file.default_profile, 'default_profile'],
+    ]),
+  );
   const endpoint = first(flags.endpoint, env.CAS_ENDPOINT, env.MLSDK_SERVER_BASE, profile?.endpoint);
   if (endpoint !== undefined && !/^https?:\/\/[^/]/i.test(endpoint)) {
     throw new UsageError(`--endpoint must be an http(s) URL, got "${endpoint}"`);

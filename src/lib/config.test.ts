@@ -70,6 +70,11 @@ describe('library settings: option > CAS_* > MLSDK_* > config profile > embedded
     expect(resolveSettings({}, env).dataDir).toBe('/data/a');
     expect(resolveSettings({}, { ...env, CAS_PROFILE: 'b' }).dataDir).toBe('/data/b');
     expect(resolveSettings({ dataDir: '/opt' }, { ...env, CAS_DATA_DIR: '/env' }).dataDir).toBe('/opt');
+    // A name that is set must be in the file: a typo would otherwise mean the embedded default.
+    expect(() => resolveSettings({}, { ...env, CAS_PROFILE: 'c' })).toThrow(/CAS_PROFILE: no profile "c"/);
+    writeConfig({ default_profile: 'x', profiles: { a: { data_dir: '/data/a' } } });
+    expect(() => resolveSettings({}, env)).toThrow(/default_profile: no profile "x"/);
+    expect(resolveSettings({}, { ...env, CAS_PROFILE: 'a' }).dataDir).toBe('/data/a');
   });
 
   it('refuses what cannot work, naming the option', () => {

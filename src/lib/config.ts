@@ -1,4 +1,10 @@
-import { configFilePath, defaultDataDir, firstSet, readConfigFile } from '../shared/config-file.js';
+import {
+  configFilePath,
+  defaultDataDir,
+  firstSet,
+  readConfigFile,
+  selectProfile,
+} from '../shared/config-file.js';
 import { clientOptionsSchema, parseArgs } from './arguments.js';
 import type { ClientOptions } from './types.js';
 
@@ -27,9 +33,12 @@ export function resolveSettings(options: ClientOptions, env: Env): ClientSetting
   if (typeof options !== 'object' || options === null)
     throw new TypeError('new Client: options must be an object');
   const o = parseArgs('new Client', clientOptionsSchema, options, 'option');
-  const file = readConfigFile(configFilePath(env));
-  const profileName = firstSet(env.CAS_PROFILE, file.default_profile) ?? 'default';
-  const profile = file.profiles[profileName];
+  const path = configFilePath(env);
+  const file = readConfigFile(path);
+  const { name: profileName, profile } = selectProfile(file, path, [
+    [env.CAS_PROFILE, 'CAS_PROFILE'],
+    [file.default_profile, 'default_profile'],
+  ]);
   const endpoint = firstSet(o.endpoint, env.CAS_ENDPOINT, env.MLSDK_SERVER_BASE, profile?.endpoint);
   if (endpoint !== undefined && !/^https?:\/\/[^/]/i.test(endpoint)) {
     throw new TypeError(`new Client: endpoint must be an http(s) URL, got "${endpoint}"`);

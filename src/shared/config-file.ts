@@ -24,7 +24,10 @@ export type ConfigProfile = z.infer<typeof profileSchema>;
 type Env = Readonly<Record<string, string | undefined>>;
 
 export class ConfigFileError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly hint?: string,
+  ) {
     super(message);
     this.name = 'ConfigFileError';
   }
@@ -61,6 +64,30 @@ export function readConfigFile(path: string): ConfigFile {
     );
   }
   return parsed.data;
+}
+
+/**
+ * The profile in use: the first name set among `named` (`[value, where it came from]`: a flag,
+ * `CAS_PROFILE`, the file's `default_profile`), else `default`. A name that is set must be in the
+ * file: a mistyped one would otherwise fall back to the embedded default without a word. Only the
+ * implicit `default` may be missing.
+ */
+export function selectProfile(
+  file: ConfigFile,
+  path: string,
+  named: ReadonlyArray<readonly [string | undefined, string]>,
+): { name: string; profile: ConfigProfile | undefined } {
+  for (const [name, from] of named) {
+    if (name === undefined || name === '') continue;
+    const profile = file.profiles[name];
+    if (profile !== undefined) return { name, profile };
+    const known = Object.keys(file.profiles);
+    throw new ConfigFileError(
+      `${from}: no profile "${name}" in ${path}`,
+      known.length > 0 ? `known profiles: ${known.join(', ')}` : 'the config file has no profiles',
+    );
+  }
+  return { name: 'default', profile: file.profiles.default };
 }
 
 /** The first value that is set and not empty, as every precedence chain of cli.md reads. */
