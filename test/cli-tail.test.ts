@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { liveFrameSchema } from '../src/shared/live-events.js';
@@ -138,6 +139,48 @@ describe('cas tail', () => {
       await stopChild(serve);
     }
   });
+});
+
+describe('cas tail after a reconnect', () => {
+  it('prints every event stored while it was disconnected, more than one page of history', async () => {
+    const data = `${dir.path}/gap`;
+    let { child: serve, info } = await startServe(['--data-dir', data]);
+    const port = new URL(info.url).port;
+    const remote = ['--endpoint', info.url, '--api-key', info.api_key, '--project', info.project_id];
+    const tail = startTail([...remote, '--json', '--retries', '20']);
+    try {
+      await sender(info)({ type: 'start_session', session_id: 'G', user_id: 'u1', event_id: 'first' });
+      await tail.waitLines(1);
+      expect(await stopChild(serve)).toBe(0);
+      // While the service is down, 1,200 turns (more than the 1,000 of one history page) are imported
+      // into its data directory; the socket never carries them.
+      const file = `${dir.path}/gap.csv`;
+      const t0 = Date.now();
+      const rows = Array.from(
+        { length: 1_200 },
+        (_, i) => `${new Date(t0 + i).toISOString()},G2,u2,q${i},a${i}`,
+      );
+      writeFileSync(file, `timestamp,session_id,user_id,user,assistant\n${rows.join('\n')}\n`);
+      const imported = await runCli(['import', file, '--kind', 'turn', '--data-dir', data, '--json']);
+      expect(imported.code, imported.stderr).toBe(0);
+      ({ child: serve, info } = await startServe(['--data-dir', data, '--port', port]));
+      const res = await fetch(
+        `${info.url}/bc/v1/live-events/events?start=2000-01-01&end=2100-01-01&limit=10000`,
+        { headers: { authorization: `Bearer ${info.api_key}`, 'x-app-id': info.project_id } },
+      );
+      const stored = ((await res.json()) as Array<{ event_id: string }>).map((e) => e.event_id);
+      expect(stored.length).toBeGreaterThan(1_200);
+      await tail.waitLines(stored.length, 60_000);
+      await new Promise((r) => setTimeout(r, 500));
+      const ids = frames(tail).map((f) => f.event_id);
+      expect(ids).toHaveLength(stored.length);
+      expect(new Set(ids)).toEqual(new Set(stored));
+      expect(tail.stderr()).toMatch(/reconnecting/);
+    } finally {
+      await stopChild(tail.child);
+      await stopChild(serve);
+    }
+  }, 120_000);
 });
 
 describe('cas serve --ws-port', () => {

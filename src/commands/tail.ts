@@ -31,6 +31,8 @@ const SEEN_IDS = 10_000;
 const HIGH_WATER = 1_000;
 /** After a reconnect, history is read again from this long before the last event seen. */
 const OVERLAP_MS = 5_000;
+/** What a reconnect's catch-up reads at most, page by page: a longer gap is said, not held in memory. */
+const CATCH_UP_LIMIT = 100_000;
 
 const historySchema = z.array(liveFrameSchema);
 
@@ -72,18 +74,49 @@ export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGener
     options.session !== undefined && f.session_id === options.session && f.event === SESSION_ENDED_EVENT;
   let from = now() - options.sinceMs;
 
-  const history = async (start = from, limit = HISTORY_LIMIT): Promise<LiveFrame[]> => {
-    const found = await liveEvents(
+  // Events may carry times ahead of this clock; a day covers any sane skew.
+  const ahead = () => now() + 86_400_000;
+  /** Newest first, as the route answers: the newest `limit` events of [start, end). */
+  const page = (start: number, end: number, limit: number): Promise<LiveFrame[]> =>
+    liveEvents(
       deps.client,
       {
         start: new Date(start).toISOString(),
-        // Events may carry times ahead of this clock; a day covers any sane skew.
-        end: new Date(now() + 86_400_000).toISOString(),
+        end: new Date(end).toISOString(),
         limit,
         ...(options.session === undefined ? {} : { session_id: options.session }),
       },
       { schema: historySchema, ...(deps.signal ? { signal: deps.signal } : {}) },
     );
+  /** The newest `limit` events since `start`, oldest first. */
+  const history = async (start = from, limit = HISTORY_LIMIT): Promise<LiveFrame[]> =>
+    (await page(start, ahead(), limit)).reverse();
+  /**
+   * Everything since `from` after a reconnect, however much was missed: pages back in time, each
+   * ending at the oldest event of the one before (that millisecond included: `end` is exclusive),
+   * until one holds nothing new (a page cut short by the service's byte budget is not taken for the
+   * last one). Oldest first.
+   */
+  const catchUp = async (): Promise<LiveFrame[]> => {
+    const found: LiveFrame[] = [];
+    const ids = new Set<string>();
+    let end = ahead();
+    for (;;) {
+      const frames = await page(from, end, HISTORY_LIMIT);
+      const unseen = frames.filter((f) => !ids.has(f.event_id));
+      if (unseen.length === 0) break;
+      for (const f of unseen) ids.add(f.event_id);
+      found.push(...unseen);
+      if (found.length >= CATCH_UP_LIMIT) {
+        deps.notice?.(
+          `live events: more than ${CATCH_UP_LIMIT} events were stored while disconnected; the older ones are not shown`,
+        );
+        break;
+      }
+      const oldest = frames[frames.length - 1];
+      if (oldest === undefined) break;
+      end = Date.parse(oldest.timestamp) + 1;
+    }
     return found.reverse();
   };
   /** What of `frames` is new and wanted; `done` once the session's end went by. */
@@ -135,7 +168,8 @@ export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGener
       if ('opened' in item) {
         const first = !opened;
         opened = true;
-        const { out, done } = fresh(await history());
+        // The first open shows the newest of --since; a reconnect, everything missed meanwhile.
+        const { out, done } = fresh(first ? await history() : await catchUp());
         yield* out;
         if (done) return;
         // A session that ended before --since has its end outside that history: no frame will come.
