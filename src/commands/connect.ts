@@ -90,14 +90,14 @@ function verboseAttempts(config: Config, deps: ConnectDeps): ((info: AttemptInfo
   return config.verbose ? (info) => deps.log(attemptLine(info)) : undefined;
 }
 
-export function attemptLine(info: AttemptInfo): string {
+function attemptLine(info: AttemptInfo): string {
   const status = info.status === -1 ? 'no answer' : String(info.status);
   const attempt = info.attempt > 1 ? ` (attempt ${info.attempt})` : '';
   const failure = info.failure === undefined ? '' : `: ${oneLineText(info.failure)}`;
   return `cas: ${info.method} ${info.path} → ${status} in ${info.ms} ms${attempt}${failure}`;
 }
 
-export function retryLine(info: RetryInfo): string {
+function retryLine(info: RetryInfo): string {
   const seconds = (info.delayMs / 1000).toFixed(1);
   return `cas: retrying ${info.method} ${info.path} in ${seconds} s (attempt ${info.attempt} failed: ${oneLineText(info.reason)})`;
 }
