@@ -173,6 +173,11 @@ describe('mapRecord: JSONL', () => {
         { event: 'Conversation Ended', conversation_id: 'c1', properties: { resolved: true } },
       ],
       [
+        // The wire's attributes of a conversation's end are carried, not refused.
+        { kind: 'end_conversation', conversation_id: 'c2', attributes: { channel: 'chat' }, score: 4 },
+        { event: 'Conversation Ended', attributes: { channel: 'chat' }, properties: { score: 4 } },
+      ],
+      [
         { kind: 'end_session', session_id: 's1', reason: 'done' },
         { type: 'end_session', session_id: 's1', attributes: { reason: 'done' } },
       ],

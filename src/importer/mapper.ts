@@ -110,8 +110,12 @@ function body(kind: RecordKind, r: FieldReader, extras: Extra[], forced: Extra[]
       });
       return;
     case 'event':
+      event.properties = collect('prop', extras, forced, r.object('properties'), {});
+      return;
     case 'end_conversation':
       event.properties = collect('prop', extras, forced, r.object('properties'), {});
+      // The wire's own place for them; the service stores them with the properties (those win).
+      event.attributes = collect('trait', [], [], r.object('attributes'), {});
       return;
     case 'end_session':
       event.attributes = collect('trait', extras, forced, r.object('attributes'), {});

@@ -55,8 +55,11 @@ const APPLIES: Readonly<Record<string, string>> = {
   trait: 'traits apply only to identify records (and end_session attributes)',
   properties: 'properties apply only to turn, usage, function, event and end_conversation records',
   traits: 'traits apply only to identify records',
-  attributes: 'attributes apply only to end_session records',
+  attributes: 'attributes apply only to end_session and end_conversation records',
 };
+
+/** A nested object a kind carries beside its free-form one: the wire's `attributes` of a conversation's end. */
+const ALSO_NESTED: Readonly<Partial<Record<RecordKind, string>>> = { end_conversation: 'attributes' };
 
 /**
  * Why a `prop.<name>` / `trait.<name>` value, or a nested `properties` / `traits` / `attributes`
@@ -69,6 +72,7 @@ export function misplaced(kind: RecordKind, field: string): string | undefined {
   const nested = (NESTED_FIELDS as readonly string[]).includes(field) ? field : undefined;
   const wanted = prefix ?? nested;
   if (wanted === undefined || kind === 'wire') return undefined;
+  if (nested !== undefined && ALSO_NESTED[kind] === nested) return undefined;
   if (home && (prefix ? home.target === prefix : home.nested === nested)) return undefined;
   const name = prefix ? field.slice(prefix.length + 1) : undefined;
   const instead = !home
