@@ -84,6 +84,17 @@ describe('-v / --verbose', () => {
     expect(JSON.parse(quiet.stdout)).toEqual(JSON.parse(result.stdout));
   }, 60_000);
 
+  it('adds no stack trace to a usage error or a refusal (only to an unexpected error, exit 1)', async () => {
+    const [usage, refused] = await Promise.all([
+      runCli(['users', 'list', '--limit', 'many', '--data-dir', join(dir.path, 'usage'), '-v']),
+      runCli(['users', 'show', 'nobody', '--endpoint', proxyUrl, '--api-key', 'K', '--project', 'P', '-v']),
+    ]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/^cas: --limit must be a whole number/);
+    expect(refused.code).toBe(4);
+    for (const run of [usage, refused]) expect(run.stderr).not.toMatch(/^\s+at /m);
+  }, 60_000);
+
   it("shows an import's batches to the embedded service, reached in-process", async () => {
     const file = join(dir.path, 'turns.csv');
     writeFileSync(

@@ -140,7 +140,9 @@ export async function main(argv: string[]): Promise<number> {
     const failure = describeFailure(error);
     process.stderr.write(`cas: ${escapeControls(failure.message, { oneLine: true })}\n`);
     if (failure.hint) process.stderr.write(`  hint: ${escapeControls(failure.hint, { oneLine: true })}\n`);
-    if (verbose && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+    // cli.md: a stack only for an unexpected error (exit 1): a usage error's or a refusal's says nothing more.
+    if (verbose && failure.code === EXIT.unexpected && error instanceof Error && error.stack)
+      process.stderr.write(`${error.stack}\n`);
     return failure.code;
   }
 }

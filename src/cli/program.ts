@@ -51,7 +51,7 @@ export function buildProgram(run: ActionRunner): Command {
     .option('--data-dir <dir>', 'data directory of the embedded service (env CAS_DATA_DIR)')
     .option('--json', 'machine output on stdout (default when stdout is not a terminal)')
     .option('-q, --quiet', 'no progress or notes on stderr')
-    .option('-v, --verbose', 'requests, retries and stack traces on stderr')
+    .option('-v, --verbose', 'requests, retries and (on an unexpected error) its stack trace on stderr')
     .option('--timeout <ms>', 'per-request timeout in milliseconds', '30000')
     .option('--retries <n>', 'attempts per request, the first included', '5')
     .option('--retry-time <s>', 'total seconds retries may take', '60')

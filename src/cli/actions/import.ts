@@ -66,14 +66,22 @@ function progress(ctx: CliContext, stats: ImportStats, dryRun: boolean): Progres
   };
 }
 
-/** The shared connect(), with the client's retries counted for the summary. */
-function connectCountingRetries(ctx: CliContext, stats: ImportStats, paths: readonly string[]) {
+/**
+ * The shared connect(), with the client's retries counted for the summary; its lines (`-v`'s among
+ * them) go through `say`, which clears the progress spinner first.
+ */
+function connectCountingRetries(
+  ctx: CliContext,
+  stats: ImportStats,
+  paths: readonly string[],
+  say: (line: string) => void,
+) {
   const prices = typeof ctx.flags.prices === 'string' ? ctx.flags.prices : undefined;
   const thread = importNeedsOwnThread(paths);
   const onRetry = (): void => {
     stats.retries++;
   };
-  return connect(ctx.config, { log: (line) => ctx.log(line), onRetry, prices, workload: 'import', thread });
+  return connect(ctx.config, { log: say, onRetry, prices, workload: 'import', thread });
 }
 
 export const importAction: Action = async (ctx, args) => {
@@ -115,7 +123,10 @@ export const importAction: Action = async (ctx, args) => {
   process.on('SIGTERM', onSignal);
   try {
     const result = await runImport(args, flags, {
-      connect: () => connectCountingRetries(ctx, stats, args),
+      connect: () =>
+        connectCountingRetries(ctx, stats, args, (line) => {
+          if (!ctx.config.quiet) show.line(line);
+        }),
       dataDir: ctx.config.dataDir,
       target: {
         endpoint: ctx.config.endpoint ?? `embedded:${resolve(ctx.config.dataDir)}`,
