@@ -1,6 +1,6 @@
 import type { ConfigSourcesInput, SettingSource } from '../commands/config-report.js';
 import { configFilePath, readConfigFile } from '../shared/config-file.js';
-import type { GlobalFlags } from './config.js';
+import { chooseProfile, type GlobalFlags } from './config.js';
 
 /**
  * Where each connection setting of `resolveConfig` came from, for `cas config`: the same precedence
@@ -31,10 +31,8 @@ export function configSources(flags: GlobalFlags, env: NodeJS.ProcessEnv): Confi
     file.default_profile,
     { kind: 'config-file', name: 'default_profile' },
   ]) ?? { kind: 'default', name: 'no --profile, CAS_PROFILE or default_profile' };
-  const profileName =
-    [flags.profile, env.CAS_PROFILE, file.default_profile].find((v) => v !== undefined && v !== '') ??
-    'default';
-  const profile = file.profiles[profileName];
+  // The same choice resolveConfig made (it would have thrown here for a name the file lacks).
+  const { name: profileName, profile } = chooseProfile(flags, env, file, path);
   const fromProfile = (value: string | undefined): Candidate => [
     value,
     { kind: 'profile', name: profileName },

@@ -61,18 +61,21 @@ function positiveInt(value: string | undefined, flag: string, fallback: number):
   return n;
 }
 
+/** The profile cli.md's chain names: --profile, else CAS_PROFILE, else the file's default_profile. */
+export function chooseProfile(flags: GlobalFlags, env: NodeJS.ProcessEnv, file: ConfigFile, path: string) {
+  return selectProfile(file, path, [
+    [flags.profile, '--profile'],
+    [env.CAS_PROFILE, 'CAS_PROFILE'],
+    [file.default_profile, 'default_profile'],
+  ]);
+}
+
 /** cli.md precedence: flag > CAS_* > MLSDK_* > config file profile > embedded default. */
 export function resolveConfig(flags: GlobalFlags, env: NodeJS.ProcessEnv): Config {
   refuseEmpty(flags);
   const path = configFilePath(env);
   const file = readConfigFile(path);
-  const { name: profileName, profile } = usage(() =>
-    selectProfile(file, path, [
-      [flags.profile, '--profile'],
-      [env.CAS_PROFILE, 'CAS_PROFILE'],
-      [file.default_profile, 'default_profile'],
-    ]),
-  );
+  const { name: profileName, profile } = usage(() => chooseProfile(flags, env, file, path));
   const endpoint = first(flags.endpoint, env.CAS_ENDPOINT, env.MLSDK_SERVER_BASE, profile?.endpoint);
   if (endpoint !== undefined && !/^https?:\/\/[^/]/i.test(endpoint)) {
     throw new UsageError(`--endpoint must be an http(s) URL, got "${endpoint}"`);

@@ -229,8 +229,10 @@ function seriesGroupBy(flags: ChartFlags): GroupByProperty | undefined {
   return { property_name: name, property_values: values ?? [] };
 }
 
-/** The flag occurrence that produced the longest matching prefix of a chartControls path. */
-/** The flag (with its value) a controls path came from; undefined for parts a --controls file gave. */
+/**
+ * The flag occurrence (with its value) that produced the longest matching prefix of a chartControls
+ * path; undefined for parts a --controls file gave.
+ */
 export function originOf(path: string, origins: ReadonlyMap<string, string>): string | undefined {
   let best: string | undefined;
   let bestLength = -1;
