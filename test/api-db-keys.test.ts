@@ -239,6 +239,9 @@ describe('GET /db/{collection}/{op}', () => {
     ['events/find', { filter: { event: { $where: 'x' } } }, 'filter.event.$where'],
     ['events/find', { filter: { 'properties.model': { $gt: 'a' } } }, 'filter.properties.model.$gt'],
     ['events/find', { filter: { event: { $in: [] } } }, 'filter.event.$in'],
+    // A pattern RE2 refuses was DuckDB's error when the query ran: 500 (found by probing).
+    ['events/find', { filter: { event: { $regex: '(' } } }, 'filter.event.$regex'],
+    ['users/find', { filter: { 'traits.plan': { $regex: '[z-a]' } } }, 'filter.traits.plan.$regex'],
     ['sessions/find', { sort: { attributes: 1 } }, 'sort.attributes'],
     ['sessions/find', { sort: { started_at: 2 } }, 'sort.started_at'],
     ['users/find', { limit: 1001 }, 'limit'],

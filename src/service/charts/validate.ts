@@ -9,6 +9,7 @@ import type {
 import type { Issue } from '../../shared/errors.js';
 import { resolveInstant } from '../../shared/time-bins.js';
 import { invalidInput } from '../errors.js';
+import { re2Problem } from '../re2-check.js';
 import type { Queryable } from '../store/database.js';
 
 /**
@@ -69,23 +70,13 @@ async function zoneKnown(db: Queryable, tz: string): Promise<boolean> {
   return known;
 }
 
-async function regexProblem(db: Queryable, pattern: string): Promise<string | undefined> {
-  try {
-    await db.run(`SELECT regexp_matches('', $1)`, [pattern]);
-    return undefined;
-  } catch (error) {
-    const detail = error instanceof Error ? (error.message.split('\n')[0] ?? '') : '';
-    return `not a valid RE2 regular expression${detail ? ` (${detail.replace(/^[^:]*Error: /, '')})` : ''}`;
-  }
-}
-
 export async function chartIssues(db: Queryable, c: FilterFields): Promise<Issue[]> {
   const issues: Issue[] = [];
   if (!(await zoneKnown(db, c.range.tz))) issues.push({ path: 'range.tz', message: 'unknown time zone' });
   // Cohort names are checked where the chart compiles them, against the project's cohorts.
   for (const [path, f] of propertyFilters(c)) {
     if (f.operator !== 'regex' && f.operator !== 'not_regex') continue;
-    const problem = await regexProblem(db, String(f.values[0]));
+    const problem = await re2Problem(db, String(f.values[0]));
     if (problem) issues.push({ path: `${path}.values[0]`, message: problem });
   }
   for (const [path, f] of counted(c)) {

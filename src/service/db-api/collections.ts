@@ -104,9 +104,11 @@ export function compileFilter(
   p: Params,
   spec: CollectionSpec,
   filter: Readonly<Record<string, unknown>>,
-): { sql: string; issues: Issue[] } {
+): { sql: string; issues: Issue[]; regexes: Array<{ path: string; pattern: string }> } {
   const issues: Issue[] = [];
   const conditions: string[] = [];
+  // Checked by the route, against DuckDB's RE2, before the query runs.
+  const regexes: Array<{ path: string; pattern: string }> = [];
   for (const [field, raw] of Object.entries(filter)) {
     const path = `filter.${field}`;
     const column = spec.fields[field];
@@ -135,11 +137,14 @@ export function compileFilter(
             op,
             value,
           );
-      if (typeof sql === 'string') conditions.push(sql);
-      else issues.push({ path: at, message: sql.error });
+      if (typeof sql !== 'string') issues.push({ path: at, message: sql.error });
+      else {
+        conditions.push(sql);
+        if (op === '$regex') regexes.push({ path: at, pattern: String(value) });
+      }
     }
   }
-  return { sql: all(conditions), issues };
+  return { sql: all(conditions), issues, regexes };
 }
 
 const COMPARE: Record<string, string> = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' };

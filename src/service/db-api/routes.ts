@@ -10,6 +10,7 @@ import { invalidInput } from '../errors.js';
 import { route } from '../http/route.js';
 import type { Scope } from '../identity/identity.js';
 import type { Ingestor } from '../ingest/ingestor.js';
+import { re2Problem } from '../re2-check.js';
 import { leaseRead } from '../read/lease.js';
 import type { Database, Queryable } from '../store/database.js';
 import { list } from '../store/statements.js';
@@ -28,6 +29,10 @@ async function find(q: Queryable, scope: Scope, name: string, query: DbQuery, li
   const filter = compileFilter(p, spec, query.filter ?? {});
   const sort = compileSort(spec, query.sort);
   const issues = [...filter.issues, ...sort.issues];
+  for (const r of filter.regexes) {
+    const problem = await re2Problem(q, r.pattern);
+    if (problem) issues.push({ path: r.path, message: problem });
+  }
   if (issues.length > 0) throw invalidInput(issues);
   const where = `${base} AND (${filter.sql})`;
   const page = { order: sort.sql, limit, offset: query.skip };
