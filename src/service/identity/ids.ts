@@ -15,9 +15,17 @@ function random(n: number): Uint8Array {
   return pool.subarray(poolAt - n, poolAt);
 }
 
-/** A 26-character ULID (48-bit time + 80 random bits): ids that sort by creation and never collide. */
+/** The largest time a ULID holds: 48 bits of milliseconds (the year 10889). */
+const MAX_TIME = 2 ** 48 - 1;
+
+/**
+ * A 26-character ULID (48-bit time + 80 random bits): ids that sort by creation and never collide.
+ * A time the 48 bits cannot hold is clamped: history from before 1970 (a user identified in 1950)
+ * makes ids of time 0, still unique by their random part, where a negative time made an id of
+ * "undefined"s that the user routes then refused as too long.
+ */
 export function newUlid(now = Date.now()): string {
-  let time = now;
+  let time = Number.isFinite(now) ? Math.min(Math.max(0, Math.floor(now)), MAX_TIME) : 0;
   let timePart = '';
   for (let i = 0; i < 10; i++) {
     timePart = CROCKFORD[time % 32] + timePart;
