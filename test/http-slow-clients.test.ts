@@ -146,3 +146,30 @@ describe('slow and refused clients (issue 15, DoS 2)', () => {
     expect(after.fds).toBeLessThanOrEqual(before.fds + 2);
   }, 30_000);
 });
+
+describe('a clean stop (SIGTERM) with stalled clients', () => {
+  // Node's own timeout checks stop when the server begins to close; a stalled client then held the
+  // service up for as long as it kept its socket (found by probing: still running 80 s on).
+  it('still answers a stalled body and stalled headers 408, then exits 0', async () => {
+    const data = tempDir();
+    const started = await startServe([
+      ...['--data-dir', data.path, '--api-key', KEY, '--project', PROJECT],
+      ...['--headers-timeout', '400ms', '--request-timeout', '800ms'],
+    ]);
+    try {
+      const stalledBody = await openRaw(started.info.url);
+      await stalledBody.write(head(1000) + body(1000).slice(0, 999));
+      const stalledHeaders = await openRaw(started.info.url);
+      await stalledHeaders.write('POST /bc/v1/user/identify HTTP/1.1\r\nHost: cas\r\n');
+      const exited = new Promise<number | null>((resolve) => started.child.once('exit', resolve));
+      started.child.kill('SIGTERM');
+      // 800 ms timeouts: 10 s is the margin of a loaded 2-core machine.
+      expect(await within(exited, 10_000, 'still running')).toBe(0);
+      expect((await within(stalledBody.ended, 2_000, undefined))?.status).toBe(408);
+      expect((await within(stalledHeaders.ended, 2_000, undefined))?.status).toBe(408);
+    } finally {
+      await stopChild(started.child, 'SIGKILL');
+      data.cleanup();
+    }
+  }, 30_000);
+});

@@ -15,6 +15,7 @@ import { authenticate } from './auth.js';
 import { BodyBudget, meteredBody } from './body-budget.js';
 import { checkBodyType } from './body-type.js';
 import { clientErrorHandler, frameworkErrorHandler } from './client-errors.js';
+import { keepTimeoutsWhileClosing } from './closing-timeouts.js';
 import { guardConnections } from './connection-guard.js';
 import { gunzipBody } from './content-encoding.js';
 import { sendError as send, toServiceError } from './error-reply.js';
@@ -124,8 +125,10 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   // Sockets that finish a request after close() began must not linger in keep-alive, or close()
   // would wait for their idle timeout; telling the client to close them lets shutdown complete.
   let closing = false;
+  const timeouts = keepTimeoutsWhileClosing(app.server, limits, checkingInterval(limits));
   app.addHook('preClose', async () => {
     closing = true;
+    timeouts.closing();
   });
   app.addHook('onSend', async (request, reply) => {
     if (closing || bodyUnread(request.raw)) reply.header('connection', 'close');
