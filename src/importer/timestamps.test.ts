@@ -57,6 +57,22 @@ describe('parseTimestamp', () => {
     expect(iso('2024-03-01T10:00:00.123456789Z')).toBe('2024-03-01T10:00:00.123Z');
   });
 
+  // Rounding moved an instant just before midnight into the next day (and month, and year), where
+  // the service and Date keep the millisecond it is in (found by probing the charts).
+  it('truncates a time finer than a millisecond, as the service and Date do', () => {
+    expect(iso('2025-12-31T23:59:59.9996Z')).toBe('2025-12-31T23:59:59.999Z');
+    expect(iso('2025-03-30T23:59:59.9999999+02:00')).toBe('2025-03-30T21:59:59.999Z');
+    expect(iso('2025-03-30T23:59:59.9999', 'Europe/Berlin')).toBe('2025-03-30T21:59:59.999Z');
+    expect(iso('2025-12-31T23:59:59.9996Z')).toBe(new Date('2025-12-31T23:59:59.9996Z').toISOString());
+    expect(iso('1743371999.9999')).toBe('2025-03-30T21:59:59.999Z');
+    expect(iso(1743371999.9999)).toBe('2025-03-30T21:59:59.999Z');
+    expect(iso('1743371999999.7')).toBe('2025-03-30T21:59:59.999Z');
+    // Read off the digits: 1.001 s is 1,001 ms, though 1.001 * 1000 is 1000.9999… in binary.
+    expect(iso(1.001)).toBe('1970-01-01T00:00:01.001Z');
+    expect(iso('1.001')).toBe('1970-01-01T00:00:01.001Z');
+    expect(iso(1e-7)).toBe('1970-01-01T00:00:00.000Z');
+  });
+
   it('tells epoch seconds from milliseconds by magnitude, as numbers or text', () => {
     expect(iso(1711076863.755467)).toBe('2024-03-22T03:07:43.755Z');
     expect(iso('1711076863755')).toBe('2024-03-22T03:07:43.755Z');

@@ -19,10 +19,22 @@ const ISO =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 const NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
-export function fromEpoch(n: number): TimeResult {
+/**
+ * `n` seconds in whole milliseconds, truncated, read off its decimal digits: `n * 1000` in binary
+ * floating point makes 1.001 s 1000.9999… ms. Times are kept to the millisecond by truncation, as the
+ * service and `Date` keep them: rounding moved 23:59:59.9996 into the next day, month or year.
+ */
+function secondsToMs(n: number, text: string): number {
+  const m = /^\+?(\d+)(?:\.(\d*))?$/.exec(text);
+  if (!m) return Math.floor(n * 1000);
+  return Number(m[1]) * 1000 + Number(`${m[2] ?? ''}000`.slice(0, 3));
+}
+
+/** An epoch time (`text`: as written, when it was text), seconds or milliseconds by magnitude. */
+export function fromEpoch(n: number, text = String(n)): TimeResult {
   if (!Number.isFinite(n) || n < 0) return { ok: false, reason: `epoch time ${n} is out of range` };
-  if (n < SECONDS_BELOW) return { ok: true, ms: Math.round(n * 1000) };
-  if (n < MS_BELOW) return { ok: true, ms: Math.round(n) };
+  if (n < SECONDS_BELOW) return { ok: true, ms: secondsToMs(n, text) };
+  if (n < MS_BELOW) return { ok: true, ms: Math.floor(n) };
   return { ok: false, reason: `epoch time ${n} is too large for seconds or milliseconds` };
 }
 
@@ -109,8 +121,8 @@ export function wallTimeToInstant(wallMs: number, tz: string): number {
 function fromIso(m: RegExpExecArray, text: string, tz: string): TimeResult {
   const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', zone] = m;
   const fields = [Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)] as const;
-  const ms = Number(`0.${frac || '0'}`) * 1000;
-  const wall = Date.UTC(...fields) + Math.round(ms);
+  // Truncated to the millisecond, as `Date` and the service read a finer fraction.
+  const wall = Date.UTC(...fields) + Number(`${frac}000`.slice(0, 3));
   const check = new Date(Date.UTC(...fields));
   if (
     check.getUTCMonth() !== fields[1] ||
@@ -141,7 +153,7 @@ export function parseTimestamp(value: unknown, tz: string): TimeResult | undefin
   if (typeof value !== 'string')
     return { ok: false, reason: `timestamp must be a string or number, got ${typeof value}` };
   const text = value.trim();
-  if (NUMERIC.test(text)) return fromEpoch(Number(text));
+  if (NUMERIC.test(text)) return fromEpoch(Number(text), text);
   const m = ISO.exec(text);
   if (!m) return { ok: false, reason: `timestamp "${text}" is not ISO 8601 or epoch seconds/milliseconds` };
   const result = fromIso(m, text, tz);
