@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -92,6 +92,32 @@ describe('the embedded default', () => {
     const second = await runCli(['identify', '--id', 'u1', '--trait', 'seats=3', '--json'], { env });
     expect(second.code).toBe(0);
     expect(JSON.parse(second.stdout)).toMatchObject({ id: 'u1', traits: { plan: 'pro', seats: 3 } });
+  });
+
+  // A new project hid every stored event and user, exit 0 (found by probing): the key is remade for
+  // the project the store has.
+  it.each([
+    ['removed', null],
+    ['emptied', ''],
+    ['without its project', '{"api_key":"cas_x"}'],
+  ])('credentials.json %s: the stored project is kept, under a new key', async (_what, content) => {
+    const dir = dataDir();
+    const env = { CAS_DATA_DIR: dir };
+    expect((await runCli(['identify', '--id', 'kept', '--json'], { env })).code).toBe(0);
+    const path = join(dir, 'credentials.json');
+    const before = JSON.parse(readFileSync(path, 'utf8')) as { api_key: string; project_id: string };
+    if (content === null) rmSync(path);
+    else writeFileSync(path, content);
+    const listed = await runCli(['users', 'list', '--json'], { env });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain('"kept"');
+    expect(listed.stderr).toContain(`a new local key was made for the stored project ${before.project_id}`);
+    const after = JSON.parse(readFileSync(path, 'utf8')) as { api_key: string; project_id: string };
+    expect(after.project_id).toBe(before.project_id);
+    expect(after.api_key).not.toBe(before.api_key);
+    // Said once: the next command finds the file whole.
+    const again = await runCli(['users', 'list', '--json'], { env });
+    expect(again.stderr).not.toContain('credentials.json');
   });
 
   it('a data directory that is a file is a usage error saying so (it was "this is a bug": ENOTDIR)', async () => {

@@ -107,15 +107,35 @@ function writePrivate(path: string, text: string): void {
   }
 }
 
-/** The local key and project of this data directory, created once (mode 0600: it is a secret). */
-export function loadOrCreateCredentials(dataDir: string): Credentials {
+/** The prefix of a data directory's own project id (`local_` + 8 hex digits). */
+export const LOCAL_PROJECT_PREFIX = 'local_';
+
+/**
+ * The local key and project of this data directory, created once (mode 0600: it is a secret). When
+ * the file is missing or damaged, `storedProject` is the local project the store already has, if
+ * any: it is kept, under a new key (the old key's hash stays in the store, so it still works), where
+ * a new project hid every event stored before. `noted` hears what was remade.
+ */
+export function loadOrCreateCredentials(
+  dataDir: string,
+  storedProject?: string,
+  noted: (line: string) => void = () => undefined,
+): Credentials {
   const existing = readCredentials(dataDir);
   if (existing) {
     restrict(credentialsPath(dataDir), 0o600);
     return existing;
   }
-  const created = { api_key: newApiKey(), project_id: `local_${randomBytes(4).toString('hex')}` };
+  const created = {
+    api_key: newApiKey(),
+    project_id: storedProject ?? `${LOCAL_PROJECT_PREFIX}${randomBytes(4).toString('hex')}`,
+  };
   writePrivate(credentialsPath(dataDir), `${JSON.stringify(created, null, 2)}\n`);
+  if (storedProject !== undefined) {
+    noted(
+      `credentials.json was missing or damaged: a new local key was made for the stored project ${storedProject}`,
+    );
+  }
   return created;
 }
 

@@ -11,6 +11,7 @@ import {
   type Credentials,
   databasePath,
   ensureDataDir,
+  LOCAL_PROJECT_PREFIX,
   loadOrCreateCredentials,
   protectDataFiles,
 } from './data-dir.js';
@@ -113,7 +114,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const log = options.log ?? (() => undefined);
   try {
     const tenants = await Tenants.load(db);
-    const local = loadOrCreateCredentials(options.dataDir);
+    const local = loadOrCreateCredentials(
+      options.dataDir,
+      await tenants.oldestProject(LOCAL_PROJECT_PREFIX),
+      log,
+    );
     await tenants.provision({ apiKey: local.api_key, projectId: local.project_id });
     if (options.provision) await tenants.provision(options.provision);
     if (options.intents) {

@@ -77,6 +77,17 @@ export class Tenants {
     return { orgId, projectId: input.projectId };
   }
 
+  /** The oldest project whose id starts with `prefix` (a data directory's own: `local_`), if any. */
+  async oldestProject(prefix: string): Promise<string | undefined> {
+    const mine = [...this.projects.keys()].filter((id) => id.startsWith(prefix));
+    if (mine.length < 2) return mine[0];
+    const rows = await this.db.read.all<{ project_id: string }>(
+      'SELECT project_id FROM projects WHERE starts_with(project_id, $1) ORDER BY created_at, project_id LIMIT 1',
+      [prefix],
+    );
+    return rows[0]?.project_id;
+  }
+
   /** 'forbidden' → 403 (unknown key, or a project the key's organization does not own). */
   authenticate(apiKey: string, projectId: string): Tenant | 'forbidden' {
     // Lookup is by SHA-256 of the presented key, never by the key itself: how long the lookup takes
