@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { startService } from '../src/service/service.js';
@@ -63,6 +63,25 @@ describe('cas import into the embedded service', () => {
     expect(summaryOf(restart.stdout)).toMatchObject({ events: 474, accepted: 0, duplicates: 474 });
     expect(await countInDataDir(data)).toBe(stored);
   }, 120_000); // three imports and three opens of the store: 12 s idle, 30 s on a loaded 2-core machine
+
+  // The checkpoint said "already imported" over a store that no longer held the import (exit 0,
+  // nothing stored; found by probing, after the README's own advice to restore a damaged store).
+  it('into a store restored from a backup taken before it: imports again, not "already imported"', async (ctx) => {
+    needIngest(ctx);
+    const data = join(dir.path, 'restored');
+    expect((await runCli(['identify', '--id', 'seed', '--data-dir', data])).code).toBe(0);
+    const backup = join(dir.path, 'restored-backup.duckdb');
+    copyFileSync(join(data, 'cas.duckdb'), backup);
+    expect((await runCli(['import', ...fixtures, '--data-dir', data, '--json'])).code).toBe(0);
+    const stored = await countInDataDir(data);
+    copyFileSync(backup, join(data, 'cas.duckdb'));
+    rmSync(join(data, 'cas.duckdb.wal'), { force: true });
+    const again = await runCli(['import', ...fixtures, '--data-dir', data, '--json']);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toMatch(/says 384 records were imported, but the service does not hold its events/);
+    expect(summaryOf(again.stdout)).toMatchObject({ records: 384, skipped: 0, events: 474, accepted: 474 });
+    expect(await countInDataDir(data)).toBe(stored);
+  }, 120_000);
 
   it('imports every good row of a malformed file, reports each bad one with file:line, exits 6', async (ctx) => {
     needIngest(ctx);

@@ -1,6 +1,6 @@
 import { HttpError } from '../client/errors.js';
 import type { Client } from '../client/http-client.js';
-import { health, postQueue } from '../client/routes.js';
+import { dbFind, health, postQueue } from '../client/routes.js';
 import {
   CHECKPOINT_VERSION,
   type Checkpoint,
@@ -39,14 +39,17 @@ export interface ImportResult {
   checkpoint: string | undefined;
 }
 
+/** What an import sends through. */
+interface ImportConnection {
+  client: Client;
+  /** The embedded service's queue in-process (connect.ts); absent: `postQueue` over HTTP. */
+  postQueue?: ((events: readonly unknown[]) => Promise<Ack>) | undefined;
+  close(): Promise<void>;
+}
+
 export interface ImportDeps {
   /** Opens the connection; not called for a dry run. */
-  connect: () => Promise<{
-    client: Client;
-    /** The embedded service's queue in-process (connect.ts); absent: `postQueue` over HTTP. */
-    postQueue?: ((events: readonly unknown[]) => Promise<Ack>) | undefined;
-    close(): Promise<void>;
-  }>;
+  connect: () => Promise<ImportConnection>;
   dataDir: string;
   /** Where events go, for the checkpoint fingerprint (endpoint or embedded data dir, and project). */
   target: { endpoint: string; project: string };
@@ -182,8 +185,17 @@ export async function runImport(
   const { stats } = deps;
   const { path, totalBytes } = await locate(s, deps);
   if (path && s.restart) await removeCheckpoint(path);
-  const previous = path && s.resume && !s.restart ? await readCheckpoint(path, pathPrint(path)) : undefined;
+  let previous = path && s.resume && !s.restart ? await readCheckpoint(path, pathPrint(path)) : undefined;
+  // Connected first when a checkpoint is to be trusted: the store must still hold what it covers.
+  let connection = previous?.witness !== undefined && !s.dryRun ? await deps.connect() : undefined;
+  if (connection && previous?.witness !== undefined && !(await stillStored(connection, previous.witness))) {
+    deps.warn(
+      `cas: the checkpoint of this input says ${previous.position.toLocaleString('en')} records were imported, but the service does not hold its events (a store restored from a backup?): importing from the start; what is stored is not stored twice`,
+    );
+    previous = undefined;
+  }
   if (previous?.complete) {
+    await connection?.close();
     Object.assign(stats, {
       records: previous.position,
       skipped: previous.position,
@@ -199,7 +211,7 @@ export async function runImport(
   };
   const onEndRefused = (source: SourceRef, reason: string): void => deps.warn(`${where(source)}: ${reason}`);
   deps.onStart?.({ totalBytes, resumedAt: previous?.position ?? 0 });
-  const connection = s.dryRun ? undefined : await deps.connect();
+  connection ??= s.dryRun ? undefined : await deps.connect();
   try {
     const client = connection?.client;
     // A dry run shows what our own service would be sent.
@@ -246,6 +258,22 @@ export async function runImport(
   } finally {
     await connection?.close();
     await rejects?.close();
+  }
+}
+
+/**
+ * Whether the service holds the event a checkpoint named as stored. A service that cannot say (no
+ * `/db` routes, an error) is trusted: the checkpoint stands, as it did before witnesses.
+ */
+async function stillStored(connection: ImportConnection, eventId: string): Promise<boolean> {
+  try {
+    const found = await dbFind(connection.client, 'events', 'findOne', {
+      filter: { event_id: eventId },
+      projection: { event_id: 1 },
+    });
+    return found !== null;
+  } catch {
+    return true;
   }
 }
 

@@ -21,6 +21,8 @@ export const checkpointSchema = z.object({
   complete: z.boolean(),
   /** Records the service refused before `position` (so a resumed run still exits 6 for them). */
   rejected: z.number().int().min(0),
+  /** An event id of this import the service stored (see `CheckpointData.witness`). */
+  witness: z.string().optional(),
 });
 export type Checkpoint = z.infer<typeof checkpointSchema>;
 

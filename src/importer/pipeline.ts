@@ -72,6 +72,11 @@ export interface CheckpointData {
   complete: boolean;
   /** Records the service refused before `position` (mapping rejections are found again on resume). */
   rejected: number;
+  /**
+   * The id of an event of this import the service stored: a store that lacks it (one restored from
+   * an older backup) does not hold what the checkpoint says was imported.
+   */
+  witness?: string;
 }
 
 export interface PipelineOptions {
@@ -82,7 +87,7 @@ export interface PipelineOptions {
   concurrency: number;
   maxErrors: number;
   /** Where a resumed run starts (an index into the sorted run), and its earlier refusals. */
-  resume?: { position: number; rejected: number } | undefined;
+  resume?: { position: number; rejected: number; witness?: string | undefined } | undefined;
   /** How events reach the service; absent for a dry run. */
   send?:
     | { send: (events: WireJson[]) => Promise<Ack>; refusal: (error: unknown) => Refusal | undefined }
@@ -138,6 +143,7 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
   const frontier = new Frontier();
   const every = o.checkpointEveryMs ?? 2000;
   const refusedSeqs: number[] = [];
+  let witness = o.resume?.witness;
   const before = o.resume?.rejected ?? 0;
   stats.rejected += before;
 
@@ -163,7 +169,10 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
           if (refusal !== undefined && !e.synthesized && stats.rejected > o.maxErrors) return;
           frontier.settled(e.seq);
           if (!e.synthesized) acknowledge(e);
-          if (refusal === undefined) return;
+          if (refusal === undefined) {
+            if (witness === undefined && typeof e.event.event_id === 'string') witness = e.event.event_id;
+            return;
+          }
           if (e.synthesized) {
             stats.endsRefused++;
             o.onEndRefused?.(e.source, `the session end the import added after this record was ${refusal}`);
@@ -213,14 +222,24 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
   const checkpoint = async (force: boolean, complete = false): Promise<void> => {
     if (!o.onCheckpoint || !delivery) return;
     if (complete) {
-      await o.onCheckpoint({ position: index, complete: true, rejected: stats.rejected });
+      await o.onCheckpoint({
+        position: index,
+        complete: true,
+        rejected: stats.rejected,
+        ...(witness === undefined ? {} : { witness }),
+      });
       return;
     }
     // Never inside the open session: a resume must start where a session starts.
     const position = frontier.position(sessionizer.openSeq ?? index);
     if (position <= written || (!force && Date.now() - lastWrite < every)) return;
     const rejected = before + refusedSeqs.filter((s) => s < position).length;
-    await o.onCheckpoint({ position, complete: false, rejected });
+    await o.onCheckpoint({
+      position,
+      complete: false,
+      rejected,
+      ...(witness === undefined ? {} : { witness }),
+    });
     written = position;
     lastWrite = Date.now();
   };
