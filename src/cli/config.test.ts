@@ -100,6 +100,11 @@ describe('resolveConfig precedence: flag > CAS_* > MLSDK_* > config file > embed
   it('rejects bad values naming the flag', () => {
     expect(() => resolveConfig({ timeout: 'soon' }, env)).toThrow(UsageError);
     expect(() => resolveConfig({ timeout: 'soon' }, env)).toThrow(/--timeout/);
+    // Past Node's longest timer, every request timed out at once (TimeoutOverflowWarning), exit 5.
+    expect(() => resolveConfig({ timeout: '99999999999' }, env)).toThrow(
+      '--timeout must be at most 2147483647, got "99999999999"',
+    );
+    expect(resolveConfig({ timeout: '2147483647' }, env).timeoutMs).toBe(2_147_483_647);
     expect(() => resolveConfig({ endpoint: 'ftp://x' }, env)).toThrow(/--endpoint/);
     writeFileSync(join(dir.path, 'cas', 'config.json'), '{not json');
     expect(() => resolveConfig({}, env)).toThrow(/config\.json is not valid JSON/);

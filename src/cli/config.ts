@@ -54,10 +54,19 @@ function refuseEmpty(flags: GlobalFlags): void {
   }
 }
 
-function positiveInt(value: string | undefined, flag: string, fallback: number): number {
+/** The longest timer Node keeps: a longer one fires at once (TimeoutOverflowWarning), failing every request. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+function positiveInt(
+  value: string | undefined,
+  flag: string,
+  fallback: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   if (value === undefined) return fallback;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new UsageError(`${flag} must be a whole number, got "${value}"`);
+  if (n > max) throw new UsageError(`${flag} must be at most ${max}, got "${value}"`);
   return n;
 }
 
@@ -86,7 +95,7 @@ export function resolveConfig(flags: GlobalFlags, env: NodeJS.ProcessEnv): Confi
     projectId: first(flags.project, env.CAS_PROJECT_ID, env.MLSDK_PROJECT_ID, profile?.project_id),
     dataDir: first(flags.dataDir, env.CAS_DATA_DIR, profile?.data_dir) ?? defaultDataDir(env),
     profile: profileName,
-    timeoutMs: positiveInt(flags.timeout, '--timeout', 30_000),
+    timeoutMs: positiveInt(flags.timeout, '--timeout', 30_000, MAX_TIMER_MS),
     retries: Math.max(1, positiveInt(flags.retries, '--retries', 5)),
     retryTimeMs: positiveInt(flags.retryTime, '--retry-time', 60) * 1000,
     verbose: flags.verbose === true,
