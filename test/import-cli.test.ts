@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -167,6 +167,30 @@ describe('cas import flag errors', () => {
     expect((await runCli(['import', txt, '--dry-run'])).stderr).toMatch(
       /cannot tell the format.*--format csv or --format jsonl/,
     );
+  });
+
+  // EACCES at open was read as the data directory's ("run as the owner of the data directory"), exit 5.
+  it('names an input file it may not read, exit 2, not the data directory', async () => {
+    chmodSync(dir.path, 0o711);
+    const place = join(dir.path, 'unreadable');
+    mkdirSync(place, { mode: 0o777 });
+    chmodSync(place, 0o777);
+    const file = join(place, 'secret.csv');
+    writeFileSync(file, 'timestamp,user_id,user,assistant\n');
+    chmodSync(file, 0o000);
+    const args = [CAS_BIN, 'import', file, '--kind', 'turn', '--data-dir', join(place, 'data')];
+    // Root reads any file: the CLI then runs as nobody (setpriv, util-linux).
+    const asRoot = process.getuid?.() === 0;
+    const child = spawnTracked(
+      asRoot ? 'setpriv' : process.execPath,
+      asRoot ? ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, ...args] : args,
+      { env: cleanEnv({ HOME: place }), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(stderr.trim()).toBe(`cas: cannot read ${file}: permission denied`);
+    expect(code).toBe(2);
   });
 
   it('explains what unsorted input costs in --help', async () => {

@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { buildMappingSpec, type MappingSpec } from '../importer/mapping-spec.js';
 import { sniffPreset } from '../importer/presets/detect.js';
 import { isPresetName, PRESET_NAMES, type PresetName } from '../importer/presets/preset.js';
@@ -97,6 +97,12 @@ function inputFiles(
 ): InputFile[] {
   if (paths.length === 0) throw new UsageError('cas import needs at least one file (or - for stdin)');
   if (paths.filter((p) => p === '-').length > 1) throw new UsageError('stdin (-) can be read only once');
+  const unreadable = (path: string, error: unknown): UsageError => {
+    const code = (error as NodeJS.ErrnoException).code;
+    return new UsageError(
+      `cannot read ${path}: ${code === 'EACCES' ? 'permission denied' : (code ?? String(error))}`,
+    );
+  };
   return paths.map((path) => {
     // A preset reads JSON whatever the file is called.
     const detected = detectFormat(path, format ?? (preset === undefined ? undefined : 'jsonl'));
@@ -106,11 +112,15 @@ function inputFiles(
       try {
         isFile = statSync(path).isFile();
       } catch (error) {
-        throw new UsageError(
-          `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
-        );
+        throw unreadable(path, error);
       }
       if (!isFile) throw new UsageError(`${path} is not a file`);
+      // Refused here, naming the input: opened later, EACCES read as the data directory's (exit 5).
+      try {
+        accessSync(path, constants.R_OK);
+      } catch (error) {
+        throw unreadable(path, error);
+      }
     }
     return { path, display: path === '-' ? '<stdin>' : path, format: detected, preset };
   });
