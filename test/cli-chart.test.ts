@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
@@ -203,5 +203,27 @@ describe('cas chart --help', () => {
     for (const chart of ['segmentation', 'retention', 'sessions', 'users']) {
       expect(result.stdout).toContain(`$ cas chart ${chart}`);
     }
+  });
+});
+
+describe('cas report --out', () => {
+  // A folder was written to when the page was done: "EISDIR … this is a bug", exit 1.
+  it('a folder is a usage error naming the flag, before anything is fetched', async () => {
+    const run = await runCli(['report', '--last', '7d', '--out', dir.path], { env });
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim()).toBe(
+      `cas: --out ${dir.path}: it is a folder; name a file in it, e.g. ${join(dir.path, 'report.html')}`,
+    );
+    expect(existsSync(join(dir.path, 'data'))).toBe(false);
+  });
+
+  it('- writes the page to stdout, not to a file named "-"', async () => {
+    const cwd = join(dir.path, 'cwd');
+    mkdirSync(cwd);
+    const run = await runCli(['report', '--last', '7d', '--tz', 'UTC', '--out', '-'], { env, cwd });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^<!doctype html>/i);
+    expect(run.stdout.trimEnd()).toMatch(/<\/html>$/);
+    expect(existsSync(join(cwd, '-'))).toBe(false);
   });
 });

@@ -10,7 +10,7 @@ export function addReportCommand(program: Command, run: ActionRunner): void {
   const command = program
     .command('report')
     .description('write the charts as one self-contained HTML page (offline; light, dark and print)')
-    .option('--out <file>', 'the HTML file to write', 'report.html')
+    .option('--out <file>', 'the HTML file to write (- for stdout)', 'report.html')
     .option('--open', "open it with the system's opener when there is a display (else print its path)");
   addRangeOptions(command);
   addFilterOptions(command, sequence)

@@ -1,5 +1,5 @@
 import { statSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { prepareChart } from '../../commands/chart.js';
 import type { ChartEnv } from '../../commands/chart-flags.js';
 import { UsageError } from '../../commands/errors.js';
@@ -41,7 +41,7 @@ function specs(f: Record<string, unknown>): string[][] {
   });
 }
 
-/** The out file's directory must exist: said before anything is fetched. */
+/** The out file's directory must exist, and the file not be a folder: said before anything is fetched. */
 function outPath(value: string): string {
   const path = resolve(value);
   let isDir = false;
@@ -51,7 +51,23 @@ function outPath(value: string): string {
     // Reported below.
   }
   if (!isDir) throw new UsageError(`--out ${value}: the directory ${dirname(path)} does not exist`);
+  if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new UsageError(
+      `--out ${value}: it is a folder; name a file in it, e.g. ${join(value, 'report.html')}`,
+    );
+  }
   return path;
+}
+
+function writeOut(path: string, value: string, page: string): void {
+  try {
+    writeFileSync(path, page);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(
+      `--out ${value}: cannot write it: ${code === 'EACCES' ? 'permission denied' : (code ?? String(error))}`,
+    );
+  }
 }
 
 export const report: Action = async (ctx) => {
@@ -71,16 +87,22 @@ export const report: Action = async (ctx) => {
     }
   };
   const options = { specs: specs(f), shared: sharedFlags(f), trait: text(f.trait), parse };
-  const out = outPath(text(f.out) ?? 'report.html');
+  const outValue = text(f.out) ?? 'report.html';
+  // `-`: the page on stdout, as a pipe to another tool expects.
+  const out = outValue === '-' ? undefined : outPath(outValue);
   // Flags are checked before connecting: a typo must not first start the embedded service.
   planReport(options);
   const result = await withConnection(ctx, (c) =>
     runReport({ ...options, source: sourceOf(ctx, c), now: env.now }, c),
   );
-  writeFileSync(out, buildPage(result.page, chartLibrary()));
+  const page = buildPage(result.page, chartLibrary());
   for (const note of result.notes) ctx.log(note);
-  ctx.out(`${out}\n`);
-  if (f.open === true) {
+  if (out === undefined) ctx.out(page);
+  else {
+    writeOut(out, outValue, page);
+    ctx.out(`${out}\n`);
+  }
+  if (out !== undefined && f.open === true) {
     const opener = openerFor(out, process.platform, process.env);
     if (!opener) ctx.log('no display to open it on: open the file above in a browser');
     else if (!(await startOpener(opener)))
