@@ -184,6 +184,16 @@ describe('cas tail after a reconnect', () => {
 });
 
 describe('cas serve --ws-port', () => {
+  // The note went to stderr under -q too, which promises no notes there.
+  it('with no cas serve prints the history only, saying so unless -q', async () => {
+    const data = `${dir.path}/alone`;
+    const noted = await runCli(['tail', '--data-dir', data]);
+    expect([noted.code, noted.stdout]).toEqual([0, '']);
+    expect(noted.stderr).toContain('no cas serve runs over this data directory');
+    const quiet = await runCli(['tail', '--data-dir', data, '-q']);
+    expect([quiet.code, quiet.stdout, quiet.stderr]).toEqual([0, '', '']);
+  });
+
   it('a port already in use exits 2 naming --ws-port', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));

@@ -22,7 +22,7 @@ export const tail: Action = async (ctx) => {
     let follow = ctx.flags.follow !== false;
     if (follow && connection.mode === 'embedded') {
       // This process holds the data directory: nothing else can store events while it runs.
-      ctx.warn(
+      ctx.log(
         'no cas serve runs over this data directory, so nothing new can arrive: printing the history only',
       );
       follow = false;
