@@ -75,4 +75,13 @@ describe('endingLine', () => {
       'import complete',
     );
   });
+
+  // Stdin has no checkpoint, yet an interrupted stdin import said "the checkpoint is saved".
+  it('promises a resume only where there is a checkpoint', () => {
+    const interrupted = { summary, end: 'interrupted', dryRun: false } as const;
+    expect(endingLine({ ...interrupted, checkpoint: '/d/imports/ab.json' })).toMatch(/checkpoint is saved/);
+    expect(endingLine({ ...interrupted, checkpoint: undefined })).toBe(
+      'interrupted: input from stdin has no checkpoint; send it all again, and what was stored is not stored twice',
+    );
+  });
 });

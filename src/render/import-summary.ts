@@ -34,6 +34,8 @@ export interface ImportOutcome {
   dryRun: boolean;
   /** Dry run: events that would be sent, by name. */
   byEvent?: Record<string, number>;
+  /** The checkpoint file; undefined when the input has none (stdin). */
+  checkpoint?: string | undefined;
 }
 
 /** The live counters a progress line reads. */
@@ -181,5 +183,10 @@ export function renderImportSummary(
 /** How the run ended, in one line (stderr in JSON mode, under the table otherwise). */
 export function endingLine(result: ImportOutcome): string {
   if (result.end === 'max-errors') return maxErrorsLine(result.summary);
-  return result.dryRun ? 'dry run: nothing was sent' : ENDINGS[result.end];
+  if (result.dryRun) return 'dry run: nothing was sent';
+  // Input from stdin cannot be read again to skip to a place in it: there is no checkpoint.
+  if (result.end === 'interrupted' && result.checkpoint === undefined) {
+    return 'interrupted: input from stdin has no checkpoint; send it all again, and what was stored is not stored twice';
+  }
+  return ENDINGS[result.end];
 }
