@@ -34,6 +34,17 @@ describe('parseTraits', () => {
     expect(() => parseTraits([], '{oops')).toThrow(/--traits/);
   });
 
+  // The wire schema's refusal named neither: "--trait: Invalid input" for both.
+  it('names the flag and the key of a value a trait cannot hold', () => {
+    expect(() => parseTraits([], '{"plan":"pro","k":null}')).toThrow(
+      '--traits: "k" is null; a trait is a string, a number or true/false',
+    );
+    expect(() => parseTraits([], '{"tags":["a"]}')).toThrow('--traits: "tags" is ["a"]');
+    expect(() => parseTraits(['b=1e400'], undefined)).toThrow(
+      '--trait "b=1e400": 1e400 is beyond the numbers a trait can hold',
+    );
+  });
+
   it('refuses the reserved keys, as the service does (a __proto__ key of --traits was dropped without a word)', () => {
     expect(() => parseTraits([], '{"__proto__":1}')).toThrow('--traits: the key "__proto__" is not allowed');
     expect(() => parseTraits([], '{"plan":"pro","constructor":1}')).toThrow(

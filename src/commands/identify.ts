@@ -42,6 +42,18 @@ export function parseTraits(pairs: ReadonlyArray<string>, json: string | undefin
     }
     const bad = Object.keys(parsed).find((key) => FORBIDDEN_KEYS.has(key));
     if (bad !== undefined) throw forbidden('--traits', bad);
+    // Named here, key and all: the wire schema's refusal named only "--trait: Invalid input".
+    for (const [key, value] of Object.entries(parsed)) {
+      const scalar =
+        typeof value === 'string' ||
+        typeof value === 'boolean' ||
+        (typeof value === 'number' && Number.isFinite(value));
+      if (!scalar) {
+        throw new UsageError(
+          `--traits: "${key}" is ${JSON.stringify(value) ?? String(value)}; a trait is a string, a number or true/false`,
+        );
+      }
+    }
     traits = { ...(parsed as Traits) };
   }
   for (const pair of pairs) {
@@ -50,7 +62,11 @@ export function parseTraits(pairs: ReadonlyArray<string>, json: string | undefin
     const key = pair.slice(0, eq);
     // Assigned, `__proto__` would set the object's prototype instead of a trait.
     if (FORBIDDEN_KEYS.has(key)) throw forbidden('--trait', key);
-    traits[key] = parseTraitValue(pair.slice(eq + 1));
+    const value = parseTraitValue(pair.slice(eq + 1));
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      throw new UsageError(`--trait "${pair}": ${pair.slice(eq + 1)} is beyond the numbers a trait can hold`);
+    }
+    traits[key] = value;
   }
   return traits;
 }
