@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/temp.js';
@@ -108,5 +108,21 @@ describe('resolveConfig precedence: flag > CAS_* > MLSDK_* > config file > embed
     expect(() => resolveConfig({ endpoint: 'ftp://x' }, env)).toThrow(/--endpoint/);
     writeFileSync(join(dir.path, 'cas', 'config.json'), '{not json');
     expect(() => resolveConfig({}, env)).toThrow(/config\.json is not valid JSON/);
+  });
+
+  // Each of these ran the command on the embedded default without a word (found by probing).
+  it('refuses a config file it cannot read, a misspelt key, and says where JSON breaks', () => {
+    const path = join(dir.path, 'cas', 'config.json');
+    writeFileSync(path, '{\n  "default_profile": "local",\n}\n');
+    expect(() => resolveConfig({}, env)).toThrow(
+      `config file ${path} is not valid JSON: line 3, column 1: Expected double-quoted property name`,
+    );
+    writeConfig({ default_profile: 'local', profiles: { local: { dta_dir: '/x' } } });
+    expect(() => resolveConfig({}, env)).toThrow(/profiles\.local: Unrecognized key: "dta_dir"/);
+    writeConfig({ default_profile: 'local', profile: {} });
+    expect(() => resolveConfig({}, env)).toThrow(/Unrecognized key: "profile"/);
+    rmSync(path);
+    mkdirSync(path);
+    expect(() => resolveConfig({}, env)).toThrow(`config file ${path} cannot be read: it is a folder`);
   });
 });

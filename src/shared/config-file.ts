@@ -2,19 +2,21 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { parseJsonText } from './json-syntax.js';
 
 /**
  * The config file of cli.md (`$XDG_CONFIG_HOME/cas/config.json`), read by the CLI and the client
  * library alike. No flags and no `process` here: the caller passes its environment and turns a
  * `ConfigFileError` into its own kind of failure (a usage error, a TypeError).
  */
-const profileSchema = z.object({
+// Strict: a misspelt key (`dta_dir`) was ignored, and the command ran on the embedded default.
+const profileSchema = z.strictObject({
   endpoint: z.string().url().optional(),
   api_key: z.string().min(1).optional(),
   project_id: z.string().min(1).optional(),
   data_dir: z.string().min(1).optional(),
 });
-const configFileSchema = z.object({
+const configFileSchema = z.strictObject({
   default_profile: z.string().optional(),
   profiles: z.record(z.string(), profileSchema).default({}),
 });
@@ -42,20 +44,29 @@ export function defaultDataDir(env: Env): string {
   return join(env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'cas');
 }
 
-/** A missing file is an empty one; a broken one is an error naming the file and the field. */
+/**
+ * A missing file is an empty one; one that cannot be read (a folder, no permission) or is broken is
+ * an error naming the file and the place: read as empty, it ran commands on the embedded default.
+ */
 export function readConfigFile(path: string): ConfigFile {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
-  } catch {
-    return { profiles: {} };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { profiles: {} };
+    const why =
+      code === 'EISDIR'
+        ? 'it is a folder'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : (code ?? String(error));
+    throw new ConfigFileError(`config file ${path} cannot be read: ${why}`);
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new ConfigFileError(`config file ${path} is not valid JSON`);
-  }
+  const json = parseJsonText(
+    text,
+    (why) => new ConfigFileError(`config file ${path} is not valid JSON: ${why}`),
+  );
   const parsed = configFileSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
