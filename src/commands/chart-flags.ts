@@ -1,6 +1,7 @@
 import { CONVERSATION_ANALYSES } from '../shared/analysis-controls.js';
 import { type ChartControlsByKind, type ChartKind, parseChartControls } from '../shared/chart-controls.js';
 import type { GroupByProperty, TraitGroup } from '../shared/chart-filters.js';
+import { parseJsonText } from '../shared/json-syntax.js';
 import { isTimeZone } from '../shared/primitives.js';
 import { parseNameValues, parseWhere } from './chart-expr.js';
 import {
@@ -106,16 +107,14 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 function readControlsFile(controls: NonNullable<ChartFlags['controls']>): Record<string, unknown> {
   const label = `--controls ${controls.source}`;
-  let value: unknown;
-  try {
-    value = JSON.parse(controls.text);
-  } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
-    throw new UsageError(
-      `${label}: not valid JSON (${detail})`,
-      'give a chartControls object, e.g. from --print-controls',
-    );
-  }
+  const value = parseJsonText(
+    controls.text,
+    (why) =>
+      new UsageError(
+        `${label}: not valid JSON (${why})`,
+        'give a chartControls object, e.g. from --print-controls',
+      ),
+  );
   if (!isRecord(value)) throw new UsageError(`${label}: expected a chartControls JSON object`);
   return value;
 }

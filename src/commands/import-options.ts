@@ -3,6 +3,7 @@ import { buildMappingSpec, type MappingSpec } from '../importer/mapping-spec.js'
 import { sniffPreset } from '../importer/presets/detect.js';
 import { isPresetName, PRESET_NAMES, type PresetName } from '../importer/presets/preset.js';
 import { detectFormat, type InputFile } from '../importer/sources.js';
+import { parseJsonText } from '../shared/json-syntax.js';
 import { LIMITS } from '../shared/limits.js';
 import { isTimeZone } from '../shared/primitives.js';
 import { UsageError } from './errors.js';
@@ -81,13 +82,8 @@ function readMappingFile(path: string): { name: string; json: unknown } {
       `--mapping: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
     );
   }
-  try {
-    return { name: path, json: JSON.parse(text) };
-  } catch (error) {
-    throw new UsageError(
-      `--mapping: ${path} is not valid JSON: ${error instanceof Error ? error.message : ''}`,
-    );
-  }
+  const json = parseJsonText(text, (why) => new UsageError(`--mapping: ${path} is not valid JSON: ${why}`));
+  return { name: path, json };
 }
 
 function inputFiles(

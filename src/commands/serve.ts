@@ -5,6 +5,7 @@ import { PriceFileError } from '../service/ingest/price-table.js';
 import { classifyDataDirError } from '../service/lock-error.js';
 import { loopbackUrlFor, randomToken } from '../service/server-identity.js';
 import { type RunningService, startService } from '../service/service.js';
+import { parseJsonText } from '../shared/json-syntax.js';
 import type { Limits } from '../shared/limits.js';
 import { type ReadLimits, SERVE_MEMORY_LIMIT } from '../shared/read-limits.js';
 import { UsageError } from './errors.js';
@@ -54,13 +55,8 @@ function readIntents(path: string): { value: unknown; source: string } {
     const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : String(error);
     throw new UsageError(`--intents ${path}: ${reason}`);
   }
-  try {
-    return { value: JSON.parse(text) as unknown, source: path };
-  } catch (error) {
-    throw new UsageError(
-      `--intents ${path}: not valid JSON (${error instanceof Error ? error.message : error})`,
-    );
-  }
+  const value = parseJsonText(text, (why) => new UsageError(`--intents ${path}: not valid JSON (${why})`));
+  return { value, source: path };
 }
 
 /** A --host or --port that cannot be listened on is the caller's to change: a usage error naming it. */

@@ -229,6 +229,10 @@ describe('--prices files', () => {
     );
     writeFileSync(bad, '{"m": ');
     expect(() => readPriceFile(bad)).toThrow(`${bad}: not valid JSON`);
+    writeFileSync(bad, '{\n  "m": {},\n}');
+    expect(() => readPriceFile(bad)).toThrow(
+      `${bad}: not valid JSON (line 3, column 1: Expected double-quoted property name)`,
+    );
     expect(() => readPriceFile(join(dir, 'missing.json'))).toThrow('missing.json: no such file');
     expect(() => parsePriceEntries([], 'x.json')).toThrow('x.json: must be a JSON object');
   });

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { formatPath } from '../../shared/errors.js';
+import { parseJsonText } from '../../shared/json-syntax.js';
 import BUILT_IN from './prices/model-prices.json' with { type: 'json' };
 
 /**
@@ -77,12 +78,7 @@ export function readPriceFile(path: string): Map<string, PriceEntry> {
     const code = (error as NodeJS.ErrnoException).code;
     throw new PriceFileError(`${path}: ${code === 'ENOENT' ? 'no such file' : String(error)}`);
   }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (error) {
-    throw new PriceFileError(`${path}: not valid JSON (${error instanceof Error ? error.message : error})`);
-  }
+  const raw = parseJsonText(text, (why) => new PriceFileError(`${path}: not valid JSON (${why})`));
   return parsePriceEntries(raw, path);
 }
 
