@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -204,9 +204,18 @@ describe('cas import flag errors', () => {
 });
 
 describe('cas import to a queue server', () => {
-  it('sends every event once; the summary counts what the server acknowledged', async () => {
+  it("sends every event once; the summary counts what the server acknowledged; a killed run's spill folder goes", async () => {
+    // A sort's spill folder left by a run that was killed (pid 999999999 is past Linux's pid_max),
+    // which no later run removed, and a running one's (this process's), which stays.
+    const imports = join(dir.path, 'data', 'imports');
+    const dead = join(imports, 'sort-999999999-AbC123');
+    const live = join(imports, `sort-${process.pid}-AbC123`);
+    mkdirSync(dead, { recursive: true });
+    mkdirSync(live, { recursive: true });
+    writeFileSync(join(dead, 'run-0'), 'x');
     const file = join(FIXTURES, 'events.jsonl');
     const run = await runCli(['import', file, ...remote(), '--json', '--batch-size', '50']);
+    expect([existsSync(dead), existsSync(live)]).toEqual([false, true]);
     expect(run.code).toBe(0);
     const summary = JSON.parse(run.stdout);
     expect(summary).toMatchObject({ records: 168, rejected: 0, duplicates: 0, accepted: summary.events });

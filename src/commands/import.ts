@@ -12,6 +12,7 @@ import {
   writeCheckpoint,
 } from '../importer/checkpoint.js';
 import type { Ack, Refusal } from '../importer/delivery.js';
+import { removeStaleSpills } from '../importer/external-sort.js';
 import {
   type CheckpointData,
   type ImportStats,
@@ -204,6 +205,7 @@ export async function runImport(
     const end = 'already-complete';
     return { summary: summarize(stats, started, end), end, dryRun: false, checkpoint: path };
   }
+  if (deps.tmpDir !== undefined) await removeStaleSpills(deps.tmpDir, processAlive);
   const rejects = await openRejects(s.rejectFile, previous !== undefined);
   const onReject = (r: Rejection): void => {
     deps.warn(rejectionLine(r));
@@ -253,11 +255,22 @@ export async function runImport(
       stdin: deps.stdin,
       keepRaw: rejects !== undefined,
       tmpDir: deps.tmpDir,
+      owner: process.pid,
     });
     return { summary: summarize(stats, started, end), end, dryRun: s.dryRun, checkpoint: path };
   } finally {
     await connection?.close();
     await rejects?.close();
+  }
+}
+
+/** Whether a process runs (EPERM: it does, as another user's). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

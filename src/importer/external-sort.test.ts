@@ -1,7 +1,8 @@
-import { existsSync, readdirSync, readlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/temp.js';
-import { ExternalSorter } from './external-sort.js';
+import { ExternalSorter, removeStaleSpills } from './external-sort.js';
 import { compareStaged, type Staged } from './staging.js';
 
 const dir = tempDir('cas-sort-');
@@ -92,5 +93,27 @@ describe('ExternalSorter', () => {
     } finally {
       await sorter.dispose();
     }
+  });
+});
+
+describe('removeStaleSpills', () => {
+  it("removes the folders of sorts whose process is gone, and an earlier version's older than a day", async () => {
+    const parent = join(dir.path, 'stale');
+    const names = ['sort-41-AbC123', 'sort-42-xyZ789', 'sort-Old123', 'sort-New456', 'other', 'sort-41-ab'];
+    for (const name of names) mkdirSync(join(parent, name), { recursive: true });
+    writeFileSync(join(parent, 'sort-41-AbC123', 'run-0'), 'x');
+    const dayAgo = new Date(Date.now() - 25 * 3_600_000);
+    utimesSync(join(parent, 'sort-Old123'), dayAgo, dayAgo);
+    const removed = await removeStaleSpills(parent, (pid) => pid === 42);
+    expect(removed.sort()).toEqual(['sort-41-AbC123', 'sort-Old123']);
+    expect(readdirSync(parent).sort()).toEqual(['other', 'sort-41-ab', 'sort-42-xyZ789', 'sort-New456']);
+    expect(await removeStaleSpills(join(parent, 'missing'), () => false)).toEqual([]);
+  });
+
+  it('names its own folder after its owner', async () => {
+    const parent = join(dir.path, 'owned');
+    const sorter = new ExternalSorter({ parent, owner: 4321 });
+    expect(basename(await sorter.directory())).toMatch(/^sort-4321-[A-Za-z0-9]{6}$/);
+    await sorter.dispose();
   });
 });

@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, open, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -8,11 +8,51 @@ import { compareStaged, fromLine, type SortKeys, type Staged, toLine } from './s
 export interface SortOptions {
   /** Where spill files go (a fresh folder is made inside and removed afterwards). */
   parent?: string | undefined;
+  /** The process that sorts: its folder is `sort-<owner>-…`, which `removeStaleSpills` can judge. */
+  owner?: number | undefined;
   /** Memory held before a sorted run is written out. */
   budgetBytes?: number | undefined;
 }
 
 const DEFAULT_BUDGET = 48 * 1024 * 1024;
+
+/** A folder of this version's sorts (`sort-<pid>-` + mkdtemp's six characters), and of earlier ones. */
+const OWNED = /^sort-(\d+)-[A-Za-z0-9]{6}$/;
+const UNOWNED = /^sort-[A-Za-z0-9]{6}$/;
+/** An unowned folder (an earlier version's) this old is no running sort's. */
+const UNOWNED_STALE_MS = 24 * 3_600_000;
+
+/**
+ * Removes the spill folders in `parent` whose sort is gone: a run killed (`kill -9`, power loss) or
+ * stopped twice never removed its folder, and later runs left it there for good (54 MB found after
+ * one). A folder names its process; `alive` says whether that process still runs.
+ */
+export async function removeStaleSpills(
+  parent: string,
+  alive: (pid: number) => boolean,
+  now = Date.now(),
+): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(parent);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const owned = OWNED.exec(name);
+    let stale = owned !== null && !alive(Number(owned[1]));
+    if (owned === null && UNOWNED.test(name)) {
+      const info = await stat(join(parent, name)).catch(() => undefined);
+      stale = info !== undefined && now - info.mtimeMs > UNOWNED_STALE_MS;
+    }
+    if (stale) {
+      await rm(join(parent, name), { recursive: true, force: true });
+      removed.push(name);
+    }
+  }
+  return removed;
+}
 
 /**
  * A record as the sort holds it: its keys and its spill line. Held whole, a record's nested objects
@@ -152,7 +192,9 @@ export class ExternalSorter {
     if (this.dir === undefined) {
       const parent = this.options.parent ?? tmpdir();
       await mkdir(parent, { recursive: true, mode: 0o700 });
-      this.dir = await mkdtemp(join(parent, 'sort-'));
+      this.dir = await mkdtemp(
+        join(parent, this.options.owner === undefined ? 'sort-' : `sort-${this.options.owner}-`),
+      );
     }
     return this.dir;
   }

@@ -105,6 +105,8 @@ export interface PipelineOptions {
   keepRaw?: boolean | undefined;
   /** Where the sort spills (default: the system's temp folder). */
   tmpDir?: string | undefined;
+  /** The importing process, named by its spill folder (see `removeStaleSpills`). */
+  owner?: number | undefined;
   /** How often checkpoints are written, at most. */
   checkpointEveryMs?: number | undefined;
   /** A second thread that stages part of a large input while it is read (default: on); false: none. */
@@ -125,7 +127,7 @@ const GRAIN = 64;
  */
 export async function runPipeline(o: PipelineOptions): Promise<PipelineEnd> {
   const { stats } = o;
-  const sorter = new ExternalSorter({ parent: o.tmpDir });
+  const sorter = new ExternalSorter({ parent: o.tmpDir, owner: o.owner });
   try {
     const read = await readAll(o, sorter);
     if (read !== 'complete') return read;
