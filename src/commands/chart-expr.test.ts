@@ -111,6 +111,19 @@ describe('parsePerformed', () => {
     );
     expect(usage(() => parsePerformed('>= 2')).message).toBe('--performed ">= 2": expected an event name');
   });
+
+  // Read as the event "Conversation Turn >" more than 3 times, and stored so without a word.
+  it('rejects a doubled operator; a quoted event name may end in one', () => {
+    expect(usage(() => parsePerformed('Conversation Turn >> 3')).message).toBe(
+      '--performed "Conversation Turn >> 3": one count operator is expected (>=, <=, =, > or <); quote an event name that ends in ">"',
+    );
+    expect(usage(() => parsePerformed('Buy != 3')).message).toMatch(/ends in "!"/);
+    expect(parsePerformed(`'A->' >= 2`)).toEqual({
+      event_name: 'A->',
+      number_of: 2,
+      number_of_operator: 'gte',
+    });
+  });
 });
 
 describe('parseNameValues and splitList', () => {

@@ -159,9 +159,18 @@ export function parsePerformed(text: string): PerformedSpec {
   const label = `--performed "${text}"`;
   const hint = 'e.g. --performed "Signed Up" or --performed "Purchase >= 3"';
   const match = /^(.*?)\s*(>=|<=|=|>|<)\s*(\S+)$/s.exec(text.trim());
-  const eventName = unquote((match ? (match[1] ?? '') : text).trim());
+  const written = (match ? (match[1] ?? '') : text).trim();
+  const eventName = unquote(written);
   if (eventName === '') throw new UsageError(`${label}: expected an event name`, hint);
   if (!match) return { event_name: eventName };
+  // "Turn >> 3" read as the event "Turn >" at least... 3 (a typo stored as a cohort without a word);
+  // an event name that really ends so is quoted.
+  if (eventName === written && /[<>=!]$/.test(eventName)) {
+    throw new UsageError(
+      `${label}: one count operator is expected (>=, <=, =, > or <); quote an event name that ends in "${eventName.slice(-1)}"`,
+      hint,
+    );
+  }
   const count = match[3] ?? '';
   if (!/^\d+$/.test(count)) {
     throw new UsageError(`${label}: the count must be a whole number, got "${count}"`, hint);
