@@ -75,6 +75,37 @@ describe('idempotency and all-or-nothing batches (decisions §4)', () => {
     expect((await queue(t, [turn('fresh-one', at(20), {}, { device_id: 'f1' })])).status).toBe(200);
     expect(byName(await storedEvents(t, 'fresh-one'), 'Session Started')).toHaveLength(1);
   });
+
+  // Alone it was 409 session_ended "ended at" the refused end itself; in one batch with the session's
+  // first event, 200, storing Session Ended an hour before Session Started (found by probing).
+  it('refuses an end before its session started with 409 naming its timestamp, alone or batched', async () => {
+    const track = (session: string) => ({
+      type: 'track',
+      event: 'Clicked',
+      session_id: session,
+      user_id: 'early-end-user',
+      timestamp: at(3600),
+    });
+    const early = (session: string) => ({ type: 'end_session', session_id: session, timestamp: at(0) });
+    const message = (session: string) =>
+      `session "${session}" started at ${at(3600)}: it cannot end before that, at ${at(0)}`;
+    expect((await queue(t, [track('early-alone')])).status).toBe(200);
+    const alone = await queue(t, [early('early-alone')]);
+    expect(alone.status).toBe(409);
+    expect(alone.json).toMatchObject({
+      code: 'conflict',
+      issues: [{ path: '[0].timestamp', message: message('early-alone') }],
+    });
+    const batched = await queue(t, [track('early-batched'), early('early-batched')]);
+    expect(batched.status).toBe(409);
+    expect(batched.json).toMatchObject({
+      issues: [{ path: '[1].timestamp', message: message('early-batched') }],
+    });
+    expect(await count('early-batched')).toBe(0);
+    // The session is still open: a later end closes it.
+    expect((await queue(t, [{ ...early('early-alone'), timestamp: at(3700) }])).status).toBe(200);
+    expect(byName(await storedEvents(t, 'early-alone'), 'Session Ended')).toHaveLength(1);
+  });
 });
 
 describe('ids the service made are ids like any other (decisions §4: each (project, event_id) once)', () => {

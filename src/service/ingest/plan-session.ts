@@ -235,6 +235,18 @@ function planEnd(p: Planner, e: WireEventOf<'end_session'>, x: EventCtx): void {
     }
     end = { ...x, ts: Math.max(x.ts, known.lastEventAt), eventId: generatedId(known.id, 'end') };
   }
+  // Before sessionFor, which would move the start back to the end. Replayed, such an end closed the
+  // session before its own events, which then conflicted ("ended at" an end that never was); planned
+  // in place, it stored Session Ended before Session Started.
+  const started = p.cache.session(e.session_id);
+  if (started && started.endedAt === null && end.ts < started.startedAt) {
+    p.conflict(
+      x.index,
+      'timestamp',
+      `session "${started.id}" started at ${iso(started.startedAt)}: it cannot end before that, at ${iso(end.ts)}`,
+    );
+    return;
+  }
   const s = sessionFor(p, e, end);
   if (!s || !checkUser(p, s, e.user_id, end, e.device_id)) return;
   for (const id of [...s.open]) {

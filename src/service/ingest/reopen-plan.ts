@@ -47,7 +47,8 @@ function beforeItsPlace(
   ts: number,
   history: boolean,
 ): boolean {
-  if (ts < s.startedAt) return true;
+  // A final end before the start is refused where it is planned (plan-session.ts), not replayed.
+  if (ts < s.startedAt) return e.kind !== 'end_session';
   if (!CONVERSATION_KINDS.has(e.kind) || !('session_id' in e)) return false;
   const named = 'conversation_id' in e ? e.conversation_id : undefined;
   const id = named ?? (s.open.length === 1 ? s.open[0] : undefined);
