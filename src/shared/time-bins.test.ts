@@ -57,6 +57,17 @@ describe('formatInZone', () => {
   });
 });
 
+describe('binsOf in a zone that skipped a day', () => {
+  // Pacific/Apia went from 2011-12-29 at -10:00 to 2011-12-31 at +14:00: 12-30 has no instants. Its
+  // bin started and ended where 12-31 starts, and the charts counted 12-31's events in both.
+  it('makes no bin of it, and every bin has a length', () => {
+    const bins = binsOf({ start: '2011-12-29', end: '2012-01-01', period: 'day', tz: 'Pacific/Apia' });
+    expect(bins.map((b) => b.startIso)).toEqual(['2011-12-29T00:00:00-10:00', '2011-12-31T00:00:00+14:00']);
+    expect(bins.map(hours)).toEqual([24, 24]);
+    expect(bins[0]?.end.getTime()).toBe(bins[1]?.start.getTime());
+  });
+});
+
 describe('binsOf / countBins by day across DST in New York', () => {
   it('makes 2025-03-09 a 23-hour day', () => {
     const range: BinRange = { start: '2025-03-08', end: '2025-03-11', period: 'day', tz: NY };

@@ -219,7 +219,8 @@ export function countBins(range: BinRange): number {
 }
 
 /**
- * The bins themselves, whole calendar periods (not clipped to the range), empty ones included.
+ * The bins themselves, whole calendar periods (not clipped to the range), empty ones included, but
+ * not a day the zone skipped (it has no instants).
  * Unbounded by design: callers pass ranges that passed the chart schema's bin limit.
  */
 export function binsOf(range: BinRange): Bin[] {
@@ -231,6 +232,9 @@ export function binsOf(range: BinRange): Bin[] {
   while (binStart < end) {
     civil = nextBinCivil(civil, range.period);
     const binEnd = startOfLocalDay(civil, range.tz);
+    // A day the zone skipped (Pacific/Apia's 2011-12-30) starts where the next one does: no bin, or
+    // the next day's events were counted in it as well (found by probing).
+    if (binEnd === binStart) continue;
     bins.push({
       start: new Date(binStart),
       end: new Date(binEnd),
