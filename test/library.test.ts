@@ -284,7 +284,7 @@ describe('the client library, used as an app uses it (issue 17)', () => {
     ]);
   });
 
-  it('without an endpoint, runs the service embedded over the data directory and stops it on close', async () => {
+  it('without an endpoint, runs the service embedded over the data directory (one for two Clients) and stops it on close', async () => {
     const dataDir = join(dir.path, 'embedded-data');
     const result = await embeddedRun;
     expect(result.stderr).toBe('');
@@ -295,6 +295,9 @@ describe('the client library, used as an app uses it (issue 17)', () => {
     // The data directory now holds the session: read it back through a service over it.
     const rows = await storedIn(dataDir, { session_id: 'emb-1' });
     expect(rows.map((r) => r.event)).toEqual(['Session Started', 'Embedded', 'Session Ended']);
+    // The second Client of the app, over the same directory, shared its service.
+    const second = await storedIn(dataDir, { session_id: 'emb-2' });
+    expect(second.map((r) => r.event)).toEqual(['Session Started', 'Second']);
   });
 
   it('without an endpoint or close(), still exits: its pending events stored, the directory let go', async () => {

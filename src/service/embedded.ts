@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { bundleIsCurrent } from '../shared/bundle-script.js';
@@ -185,15 +186,64 @@ export async function closeEmbeddedServices(): Promise<void> {
  */
 export function startEmbeddedService(options: EmbeddedOptions): Promise<EmbeddedService> {
   if (stopping) return Promise.reject(new Error('the process is stopping: no embedded service starts'));
-  const starting: Promise<EmbeddedService> = start(options).then((service) => {
-    // Once: the command's own close and a signal's may overlap, and both must wait for the end.
-    let closing: Promise<void> | undefined;
-    const close = () => (closing ??= service.close().finally(() => open.delete(starting)));
+  const key = dirKey(options.dataDir);
+  let shared = byDir.get(key);
+  if (shared && shared.prices !== options.prices) {
+    return Promise.reject(
+      new Error(`${options.dataDir} is already open in this process with other prices: close it first`),
+    );
+  }
+  if (!shared) {
+    const starting: Promise<EmbeddedService> = start(options).then((service) => {
+      // Once: the command's own close and a signal's may overlap, and both must wait for the end.
+      let closing: Promise<void> | undefined;
+      const close = () =>
+        (closing ??= service.close().finally(() => {
+          open.delete(starting);
+          if (byDir.get(key)?.starting === starting) byDir.delete(key);
+        }));
+      return { ...service, close };
+    });
+    shared = { starting, users: 0, prices: options.prices };
+    byDir.set(key, shared);
+    open.add(starting);
+    starting.catch(() => {
+      open.delete(starting);
+      byDir.delete(key);
+    });
+  }
+  const entry = shared;
+  entry.users += 1;
+  return entry.starting.then((service) => {
+    let released = false;
+    // Each caller's close lets go of its share; the last one closes the service.
+    const close = async (): Promise<void> => {
+      if (released) return;
+      released = true;
+      entry.users -= 1;
+      if (entry.users === 0) await service.close();
+    };
     return { ...service, close };
   });
-  open.add(starting);
-  starting.catch(() => open.delete(starting));
-  return starting;
+}
+
+/**
+ * Services of this process by data directory. DuckDB's file lock keeps other processes out, not a
+ * second open in the same one: two library Clients over one directory ran two services on one file,
+ * which lost one's events without an error and could damage the file (found by probing). They share
+ * one service, closed when the last of them closes.
+ */
+const byDir = new Map<
+  string,
+  { starting: Promise<EmbeddedService>; users: number; prices: string | undefined }
+>();
+
+function dirKey(dataDir: string): string {
+  try {
+    return realpathSync(dataDir);
+  } catch {
+    return resolve(dataDir);
+  }
 }
 
 async function start(options: EmbeddedOptions): Promise<EmbeddedService> {

@@ -1,11 +1,17 @@
 // The client library with no endpoint configured: it starts the service embedded over CAS_DATA_DIR,
 // as the CLI does, and `close()` stops it. test/library.test.ts reads the data directory afterwards.
+// A second Client over the same directory in the same process, connecting at the same moment, shares
+// that service: two services on one file (DuckDB's lock keeps out other processes only) lost one
+// Client's events without an error.
 import { Client } from 'cas';
 
 const client = new Client();
-const user = await client.userIdentify({ deviceId: 'dev-embedded', traits: { kind: 'kiosk' } });
+const other = new Client();
 const session = client.createSession({ sessionId: 'emb-1', deviceId: 'dev-embedded' });
+const second = other.createSession({ sessionId: 'emb-2', id: 'second-user' });
 session.trackEvent({ event: 'Embedded', timestamp: '2026-01-05T12:00:00Z' });
+second.trackEvent({ event: 'Second', timestamp: '2026-01-05T12:00:30Z' });
+const user = await client.userIdentify({ deviceId: 'dev-embedded', traits: { kind: 'kiosk' } });
 session.endSession({ timestamp: '2026-01-05T12:01:00Z' });
-await client.close();
-console.log(JSON.stringify({ user, errors: session.getErrors() }));
+await Promise.all([client.close(), other.close()]);
+console.log(JSON.stringify({ user, errors: [...session.getErrors(), ...second.getErrors()] }));
