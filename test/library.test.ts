@@ -64,6 +64,7 @@ let exitRun: Promise<Run>;
 let embeddedRun: Promise<Run>;
 let embeddedExitRun: Promise<Run>;
 let typesRun: Promise<Run>;
+let debugRun: Promise<Run>;
 
 beforeAll(async () => {
   svc = await startTestService();
@@ -75,6 +76,7 @@ beforeAll(async () => {
     'library-app-embedded.mjs',
     'library-app-embedded-exit.mjs',
     'library-app-exit.mjs',
+    'library-app-debug.mjs',
   ]) {
     copyFileSync(join(ROOT, 'test/support', name), join(app, name));
   }
@@ -113,8 +115,9 @@ beforeAll(async () => {
     CAS_TRACE_FILE: join(dir.path, 'embedded-exit.txt'),
   });
   typesRun = run([join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', app], {});
+  debugRun = runApp('library-app-debug.mjs', { ...remote(), CAS_TRACE_FILE: join(dir.path, 'debug.txt') });
   // Settled here, so a failing run fails its own test and never goes unhandled.
-  for (const p of [exitRun, embeddedRun, embeddedExitRun, typesRun]) p.catch(() => undefined);
+  for (const p of [exitRun, embeddedRun, embeddedExitRun, typesRun, debugRun]) p.catch(() => undefined);
   const result = await main;
   expect(result.stderr).toBe('');
   expect(result.code).toBe(0);
@@ -312,6 +315,19 @@ describe('the client library, used as an app uses it (issue 17)', () => {
       'emb-exit-2 Pending',
       'emb-exit-2 Session Started',
     ]);
+  });
+
+  // Found by probing: "cas: cas: POST …" for a local connection, no status or time for a remote one,
+  // and Node's MaxListenersExceededWarning in the app's output from the eleventh Client.
+  it('debug prints each request as -v does, once prefixed; many Clients make no Node warning', async () => {
+    const result = await debugRun;
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ errors: [] });
+    const lines = result.stderr.trim().split('\n');
+    expect(lines.filter((l) => /^cas: POST \/bc\/v1\/events\/queue → 200 in \d+ ms$/.test(l))).toHaveLength(
+      11,
+    );
+    expect(result.stderr).not.toMatch(/cas: cas:|Warning/);
   });
 
   it('type-checks an app against the shipped declarations', async () => {

@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import { attemptLine, retryLine } from '../client/attempt-lines.js';
 import { probeHealth } from '../client/health-probe.js';
 import { type AttemptInfo, type Client, createClient } from '../client/http-client.js';
 import { localQueueSender } from '../client/local-queue.js';
@@ -90,21 +91,7 @@ function verboseAttempts(config: Config, deps: ConnectDeps): ((info: AttemptInfo
   return config.verbose ? (info) => deps.log(attemptLine(info)) : undefined;
 }
 
-function attemptLine(info: AttemptInfo): string {
-  const status = info.status === -1 ? 'no answer' : String(info.status);
-  const attempt = info.attempt > 1 ? ` (attempt ${info.attempt})` : '';
-  const failure = info.failure === undefined ? '' : `: ${oneLineText(info.failure)}`;
-  return `cas: ${info.method} ${info.path} → ${status} in ${info.ms} ms${attempt}${failure}`;
-}
-
-function retryLine(info: RetryInfo): string {
-  const seconds = (info.delayMs / 1000).toFixed(1);
-  return `cas: retrying ${info.method} ${info.path} in ${seconds} s (attempt ${info.attempt} failed: ${oneLineText(info.reason)})`;
-}
-
-const oneLineText = (text: string): string => text.replace(/\s+/g, ' ').trim();
-
-function processAlive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -24,6 +24,7 @@ import type { SessionizerOptions } from '../importer/sessionizer.js';
 import { type Rejection, type SourceRef, type WireJson, where } from '../importer/types.js';
 import type { ImportSummaryData } from '../render/import-summary.js';
 import type { SERVICE_FEATURES } from '../shared/health.js';
+import { processAlive } from './connect.js';
 import { UsageError } from './errors.js';
 import { detectPresets, type ImportFlags, type ImportSettings, importSettings } from './import-options.js';
 
@@ -261,16 +262,6 @@ export async function runImport(
   } finally {
     await connection?.close();
     await rejects?.close();
-  }
-}
-
-/** Whether a process runs (EPERM: it does, as another user's). */
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

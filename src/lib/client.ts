@@ -9,6 +9,23 @@ import { QueuedSession } from './session.js';
 import type { ClientOptions, Session, SessionOptions, Traits, UserRecord } from './types.js';
 
 /**
+ * One `beforeExit` listener for every Client of the process: one each made Node warn of a listener
+ * leak (MaxListenersExceededWarning) in the app's output from the eleventh Client on.
+ */
+const atExit = new Set<() => void>();
+const runAtExit = (): void => {
+  for (const f of [...atExit]) f();
+};
+function onBeforeExit(f: () => void): void {
+  if (atExit.size === 0) process.on('beforeExit', runAtExit);
+  atExit.add(f);
+}
+function offBeforeExit(f: () => void): void {
+  atExit.delete(f);
+  if (atExit.size === 0) process.off('beforeExit', runAtExit);
+}
+
+/**
  * The library's entry (library.md): user identify and alias, awaited; sessions, whose calls are
  * queued and sent in the background. One HTTP client per Client, shared by its sessions.
  */
@@ -39,7 +56,10 @@ export class Client {
 
   constructor(options: ClientOptions = {}) {
     this.settings = resolveSettings(options, process.env);
-    this.log = this.settings.debug ? (line) => console.error(`cas: ${line}`) : undefined;
+    // Lines of the shared connection code carry the prefix already ("cas: cas: POST …" otherwise).
+    this.log = this.settings.debug
+      ? (line) => console.error(line.startsWith('cas: ') ? line : `cas: ${line}`)
+      : undefined;
     if (this.settings.endpoint !== undefined) this.connection = connectRemote(this.settings, this.log);
     this.budget = new QueueBudget(this.settings.maxQueueSize);
   }
@@ -83,7 +103,7 @@ export class Client {
     this.sessions.add(session);
     if (!this.listening) {
       this.listening = true;
-      process.on('beforeExit', this.beforeExit);
+      onBeforeExit(this.beforeExit);
     }
     return session;
   }
@@ -92,7 +112,7 @@ export class Client {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await Promise.all([...this.sessions].map((s) => s.flush()));
-      if (this.listening) process.off('beforeExit', this.beforeExit);
+      if (this.listening) offBeforeExit(this.beforeExit);
       const connection = this.connection ?? (await this.connecting?.catch(() => undefined));
       await connection?.close();
     })();

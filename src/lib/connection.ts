@@ -1,5 +1,5 @@
+import { attemptLine, retryLine } from '../client/attempt-lines.js';
 import { createClient, type Client as HttpClient } from '../client/http-client.js';
-import type { RetryInfo } from '../client/retry.js';
 import type { ClientSettings } from './config.js';
 
 /** Where a Client's requests go: always the one HTTP client of `src/client/`. */
@@ -12,11 +12,6 @@ export interface LibConnection {
 
 type Log = ((line: string) => void) | undefined;
 
-function onRetry(log: (line: string) => void): (info: RetryInfo) => void {
-  return (info) =>
-    log(`retry ${info.method} ${info.path} in ${info.delayMs} ms (attempt ${info.attempt}): ${info.reason}`);
-}
-
 /** A configured endpoint: made at once, so a bad URL or key is a TypeError from the constructor. */
 export function connectRemote(settings: ClientSettings, log: Log): LibConnection {
   const http = createClient({
@@ -26,7 +21,8 @@ export function connectRemote(settings: ClientSettings, log: Log): LibConnection
     timeoutMs: settings.timeoutMs,
     retries: settings.retries,
     userAgent: 'cas-client',
-    ...(log ? { onRetry: onRetry(log) } : {}),
+    // `debug`: the lines `-v` prints, as a local connection (commands/connect.ts) prints them too.
+    ...(log ? { onRetry: (info) => log(retryLine(info)), onAttempt: (info) => log(attemptLine(info)) } : {}),
   });
   return { http, close: () => http.close() };
 }
