@@ -127,12 +127,44 @@ describe('readCsv', () => {
 });
 
 describe('CsvSplitter', () => {
-  it('treats an over-long quoted field as an unclosed quote and resumes after its line', () => {
+  // An over-long quoted field was taken for an unclosed quote and reading resumed at its next line:
+  // the field's own lines became records (a cell's text stored as events; found by probing).
+  it('rejects an over-long record whole, following its quoting to its end, at any chunk size', () => {
+    const text = 'x\n"abc\nturn,evil\n""q"",\nghi\njkl",b\nok,1\n"short",2\n';
+    // Chunks smaller than the limit, as the reader's 64 KiB are against 2 MiB (a record complete in one
+    // chunk is judged by the event size limit later).
+    for (const size of [1, 2, 3, 7]) {
+      const splitter = new CsvSplitter(20);
+      const out = [];
+      for (let i = 0; i < text.length; i += size) out.push(...splitter.push(text.slice(i, i + size), false));
+      out.push(...splitter.end(false));
+      const good = out.flatMap((o) => (o.type === 'good' ? o.lines : []));
+      const bad = out.filter((o) => o.type === 'bad');
+      expect(good, `chunks of ${size}`).toEqual([1, 7, 8]);
+      expect(bad.map((b) => [b.line, b.reason])).toEqual([
+        [2, 'a record of more than 20 characters (lines 2-6): too large for an event'],
+      ]);
+    }
+  });
+
+  it('rejects the rest of the input as one record when an over-long quoted field never closes', () => {
     const splitter = new CsvSplitter(20);
     const out = [...splitter.push('x\n"abc\ndef\nghi\njkl\nmno\npqr\n', false), ...splitter.end(false)];
     expect(out[0]).toMatchObject({ type: 'good', lines: [1] });
-    expect(out[1]).toMatchObject({ type: 'bad', line: 2 });
-    expect(out[2]).toMatchObject({ type: 'good', lines: [3, 4, 5, 6, 7] });
+    expect(out.slice(1)).toMatchObject([
+      {
+        type: 'bad',
+        line: 2,
+        reason:
+          'broken quoting: a quoted field opened in the record on line 2 is never closed (the rest of the file, 6 lines, is in it)',
+      },
+    ]);
+  });
+
+  it('still resumes at the next line after a quote a short input never closes', () => {
+    const splitter = new CsvSplitter(2000);
+    const out = [...splitter.push('x\n"abc\ndef\n', false), ...splitter.end(false)];
+    expect(out.map((o) => (o.type === 'good' ? o.lines : o.line))).toEqual([[1], 2, [3]]);
   });
 });
 

@@ -34,6 +34,13 @@ export class CsvSplitter {
   private out: Segment[] = [];
   private goodText = '';
   private goodLines: number[] = [];
+  /**
+   * Inside a record past `maxRecordChars`: its text is dropped as it is read (memory stays bounded)
+   * while its quoting is still followed, so it ends where its last quoted field closes and a newline
+   * follows. Resuming at the next line inside its quoted field instead read the field's text as
+   * records: a cell's lines stored as events of their own (found by probing).
+   */
+  private skip: { line: number; head: string; inQuote: boolean } | undefined;
 
   constructor(private readonly maxRecordChars = MAX_RECORD_CHARS) {}
 
@@ -80,14 +87,24 @@ export class CsvSplitter {
     const s = this.buf;
     let i = this.pos;
     for (;;) {
+      if (this.skip) {
+        i = this.skipOn(i, atEnd);
+        if (this.skip) return;
+        continue;
+      }
       if (this.quoteAt >= 0) {
         const q = this.quoteAfter(i);
         if (q === -1) {
-          // No closing quote yet; an endless quoted field means the quote was never closed.
           if (!atEnd && s.length - this.start <= this.maxRecordChars) {
             this.pos = s.length;
             return;
           }
+          if (!atEnd) {
+            this.skip = { line: this.line, head: s.slice(this.start, this.start + 200), inQuote: true };
+            this.drop(s.length);
+            return;
+          }
+          // The input ends inside the quote: a stray quote, most likely; the rest of its line is lost.
           i = this.reject(
             this.quoteAt,
             `the quote opened on line ${this.lineOf(this.quoteAt)} is never closed`,
@@ -136,6 +153,73 @@ export class CsvSplitter {
         return;
       }
     }
+  }
+
+  /** Drops `buf[start, end)` of an oversized record, counting its lines. */
+  private drop(end: number): void {
+    this.line += countNewlines(this.buf, this.start, end);
+    this.start = end;
+    this.pos = end;
+    this.quoteAt = -1;
+  }
+
+  /** Follows an oversized record's quoting to its end; returns where scanning resumes. */
+  private skipOn(from: number, atEnd: boolean): number {
+    const s = this.buf;
+    const skip = this.skip!;
+    let i = from;
+    // Where the text not yet judged starts, kept for the next chunk (a quote that may be doubled, a
+    // comma before a quote that may open a field).
+    let keepFrom = s.length;
+    for (;;) {
+      const q = s.indexOf('"', i);
+      if (skip.inQuote) {
+        if (q === -1) break;
+        if (q + 1 >= s.length && !atEnd) {
+          keepFrom = q;
+          break;
+        }
+        if (s.charCodeAt(q + 1) === QUOTE) i = q + 2;
+        else {
+          skip.inQuote = false;
+          i = q + 1;
+        }
+        continue;
+      }
+      const nl = s.indexOf('\n', i);
+      if (nl !== -1 && (q === -1 || nl < q)) {
+        this.drop(nl + 1);
+        this.skip = undefined;
+        this.bad(
+          skip.line,
+          `${skip.head}…\n`,
+          `a record of more than ${this.maxRecordChars.toLocaleString('en')} characters (lines ${skip.line}-${this.line - 1}): too large for an event`,
+        );
+        return nl + 1;
+      }
+      if (q === -1) {
+        if (s.length > i && s.charCodeAt(s.length - 1) === COMMA) keepFrom = s.length - 1;
+        break;
+      }
+      // A quote opens a field only at its start.
+      if (q > 0 && s.charCodeAt(q - 1) === COMMA) skip.inQuote = true;
+      i = q + 1;
+    }
+    if (!atEnd) {
+      this.drop(keepFrom);
+      return this.pos;
+    }
+    const open = skip.inQuote;
+    this.drop(s.length);
+    this.skip = undefined;
+    this.bad(
+      skip.line,
+      `${skip.head}…\n`,
+      open
+        ? `broken quoting: a quoted field opened in the record on line ${skip.line} is never closed (the rest of the file, ${(this.line - skip.line).toLocaleString('en')} lines, is in it)`
+        : `a record of more than ${this.maxRecordChars.toLocaleString('en')} characters (line ${skip.line} on): too large for an event`,
+    );
+    return s.length;
   }
 
   private lineOf(index: number): number {

@@ -5,6 +5,6 @@ import { Client } from 'cas';
 
 const clients = Array.from({ length: 11 }, () => new Client({ debug: true }));
 const sessions = clients.map((c, i) => c.createSession({ sessionId: `debug-${i}`, id: `debug-user-${i}` }));
-sessions.forEach((s, i) => s.trackEvent({ event: 'Debugged', properties: { i } }));
+for (const [i, s] of sessions.entries()) s.trackEvent({ event: 'Debugged', properties: { i } });
 await Promise.all(clients.map((c) => c.close()));
 console.log(JSON.stringify({ errors: sessions.flatMap((s) => s.getErrors()) }));
