@@ -28,6 +28,28 @@ const cellsOf = (item: FileItem | undefined) =>
   item?.ok && item.value.format === 'csv' ? item.value.cells : undefined;
 
 describe('readCsv', () => {
+  // Excel's "CSV (Macintosh)": read as one header row, it imported nothing and said nothing.
+  it('reads lines ended by CR alone, at any chunk size; CR LF and LF files are untouched', async () => {
+    const mac = 'a,b\r1,"x\ry"\r2,z\r';
+    for (const size of [1, 2, 5, 1 << 16]) {
+      const { items } = await read(mac, size);
+      expect(
+        items.map((i) => [i.line, cellsOf(i)]),
+        `chunks of ${size}`,
+      ).toEqual([
+        [2, ['1', 'x\ny']],
+        [4, ['2', 'z']],
+      ]);
+    }
+    for (const size of [1, 3, 1 << 16]) {
+      const { items } = await read('a,b\r\n1,"x\ry"\r\n2,z', size);
+      expect(items.map((i) => [i.line, cellsOf(i)])).toEqual([
+        [2, ['1', 'x\ry']],
+        [3, ['2', 'z']],
+      ]);
+    }
+  });
+
   const file = 'a,b,c\n1,"multi\nline ""quoted""",3\n\n4,5,6\r\n7,"x,y",9';
 
   it('keeps quoted multi-line fields and the line each record starts on, at any chunk size', async () => {

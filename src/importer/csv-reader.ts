@@ -41,6 +41,7 @@ export async function* readCsv(
   const state: State = { header: undefined, headerError: undefined, toSkip: skip };
   let suspect = false;
   let first = true;
+  const endings = new LineEndings();
   for await (const chunk of chunks) {
     let text = decoder.decode(chunk, { stream: true });
     if (first && text.length > 0) {
@@ -48,11 +49,45 @@ export async function* readCsv(
       first = false;
     }
     suspect ||= hasInvalidUtf8(chunk, text);
-    yield* toBatches(splitter.push(text, suspect), state, defer);
+    yield* toBatches(splitter.push(endings.read(text), suspect), state, defer);
   }
-  const tail = decoder.decode();
+  const tail = endings.read(decoder.decode()) + endings.end();
   suspect ||= tail.includes('\uFFFD');
   yield* toBatches([...splitter.push(tail, suspect), ...splitter.end(suspect)], state, defer);
+}
+
+/**
+ * Lines ended by CR alone (classic Mac OS; Excel's "CSV (Macintosh)") read as lines: the file's first
+ * line break decides. Read as they were, the whole file was one header row, and nothing was imported,
+ * without a word (found by probing).
+ */
+class LineEndings {
+  private crOnly: boolean | undefined;
+  /** A CR that ended a chunk before the first line break: a CR LF may be cut between chunks. */
+  private held = '';
+
+  read(chunk: string): string {
+    let text = this.held + chunk;
+    this.held = '';
+    if (this.crOnly === undefined) {
+      const at = text.search(/[\r\n]/);
+      if (at === -1) return text;
+      if (text.charCodeAt(at) === 10) this.crOnly = false;
+      else if (at + 1 < text.length) this.crOnly = text.charCodeAt(at + 1) !== 10;
+      else {
+        this.held = '\r';
+        return text.slice(0, -1);
+      }
+    }
+    if (this.crOnly) text = text.replaceAll('\r', '\n');
+    return text;
+  }
+
+  end(): string {
+    const held = this.held;
+    this.held = '';
+    return held === '' ? '' : '\n';
+  }
 }
 
 /** One batch of the segments, or, deferring, a batch ending at each run of well-formed records. */
