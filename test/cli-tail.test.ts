@@ -184,6 +184,33 @@ describe('cas tail after a reconnect', () => {
 });
 
 describe('cas serve --ws-port', () => {
+  // Frames carry the person's primary id: after an alias, --user with the id the events were sent
+  // under printed nothing (found by probing).
+  it('--user matches every id of the person, after an alias too', async () => {
+    const data = `${dir.path}/aliased`;
+    const { child: serve, info } = await startServe(['--data-dir', data]);
+    try {
+      const send = sender(info);
+      await send({ type: 'track', event: 'Before Alias', session_id: 'AL', user_id: 'u01' });
+      expect(
+        (await runCli(['alias', '--id', 'alice@example.com', '--previous', 'u01', '--data-dir', data])).code,
+      ).toBe(0);
+      await send({ type: 'track', event: 'After Alias', session_id: 'AL', user_id: 'alice@example.com' });
+      await send({ type: 'track', event: 'Someone Else', session_id: 'BO', user_id: 'bob' });
+      for (const user of ['u01', 'alice@example.com']) {
+        const run = await runCli(['tail', '--data-dir', data, '--user', user, '--no-follow', '--json']);
+        expect(run.code, run.stderr).toBe(0);
+        const events = run.stdout
+          .trim()
+          .split('\n')
+          .map((l) => liveFrameSchema.parse(JSON.parse(l)).event);
+        expect(events, user).toEqual(['Session Started', 'Before Alias', 'After Alias']);
+      }
+    } finally {
+      await stopChild(serve);
+    }
+  });
+
   // The note went to stderr under -q too, which promises no notes there.
   it('with no cas serve prints the history only, saying so unless -q', async () => {
     const data = `${dir.path}/alone`;

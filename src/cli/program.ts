@@ -323,7 +323,7 @@ file:line: reason. Ctrl-C or SIGTERM: the checkpoint is saved, exit 130.
     .command('tail')
     .description('print recent events, then each new one as it is stored (live events)')
     .option('--session <id>', 'only this session; exits 0 after its Session Ended')
-    .option('--user <id>', "only this user's events (their current primary id)")
+    .option('--user <id>', "only this user's events (any of their ids: the primary one or an alias)")
     .option('--event <name>', 'only events of this name (repeatable)', collect)
     .option('--since <duration>', 'how far back the history goes: 30s, 10m, 2h, 7d or an ISO time', '10m')
     .option('--no-follow', 'print the history and exit')

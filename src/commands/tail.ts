@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { HttpError } from '../client/errors.js';
 import type { Client } from '../client/http-client.js';
 import { type LiveSocketEnd, LiveSocketError, openLiveSocket } from '../client/live-socket.js';
-import { liveEvents } from '../client/routes.js';
+import { getUser, liveEvents } from '../client/routes.js';
 import { type LiveFrame, liveFrameSchema, SESSION_ENDED_EVENT } from '../shared/live-events.js';
 import { UsageError } from './errors.js';
 
@@ -54,6 +55,21 @@ class RecentIds {
 
 type Item = { frame: LiveFrame } | { opened: true } | { end: LiveSocketEnd };
 
+/**
+ * Every id of the person `--user` names: frames carry the person's primary id, so after an alias
+ * (u01 → alice@example.com) the id given matched nothing (found by probing). A user the service does
+ * not know (yet) is matched by the id given.
+ */
+async function idsOf(client: Client, user: string, signal: AbortSignal | undefined): Promise<Set<string>> {
+  try {
+    const found = await getUser(client, user, { limit: 1 }, signal ? { signal } : undefined);
+    return new Set([user, found.id, found.user_id, ...found.aliases]);
+  } catch (error) {
+    if (error instanceof HttpError && error.status === 404) return new Set([user]);
+    throw error;
+  }
+}
+
 /** How many of a session's newest events are searched for its end, when it ended before --since. */
 const ENDED_LOOKBACK = 20;
 
@@ -68,8 +84,10 @@ export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGener
   const now = deps.now ?? Date.now;
   const seen = new RecentIds(SEEN_IDS);
   const names = new Set(options.events ?? []);
+  const person = options.user === undefined ? undefined : await idsOf(deps.client, options.user, deps.signal);
   const keep = (f: LiveFrame) =>
-    (names.size === 0 || names.has(f.event)) && (options.user === undefined || f.user_id === options.user);
+    (names.size === 0 || names.has(f.event)) &&
+    (person === undefined || (f.user_id !== null && person.has(f.user_id)));
   const ends = (f: LiveFrame) =>
     options.session !== undefined && f.session_id === options.session && f.event === SESSION_ENDED_EVENT;
   let from = now() - options.sinceMs;
