@@ -93,11 +93,19 @@ interface Replayed {
 const sortTime = (r: Replayed): number =>
   r.event.kind === 'start_session' ? Number.NEGATIVE_INFINITY : r.ts;
 
+/**
+ * Ties broken by event id in code-unit order, as the import sorts by content hash (its ids are
+ * `imp2-` + that hash): localeCompare's collation put `_` before letters, so a run replaying a
+ * session opened it with another of two same-instant records than one run over all of them, and its
+ * generated rows took other ids (found by probing).
+ */
+const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 const byTimeRankId = (a: Replayed, b: Replayed): number =>
   sortTime(a) - sortTime(b) ||
   a.ts - b.ts ||
   eventRank(a.event) - eventRank(b.event) ||
-  (a.event.event_id ?? '').localeCompare(b.event.event_id ?? '');
+  byId(a.event.event_id ?? '', b.event.event_id ?? '');
 
 /**
  * Reopens stored sessions with new history (reopen-plan.ts says when): every row of them (identity
