@@ -57,6 +57,37 @@ describe('formatInZone', () => {
   });
 });
 
+describe('binsOf at the ends of the years a range may name', () => {
+  // en-US writes 1 BC as year 1 without an era: the first bin of a year-1 range west of Greenwich
+  // (local 0000-12-31) was read a year late, past the range's end, and charts had no bins at all.
+  it('starts a year-1 range west of Greenwich in the local year 0', () => {
+    const bins = binsOf({
+      start: '0001-01-01T00:00:00Z',
+      end: '0001-01-03T00:00:00Z',
+      period: 'day',
+      tz: NY,
+    });
+    expect(bins.map((b) => b.startIso)).toEqual([
+      '0000-12-31T00:00:00-04:56:02',
+      '0001-01-01T00:00:00-04:56:02',
+      '0001-01-02T00:00:00-04:56:02',
+    ]);
+    expect(bins.map(hours)).toEqual([24, 24, 24]);
+  });
+
+  it('writes a bin end in the year 10000 as an ISO 8601 expanded year', () => {
+    const bins = binsOf({
+      start: '9999-12-31',
+      end: '9999-12-31T12:00:00Z',
+      period: 'day',
+      tz: 'Pacific/Kiritimati',
+    });
+    expect(bins[0]?.startIso).toBe('9999-12-31T00:00:00+14:00');
+    expect(bins[0]?.endIso).toBe('+010000-01-01T00:00:00+14:00');
+    expect(Date.parse(bins[0]!.endIso)).toBe(bins[0]!.end.getTime());
+  });
+});
+
 describe('binsOf in a zone that skipped a day', () => {
   // Pacific/Apia went from 2011-12-29 at -10:00 to 2011-12-31 at +14:00: 12-30 has no instants. Its
   // bin started and ended where 12-31 starts, and the charts counted 12-31's events in both.

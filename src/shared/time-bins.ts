@@ -39,21 +39,22 @@ interface Wall extends Civil {
   s: number;
 }
 
+// h23 because some ICU builds render midnight as 24 with hour12:false.
+const WALL_OPTIONS: Intl.DateTimeFormatOptions = {
+  hourCycle: 'h23',
+  year: 'numeric',
+  month: 'numeric',
+  day: 'numeric',
+  hour: 'numeric',
+  minute: 'numeric',
+  second: 'numeric',
+};
+
 const formatters = new Map<string, Intl.DateTimeFormat>();
 function formatterFor(tz: string): Intl.DateTimeFormat {
   let f = formatters.get(tz);
   if (!f) {
-    // h23 because some ICU builds render midnight as 24 with hour12:false.
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone: tz,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
+    f = new Intl.DateTimeFormat('en-US', { ...WALL_OPTIONS, timeZone: tz });
     formatters.set(tz, f);
   }
   return f;
@@ -62,7 +63,29 @@ function formatterFor(tz: string): Intl.DateTimeFormat {
 /** en-US with the options above: `3/9/2025, 02:30:00`; an era or any other shape goes through formatToParts. */
 const EN_US_WALL = /^(\d+)\/(\d+)\/(\d+), (\d+):(\d+):(\d+)$/;
 
+/**
+ * Instants before 0002-01-01: their local year may be 0 or before, which en-US writes as year 1
+ * with no era unless asked for one. Read as year 1, a range in year 1 west of Greenwich had its first
+ * bin in "year 1" a year late, past the range's end, and charts answered no bins at all.
+ */
+const ERA_BEFORE_MS = (() => {
+  const d = new Date(0);
+  d.setUTCFullYear(2, 0, 1);
+  return d.getTime();
+})();
+
+const eraFormatters = new Map<string, Intl.DateTimeFormat>();
+function eraFormatterFor(tz: string): Intl.DateTimeFormat {
+  let f = eraFormatters.get(tz);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', { ...WALL_OPTIONS, timeZone: tz, era: 'short' });
+    eraFormatters.set(tz, f);
+  }
+  return f;
+}
+
 function wallClock(ms: number, tz: string): Wall {
+  if (ms < ERA_BEFORE_MS) return partsWall(eraFormatterFor(tz), ms);
   const f = formatterFor(tz);
   // format() and a regex take a quarter of formatToParts' time; bins make ~10 of these calls each.
   const m = EN_US_WALL.exec(f.format(ms));
@@ -75,16 +98,24 @@ function wallClock(ms: number, tz: string): Wall {
       mi: Number(m[5]),
       s: Number(m[6]),
     };
+  return partsWall(f, ms);
+}
+
+function partsWall(f: Intl.DateTimeFormat, ms: number): Wall {
   const w: Wall = { y: 0, m: 0, d: 0, h: 0, mi: 0, s: 0 };
+  let beforeChrist = false;
   for (const part of f.formatToParts(ms)) {
     const n = Number(part.value);
-    if (part.type === 'year') w.y = n;
+    if (part.type === 'era') beforeChrist = /^B/i.test(part.value);
+    else if (part.type === 'year') w.y = n;
     else if (part.type === 'month') w.m = n;
     else if (part.type === 'day') w.d = n;
     else if (part.type === 'hour') w.h = n;
     else if (part.type === 'minute') w.mi = n;
     else if (part.type === 'second') w.s = n;
   }
+  // 1 BC is year 0 in ISO 8601's proleptic calendar, 2 BC year -1.
+  if (beforeChrist) w.y = 1 - w.y;
   return w;
 }
 
@@ -188,7 +219,9 @@ export function formatInZone(ms: number, tz: string): string {
   // Pre-1900 local mean times have second offsets; keep them rather than misstate the instant.
   const secs = abs % 60 === 0 ? '' : `:${pad(abs % 60)}`;
   const offset = `${sign}${pad(Math.floor(abs / 3600))}:${pad(Math.floor(abs / 60) % 60)}${secs}`;
-  return `${pad(w.y, 4)}-${pad(w.m)}-${pad(w.d)}T${pad(w.h)}:${pad(w.mi)}:${pad(w.s)}${offset}`;
+  // ISO 8601's expanded years (±YYYYYY) outside 0000-9999: a bin may end in the year 10000.
+  const year = w.y >= 0 && w.y <= 9999 ? pad(w.y, 4) : `${w.y < 0 ? '-' : '+'}${pad(Math.abs(w.y), 6)}`;
+  return `${year}-${pad(w.m)}-${pad(w.d)}T${pad(w.h)}:${pad(w.mi)}:${pad(w.s)}${offset}`;
 }
 
 /** Start of the calendar bin (in `tz`) that contains `instant`. */
