@@ -67,6 +67,29 @@ describe('embedded service', () => {
     }
   });
 
+  // DuckDB's lock keeps out other processes only: two services of one process on one file lost
+  // events (found by probing the library). Callers share one; one started while it closes waits.
+  it('is one service for every caller of the process over a directory; a caller during its close gets the next one', async () => {
+    const dir = dataDir();
+    const options = { dataDir: dir, log: () => undefined, holdsProcess: false };
+    const [a, b] = await Promise.all([startEmbeddedService(options), startEmbeddedService(options)]);
+    expect(b.url).toBe(a.url);
+    expect((await identify(a, 'shared-a')).status).toBe(200);
+    await a.close();
+    // Still b's: one caller's close lets go of its share only.
+    expect((await identify(b, 'shared-b')).status).toBe(200);
+    const closing = b.close();
+    const c = await startEmbeddedService(options);
+    try {
+      await closing;
+      expect(c.url).not.toBe(a.url);
+      const answer = await identify(c, 'shared-c');
+      expect(answer.status).toBe(200);
+    } finally {
+      await c.close();
+    }
+  });
+
   it('reports a data directory held by another service as DataDirLockedError, across the thread', async () => {
     const dir = dataDir();
     mkdirSync(dir, { recursive: true });

@@ -301,6 +301,9 @@ describe('the client library, used as an app uses it (issue 17)', () => {
     // The second Client of the app, over the same directory, shared its service.
     const second = await storedIn(dataDir, { session_id: 'emb-2' });
     expect(second.map((r) => r.event)).toEqual(['Session Started', 'Second']);
+    // The third, started while that service closed, opened the directory after it.
+    const third = await storedIn(dataDir, { session_id: 'emb-3' });
+    expect(third.map((r) => r.event)).toEqual(['Session Started', 'Third']);
   });
 
   it('without an endpoint or close(), still exits: its pending events stored, the directory let go', async () => {

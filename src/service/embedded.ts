@@ -194,16 +194,20 @@ export function startEmbeddedService(options: EmbeddedOptions): Promise<Embedded
     );
   }
   if (!shared) {
-    const starting: Promise<EmbeddedService> = start(options).then((service) => {
-      // Once: the command's own close and a signal's may overlap, and both must wait for the end.
-      let closing: Promise<void> | undefined;
-      const close = () =>
-        (closing ??= service.close().finally(() => {
-          open.delete(starting);
-          if (byDir.get(key)?.starting === starting) byDir.delete(key);
-        }));
-      return { ...service, close };
-    });
+    // After a service over the directory that is still closing (its last user let go just now).
+    const after = closingByDir.get(key) ?? Promise.resolve();
+    const starting: Promise<EmbeddedService> = after
+      .then(() => start(options))
+      .then((service) => {
+        // Once: the command's own close and a signal's may overlap, and both must wait for the end.
+        let closing: Promise<void> | undefined;
+        const close = () =>
+          (closing ??= service.close().finally(() => {
+            open.delete(starting);
+            if (byDir.get(key)?.starting === starting) byDir.delete(key);
+          }));
+        return { ...service, close };
+      });
     shared = { starting, users: 0, prices: options.prices };
     byDir.set(key, shared);
     open.add(starting);
@@ -221,7 +225,16 @@ export function startEmbeddedService(options: EmbeddedOptions): Promise<Embedded
       if (released) return;
       released = true;
       entry.users -= 1;
-      if (entry.users === 0) await service.close();
+      if (entry.users > 0) return;
+      // Let go of at once: a caller from now on starts a service of its own, once this one closed.
+      if (byDir.get(key) === entry) byDir.delete(key);
+      const closed = service.close();
+      const settled = closed.catch(() => undefined);
+      closingByDir.set(key, settled);
+      void settled.then(() => {
+        if (closingByDir.get(key) === settled) closingByDir.delete(key);
+      });
+      await closed;
     };
     return { ...service, close };
   });
@@ -237,6 +250,8 @@ const byDir = new Map<
   string,
   { starting: Promise<EmbeddedService>; users: number; prices: string | undefined }
 >();
+/** Services whose last user let go, until they have closed (DuckDB checkpoints the file then). */
+const closingByDir = new Map<string, Promise<unknown>>();
 
 function dirKey(dataDir: string): string {
   try {

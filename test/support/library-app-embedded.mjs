@@ -13,5 +13,16 @@ session.trackEvent({ event: 'Embedded', timestamp: '2026-01-05T12:00:00Z' });
 second.trackEvent({ event: 'Second', timestamp: '2026-01-05T12:00:30Z' });
 const user = await client.userIdentify({ deviceId: 'dev-embedded', traits: { kind: 'kiosk' } });
 session.endSession({ timestamp: '2026-01-05T12:01:00Z' });
-await Promise.all([client.close(), other.close()]);
-console.log(JSON.stringify({ user, errors: [...session.getErrors(), ...second.getErrors()] }));
+await Promise.all([session.flushAndContinue(), second.flushAndContinue()]);
+const closing = Promise.all([client.close(), other.close()]);
+// Into the close (DuckDB's checkpoint takes some 100 ms or more), past the flushes before it.
+await new Promise((resolve) => setTimeout(resolve, 20));
+// A third, while that service closes, gets one of its own once it has closed (it was handed the
+// closing one, and its events failed with ECONNREFUSED).
+const third = new Client();
+const later = third.createSession({ sessionId: 'emb-3', id: 'third-user' });
+later.trackEvent({ event: 'Third', timestamp: '2026-01-05T12:02:00Z' });
+await closing;
+await third.close();
+const errors = [...session.getErrors(), ...second.getErrors(), ...later.getErrors()];
+console.log(JSON.stringify({ user, errors }));
