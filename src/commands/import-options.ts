@@ -3,6 +3,7 @@ import { buildMappingSpec, type MappingSpec } from '../importer/mapping-spec.js'
 import { sniffPreset } from '../importer/presets/detect.js';
 import { isPresetName, PRESET_NAMES, type PresetName } from '../importer/presets/preset.js';
 import { detectFormat, type InputFile } from '../importer/sources.js';
+import { fileErrorReason } from '../shared/file-errors.js';
 import { parseJsonText } from '../shared/json-syntax.js';
 import { LIMITS } from '../shared/limits.js';
 import { isTimeZone } from '../shared/primitives.js';
@@ -93,12 +94,8 @@ function inputFiles(
 ): InputFile[] {
   if (paths.length === 0) throw new UsageError('cas import needs at least one file (or - for stdin)');
   if (paths.filter((p) => p === '-').length > 1) throw new UsageError('stdin (-) can be read only once');
-  const unreadable = (path: string, error: unknown): UsageError => {
-    const code = (error as NodeJS.ErrnoException).code;
-    return new UsageError(
-      `cannot read ${path}: ${code === 'EACCES' ? 'permission denied' : (code ?? String(error))}`,
-    );
-  };
+  const unreadable = (path: string, error: unknown): UsageError =>
+    new UsageError(`cannot read ${path}: ${fileErrorReason(error)}`);
   return paths.map((path) => {
     // A preset reads JSON whatever the file is called.
     const detected = detectFormat(path, format ?? (preset === undefined ? undefined : 'jsonl'));

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { fileErrorReason } from './file-errors.js';
 import { parseJsonText } from './json-syntax.js';
 
 /**
@@ -53,15 +54,8 @@ export function readConfigFile(path: string): ConfigFile {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { profiles: {} };
-    const why =
-      code === 'EISDIR'
-        ? 'it is a folder'
-        : code === 'EACCES'
-          ? 'permission denied'
-          : (code ?? String(error));
-    throw new ConfigFileError(`config file ${path} cannot be read: ${why}`);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { profiles: {} };
+    throw new ConfigFileError(`config file ${path} cannot be read: ${fileErrorReason(error)}`);
   }
   const json = parseJsonText(
     text,

@@ -7,6 +7,7 @@ import { planReport, runReport } from '../../commands/report.js';
 import type { SharedFlags } from '../../commands/report-charts.js';
 import { chartLibrary } from '../../render/html/chart-library.js';
 import { buildPage } from '../../render/html/page.js';
+import { fileErrorReason } from '../../shared/file-errors.js';
 import { orderedFlags, text, texts } from '../chart-values.js';
 import { type Action, withConnection } from '../context.js';
 import { describeFailure, EXIT } from '../exit-codes.js';
@@ -63,10 +64,7 @@ function writeOut(path: string, value: string, page: string): void {
   try {
     writeFileSync(path, page);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new UsageError(
-      `--out ${value}: cannot write it: ${code === 'EACCES' ? 'permission denied' : (code ?? String(error))}`,
-    );
+    throw new UsageError(`--out ${value}: cannot write it: ${fileErrorReason(error)}`);
   }
 }
 
