@@ -258,6 +258,13 @@ describe('responses', () => {
     expect(seen).toEqual([expect.objectContaining({ method: 'GET', url: '/gateway/bc/v1/x?a=b%20c&n=2' })]);
   });
 
+  it('takes an endpoint given with the API prefix (`…/bc/v1/`) as its base, not doubling the prefix', async () => {
+    script = [json(200, { ok: 1 }), json(200, { ok: 2 })];
+    await connect({ endpoint: `${base}/bc/v1/` }).request({ method: 'GET', path: '/bc/v1/x' });
+    await connect({ endpoint: `${base}/gateway/bc/v1` }).request({ method: 'GET', path: '/bc/v1/y' });
+    expect(seen.map((r) => r.url)).toEqual(['/bc/v1/x', '/gateway/bc/v1/y']);
+  });
+
   it('returns undefined for an empty 2xx body when no schema is given', async () => {
     script = [(_req, res) => res.writeHead(204).end()];
     await expect(connect().request({ method: 'POST', path: '/x', body: {} })).resolves.toBeUndefined();

@@ -212,8 +212,10 @@ function parseEndpoint(endpoint: string): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new TypeError(`endpoint must be http or https, not ${url.protocol}`);
   }
-  // Userinfo is dropped on purpose: credentials travel only in the Authorization header.
-  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+  // Userinfo is dropped on purpose: credentials travel only in the Authorization header. Routes
+  // carry `/bc/v1` themselves; an endpoint copied with it (the API's docs show full URLs) would
+  // otherwise double it and get 404 on every call.
+  return `${url.origin}${url.pathname.replace(/\/+$/, '').replace(/\/bc\/v1$/i, '')}`;
 }
 
 /** A control character in a header value would be rejected by undici on every attempt; say so up front. */

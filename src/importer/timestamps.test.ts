@@ -55,6 +55,9 @@ describe('parseTimestamp', () => {
     expect(iso('2024-03-01T10:00:00.5+02:00')).toBe('2024-03-01T08:00:00.500Z');
     expect(iso('2024-03-01 10:00-0530')).toBe('2024-03-01T15:30:00.000Z');
     expect(iso('2024-03-01T10:00:00.123456789Z')).toBe('2024-03-01T10:00:00.123Z');
+    // RFC 3339 allows both letters in lower case; exports of some tools write them so.
+    expect(iso('2024-03-01t10:00:00.250z')).toBe('2024-03-01T10:00:00.250Z');
+    expect(iso('2024-03-01t10:00+01:00')).toBe('2024-03-01T09:00:00.000Z');
   });
 
   // Rounding moved an instant just before midnight into the next day (and month, and year), where
