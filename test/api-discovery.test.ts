@@ -142,6 +142,10 @@ describe('/agg discovery', () => {
     const bad = await call(t, 'GET', withQuery('/bc/v1/agg/trait-values', { trait_value_regex: '(' }));
     expect(bad.status).toBe(400);
     expect(bad.json).toMatchObject({ code: 'invalid_input', issues: [{ path: 'trait_value_regex' }] });
+    // RE2's own reason, as the chart and db routes give it, not just "invalid".
+    expect((bad.json as { issues: Array<{ message: string }> }).issues[0]?.message).toMatch(
+      /^not a valid RE2 regular expression \(.*missing \).*\)$/,
+    );
     const badPick = await call(
       t,
       'GET',

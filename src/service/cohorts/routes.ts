@@ -17,6 +17,7 @@ import { userSelection } from '../charts/user-selection.js';
 import { invalidInput } from '../errors.js';
 import { route } from '../http/route.js';
 import type { Scope } from '../identity/identity.js';
+import { re2Problem } from '../re2-check.js';
 import { leaseRead } from '../read/lease.js';
 import type { Database, Queryable } from '../store/database.js';
 import { list } from '../store/statements.js';
@@ -31,15 +32,8 @@ async function termIssues(q: Queryable, body: CohortBody): Promise<Issue[]> {
     if (f.type === 'cohort') continue;
     for (const [k, w] of (f.with ?? []).entries()) {
       if (w.operator !== 'regex' && w.operator !== 'not_regex') continue;
-      const ok = await q.run("SELECT regexp_matches('', $1)", [String(w.values[0])]).then(
-        () => true,
-        () => false,
-      );
-      if (!ok)
-        issues.push({
-          path: `terms[${i}].termFilter.with[${k}].values[0]`,
-          message: 'not a valid RE2 regular expression',
-        });
+      const problem = await re2Problem(q, String(w.values[0]));
+      if (problem) issues.push({ path: `terms[${i}].termFilter.with[${k}].values[0]`, message: problem });
     }
     if (f.type !== 'trait' && f.within?.period) {
       const tz = f.within.period.tz;

@@ -17,6 +17,7 @@ import { all, Params } from '../charts/sql.js';
 import { invalidInput } from '../errors.js';
 import { route } from '../http/route.js';
 import type { Scope as Tenant } from '../identity/identity.js';
+import { re2Problem } from '../re2-check.js';
 import { leaseRead } from '../read/lease.js';
 import type { Database, Queryable } from '../store/database.js';
 import { eventProperties, intentAttributes, namesSql, personTraits, valuesSql } from './sources.js';
@@ -28,11 +29,8 @@ async function checkRegexes(q: Queryable, query: Query): Promise<void> {
   const issues: Issue[] = [];
   for (const [name, value] of Object.entries(query)) {
     if (!name.endsWith('regex') || typeof value !== 'string') continue;
-    const ok = await q.run("SELECT regexp_matches('', $1)", [value]).then(
-      () => true,
-      () => false,
-    );
-    if (!ok) issues.push({ path: name, message: 'not a valid RE2 regular expression' });
+    const problem = await re2Problem(q, value);
+    if (problem) issues.push({ path: name, message: problem });
   }
   if (issues.length > 0) throw invalidInput(issues);
 }

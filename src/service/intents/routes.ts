@@ -11,6 +11,7 @@ import { invalidInput } from '../errors.js';
 import { route } from '../http/route.js';
 import type { Scope } from '../identity/identity.js';
 import type { Ingestor } from '../ingest/ingestor.js';
+import { re2Problem } from '../re2-check.js';
 import { leaseRead } from '../read/lease.js';
 import type { Database, Queryable } from '../store/database.js';
 import { deleteUdi, getUdi, listUdis, rulesOf, saveUdi } from './store.js';
@@ -19,11 +20,8 @@ import { deleteUdi, getUdi, listUdis, rulesOf, saveUdi } from './store.js';
 async function patternIssues(q: Queryable, body: UdiBody): Promise<Issue[]> {
   const issues: Issue[] = [];
   for (const [i, pattern] of (body.patterns ?? []).entries()) {
-    const ok = await q.run("SELECT regexp_matches('', $1, 'i')", [pattern]).then(
-      () => true,
-      () => false,
-    );
-    if (!ok) issues.push({ path: `patterns[${i}]`, message: 'not a valid RE2 regular expression' });
+    const problem = await re2Problem(q, pattern, 'i');
+    if (problem) issues.push({ path: `patterns[${i}]`, message: problem });
   }
   return issues;
 }

@@ -13,6 +13,7 @@ import {
 import { invalidInput, notFound } from '../errors.js';
 import { route } from '../http/route.js';
 import type { Scope } from '../identity/identity.js';
+import { re2Problem } from '../re2-check.js';
 import { leaseRead } from '../read/lease.js';
 import type { Database, Queryable } from '../store/database.js';
 import { list } from '../store/statements.js';
@@ -155,11 +156,8 @@ export function userApiRoutes(db: Database) {
       response: userListSchema,
       handler: async ({ tenant, query }) => {
         if (query.regex !== undefined) {
-          const ok = await db.read.run("SELECT regexp_matches('', $1)", [query.regex]).then(
-            () => true,
-            () => false,
-          );
-          if (!ok) throw invalidInput([{ path: 'regex', message: 'not a valid RE2 regular expression' }]);
+          const problem = await re2Problem(db.read, query.regex);
+          if (problem) throw invalidInput([{ path: 'regex', message: problem }]);
         }
         const sort = query.sort ?? { value: 'created_at', order: 'asc' };
         const dir = sort.order === 'desc' ? 'DESC' : 'ASC';
