@@ -142,6 +142,46 @@ describe('cas import refuses bad values with file:line', () => {
   });
 });
 
+describe('cas import of JSONL fields that hold objects', () => {
+  it('notes each field left out once, at the first record that has it; -q keeps it quiet', async () => {
+    const file = join(dir.path, 'objects.jsonl');
+    const turn = (n: number, extra: Record<string, unknown>) =>
+      JSON.stringify({
+        kind: 'turn',
+        timestamp: `2025-01-07T10:0${n}:00Z`,
+        user_id: 'u',
+        user: `q${n}`,
+        assistant: 'a',
+        ...extra,
+      });
+    writeFileSync(
+      file,
+      [
+        turn(1, { tags: ['x', 'y'] }),
+        turn(2, { metadata: { plan: 'pro' } }),
+        turn(3, { metadata: { plan: 'free' }, steps: [{ n: 1 }] }),
+      ].join('\n'),
+    );
+    const run = await runCli(['import', file, '--dry-run', '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    const notes = run.stderr.split('\n').filter((l) => l.includes('left out'));
+    expect(notes).toEqual([
+      `${file}:2: left out of this record and of every later one that has it: metadata must be a string, number, boolean or a list of strings or numbers, got {"plan":"pro"}; take what you need with --map <name>=metadata.<key>`,
+      expect.stringMatching(
+        new RegExp(
+          `^${file}:3: left out .*: steps must be .*, got \\[\\{"n":1\\}\\]; take what you need with --map <name>=steps\\.<key>$`,
+        ),
+      ),
+    ]);
+    // The list of strings is a property value, kept.
+    expect(jsonl(run.stdout).find((e) => e.event === 'Conversation Turn')?.properties).toMatchObject({
+      tags: ['x', 'y'],
+    });
+    const quiet = await runCli(['import', file, '--dry-run', '--json', '-q']);
+    expect(quiet.stderr).not.toContain('left out');
+  });
+});
+
 describe('cas import flag errors', () => {
   it.each([
     [['--batch-size', '0'], /--batch-size must be a whole number from 1 to 2000/],

@@ -21,7 +21,13 @@ import {
 } from '../importer/pipeline.js';
 import { RejectFile, rejectionLine } from '../importer/rejects.js';
 import type { SessionizerOptions } from '../importer/sessionizer.js';
-import { type Rejection, type SourceRef, type WireJson, where } from '../importer/types.js';
+import {
+  type DroppedField,
+  type Rejection,
+  type SourceRef,
+  type WireJson,
+  where,
+} from '../importer/types.js';
 import type { ImportSummaryData } from '../render/import-summary.js';
 import type { SERVICE_FEATURES } from '../shared/health.js';
 import { processAlive } from './connect.js';
@@ -213,6 +219,10 @@ export async function runImport(
     rejects?.write(r);
   };
   const onEndRefused = (source: SourceRef, reason: string): void => deps.warn(`${where(source)}: ${reason}`);
+  const onDropped = ({ field, reason, source }: DroppedField): void =>
+    deps.note?.(
+      `${where(source)}: left out of this record and of every later one that has it: ${reason}; take what you need with --map <name>=${field}.<key>`,
+    );
   deps.onStart?.({ totalBytes, resumedAt: previous?.position ?? 0 });
   connection ??= s.dryRun ? undefined : await deps.connect();
   try {
@@ -250,6 +260,7 @@ export async function runImport(
       onEvent: deps.onEvent,
       onReject,
       onEndRefused,
+      onDropped,
       onCheckpoint: path ? (data) => save(path, data) : undefined,
       stats,
       signal: deps.signal,

@@ -3,7 +3,7 @@ import { FORBIDDEN_KEYS } from '../shared/primitives.js';
 import { type MappingSpec, misplaced, NESTED_FIELDS } from './mapping-spec.js';
 import type { Extra, RecordAccess } from './record-access.js';
 import { stripTarget, targetOf } from './record-access.js';
-import type { RecordKind } from './types.js';
+import type { LeftOut, RecordKind } from './types.js';
 import { asJsonText, asNumber, asProperty, asText, asTrait, type Coerced } from './values.js';
 
 /** Thrown only inside this module's builders and caught by mapRecord: the first bad field ends a record. */
@@ -133,6 +133,8 @@ export function collect(
   forced: readonly Extra[],
   nested: Record<string, unknown> | undefined,
   own: Record<string, unknown>,
+  /** Receives the unforced extras left out, and why. */
+  dropped?: LeftOut[],
 ): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
   const coerce = target === 'prop' ? asProperty : asTrait;
@@ -143,6 +145,7 @@ export function collect(
     const c = coerce(e.name, e.value);
     if (c.ok) out[e.name] = c.value;
     else if (e.target !== 'auto') throw new FieldError(c.reason);
+    else dropped?.push({ field: e.name, reason: c.reason });
   }
   if (nested) {
     for (const k of Object.keys(nested)) {

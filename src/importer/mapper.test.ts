@@ -141,6 +141,14 @@ describe('mapRecord: JSONL', () => {
       user_id: 'arena',
       properties: { assistant: 'Roses...', model: 'gpt-4-0613', uid: 'q1', user: 'Write a poem' },
     });
+    // What was left out is said, with why, so the run can note it (a key no --map read).
+    const mapped = mapRecord(jsonl({ ...arena, judge: [{ score: 9 }] }), plan);
+    expect(mapped.ok && mapped.mapped.dropped).toEqual([
+      {
+        field: 'judge',
+        reason: 'judge must be a string, number, boolean or a list of strings or numbers, got [{"score":9}]',
+      },
+    ]);
   });
 
   it('maps every record kind to a valid wire event', () => {

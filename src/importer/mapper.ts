@@ -14,7 +14,7 @@ import { canonical } from './event-id.js';
 import { parseKind } from './mapping-spec.js';
 import { type AccessPlan, accessFor, type Extra } from './record-access.js';
 import { parseTimestamp, toIso } from './timestamps.js';
-import type { MapOutcome, RawRecord, RecordKind, WireJson } from './types.js';
+import type { LeftOut, MapOutcome, MappedRecord, RawRecord, RecordKind, WireJson } from './types.js';
 
 /** Stands in for a session id the sessionizer will derive, so the record validates like a complete event. */
 export const SESSION_PLACEHOLDER = '(derived)';
@@ -80,48 +80,76 @@ function kindOf(record: RawRecord, r: FieldReader, plan: AccessPlan): RecordKind
 }
 
 /** The kind's own part of the event: name, properties / traits / attributes, identify and alias ids. */
-function body(kind: RecordKind, r: FieldReader, extras: Extra[], forced: Extra[], event: WireJson): void {
+function body(
+  kind: RecordKind,
+  r: FieldReader,
+  extras: Extra[],
+  forced: Extra[],
+  event: WireJson,
+  dropped: LeftOut[],
+): void {
   switch (kind) {
     case 'turn':
-      event.properties = collect('prop', extras, forced, r.object('properties'), {
-        user: r.requiredText('user', 'user utterance'),
-        assistant: r.requiredText('assistant', 'assistant utterance'),
-        assistant_id: r.text('assistant_id'),
-        model: r.text('model'),
-        prompt_tokens: r.number('prompt_tokens', true),
-        completion_tokens: r.number('completion_tokens', true),
-        cost: r.number('cost'),
-      });
+      event.properties = collect(
+        'prop',
+        extras,
+        forced,
+        r.object('properties'),
+        {
+          user: r.requiredText('user', 'user utterance'),
+          assistant: r.requiredText('assistant', 'assistant utterance'),
+          assistant_id: r.text('assistant_id'),
+          model: r.text('model'),
+          prompt_tokens: r.number('prompt_tokens', true),
+          completion_tokens: r.number('completion_tokens', true),
+          cost: r.number('cost'),
+        },
+        dropped,
+      );
       return;
     case 'usage':
-      event.properties = collect('prop', extras, forced, r.object('properties'), {
-        model: r.text('model'),
-        prompt_tokens: r.number('prompt_tokens', true),
-        completion_tokens: r.number('completion_tokens', true),
-        cost: r.number('cost'),
-      });
+      event.properties = collect(
+        'prop',
+        extras,
+        forced,
+        r.object('properties'),
+        {
+          model: r.text('model'),
+          prompt_tokens: r.number('prompt_tokens', true),
+          completion_tokens: r.number('completion_tokens', true),
+          cost: r.number('cost'),
+        },
+        dropped,
+      );
       return;
     case 'function':
-      event.properties = collect('prop', extras, forced, r.object('properties'), {
-        name: r.requiredText('name', 'function name'),
-        args: r.jsonText('args'),
-        result: r.jsonText('result'),
-        runtime: r.number('runtime', true),
-      });
+      event.properties = collect(
+        'prop',
+        extras,
+        forced,
+        r.object('properties'),
+        {
+          name: r.requiredText('name', 'function name'),
+          args: r.jsonText('args'),
+          result: r.jsonText('result'),
+          runtime: r.number('runtime', true),
+        },
+        dropped,
+      );
       return;
     case 'event':
-      event.properties = collect('prop', extras, forced, r.object('properties'), {});
+      event.properties = collect('prop', extras, forced, r.object('properties'), {}, dropped);
       return;
     case 'end_conversation':
-      event.properties = collect('prop', extras, forced, r.object('properties'), {});
+      event.properties = collect('prop', extras, forced, r.object('properties'), {}, dropped);
       // The wire's own place for them; the service stores them with the properties (those win).
       event.attributes = collect('trait', [], [], r.object('attributes'), {});
       return;
     case 'end_session':
-      event.attributes = collect('trait', extras, forced, r.object('attributes'), {});
+      event.attributes = collect('trait', extras, forced, r.object('attributes'), {}, dropped);
       return;
     case 'identify':
-      event.traits = collect('trait', extras, forced, r.object('traits'), {});
+      event.traits = collect('trait', extras, forced, r.object('traits'), {}, dropped);
       return;
     default:
       return;
@@ -171,15 +199,26 @@ export function mapRecord(record: RawRecord, plan: AccessPlan): MapOutcome {
       id: kind === 'alias' ? (r.text('id') ?? r.requiredText('user_id', 'new id (id)')) : undefined,
       previous_id: kind === 'alias' ? r.requiredText('previous_id', 'previous id') : undefined,
     };
-    body(kind, r, extras, forced, event);
+    const dropped: LeftOut[] = [];
+    body(kind, r, extras, forced, event, dropped);
     const invalid = validate(kind, event);
     if (invalid !== undefined) return { ok: false, reason: invalid };
     const { source, ordinal } = record;
     const ms = time?.ms;
-    return {
-      ok: true,
-      mapped: { source, ordinal, kind, event, ms, session, conversation, key, inSession, raw: record.value },
+    const mapped: MappedRecord = {
+      source,
+      ordinal,
+      kind,
+      event,
+      ms,
+      session,
+      conversation,
+      key,
+      inSession,
+      raw: record.value,
     };
+    if (dropped.length > 0) mapped.dropped = dropped;
+    return { ok: true, mapped };
   } catch (error) {
     if (error instanceof FieldError) return { ok: false, reason: error.message };
     throw error;

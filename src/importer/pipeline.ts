@@ -6,7 +6,14 @@ import { type ReadHelperOptions, readAll } from './read-phase.js';
 import { Sessionizer, type SessionizerOptions } from './sessionizer.js';
 import type { InputFile } from './sources.js';
 import { GROUP } from './staging.js';
-import { type OutEvent, originalRecord, type Rejection, type SourceRef, type WireJson } from './types.js';
+import {
+  type DroppedField,
+  type OutEvent,
+  originalRecord,
+  type Rejection,
+  type SourceRef,
+  type WireJson,
+} from './types.js';
 
 /** Live counters: the pipeline updates them, progress displays read them. */
 export interface ImportStats {
@@ -95,6 +102,8 @@ export interface PipelineOptions {
   /** Dry run: each event that would be sent. */
   onEvent?: ((event: WireJson) => void) | undefined;
   onReject: (rejection: Rejection) => void;
+  /** A field left out of properties (it holds no property value), once per name, with the first record. */
+  onDropped?: ((dropped: DroppedField) => void) | undefined;
   /** An end the import added was refused: reported with the record it followed. */
   onEndRefused?: ((source: SourceRef, reason: string) => void) | undefined;
   onCheckpoint?: ((data: CheckpointData) => Promise<void>) | undefined;

@@ -106,7 +106,7 @@ export class ReadHelper {
       this.handled++;
       const w = this.waiting.get(a.id);
       this.waiting.delete(a.id);
-      w?.resolve({ rejections: a.rejections, staged: a.staged });
+      w?.resolve({ rejections: a.rejections, staged: a.staged, dropped: a.dropped });
     } else if (a.type === 'runs') {
       this.runs?.resolve(a.runs);
       this.runs = undefined;

@@ -84,9 +84,15 @@ export async function readAll(o: PipelineOptions, sorter: ExternalSorter): Promi
   // Outcomes in input order; a helper's arrives later, and reporting waits for it. A helper that
   // fails loses what it held, so the run fails (with its reason) when that outcome's turn comes.
   const outcomes: Outcome[] = [];
+  const noted = new Set<string>();
   const settle = (b: StagedBatch): void => {
     stats.staged += b.staged;
     for (const r of b.rejections) reject(r);
+    for (const d of b.dropped) {
+      if (noted.has(d.field) || !report) continue;
+      noted.add(d.field);
+      o.onDropped?.(d);
+    }
   };
   const reportSettled = (): void => {
     for (let first = outcomes[0]; first?.done || first?.error; first = outcomes[0]) {

@@ -3,12 +3,14 @@ import { mapRecord } from './mapper.js';
 import type { AccessPlan } from './record-access.js';
 import { batchItems, type ReadBatch } from './sources.js';
 import { stage } from './staging.js';
-import { originalRecord, type Rejection } from './types.js';
+import { type DroppedField, originalRecord, type Rejection } from './types.js';
 
 /** What staging one batch of read records gave: the refused ones in input order, and how many were held. */
 export interface StagedBatch {
   rejections: Rejection[];
   staged: number;
+  /** Each field the batch's records left out, with the first record that did. */
+  dropped: DroppedField[];
 }
 
 /**
@@ -23,6 +25,7 @@ export function stageBatch(
   sorter: ExternalSorter,
 ): StagedBatch {
   const rejections: Rejection[] = [];
+  const dropped: DroppedField[] = [];
   let staged = 0;
   for (const item of batchItems(batch)) {
     if (!item.ok) {
@@ -34,10 +37,14 @@ export function stageBatch(
     if (mapped.ok) {
       sorter.add(stage(mapped.mapped, keepRaw));
       staged++;
+      for (const left of mapped.mapped.dropped ?? []) {
+        if (!dropped.some((d) => d.field === left.field))
+          dropped.push({ ...left, source: mapped.mapped.source });
+      }
     } else {
       const { source, value, ordinal } = item.record;
       rejections.push({ source, reason: mapped.reason, record: originalRecord(value), seq: ordinal });
     }
   }
-  return { rejections, staged };
+  return { rejections, staged, dropped };
 }

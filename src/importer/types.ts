@@ -122,6 +122,19 @@ export interface MappedRecord {
   inSession: boolean;
   /** The original record, kept only while in flight so a server-side rejection can be written out. */
   raw: RecordValue;
+  /** Extra fields left out because they hold no property value (a JSONL object): the run notes each name once. */
+  dropped?: LeftOut[] | undefined;
+}
+
+/** An extra field left out of a record's properties (or traits), and why. */
+export interface LeftOut {
+  field: string;
+  reason: string;
+}
+
+/** A field left out, with the first record it was left out of. */
+export interface DroppedField extends LeftOut {
+  source: SourceRef;
 }
 
 export type MapOutcome = { ok: true; mapped: MappedRecord } | { ok: false; reason: string };
