@@ -270,7 +270,7 @@ describe('session and conversation states (spec part 3)', () => {
     expect(new Set(events.map((e) => e.user_id))).toEqual(new Set(['routed-user']));
   });
 
-  it('answers a repeated per-event post with an empty list: nothing new was stored', async () => {
+  it('answers a repeated per-event post with the event stored under its id, and stores nothing new', async () => {
     const event = {
       session_id: 'rep',
       device_id: 'rep-d',
@@ -280,8 +280,12 @@ describe('session and conversation states (spec part 3)', () => {
     };
     const first = await t.post('/bc/v1/events/event/track', event);
     expect((first.json as unknown[]).length).toBe(2);
+    const stored = (first.json as Array<{ event_id?: string }>).find((e) => e.event_id === 'rep-1');
+    expect(stored).toMatchObject({ type: 'track', event: 'Clicked', session_id: 'rep', device_id: 'rep-d' });
+    // decisions §4: "the request's own event as stored"; what the first post generated is its answer's.
     const again = await t.post('/bc/v1/events/event/track', event);
-    expect(again).toEqual({ status: 200, json: [] });
+    expect(again).toEqual({ status: 200, json: [stored] });
+    expect(await storedEvents(t, 'rep')).toHaveLength(2);
   });
 
   it('refuses an alias whose previous id nobody has: 404 on the per-event routes, as /user/alias; 409 naming [i].previous_id in a batch', async () => {

@@ -16,7 +16,9 @@ import { checkedBodyBytes } from '../http/json-body.js';
 import { documentedAs } from '../http/openapi.js';
 import { route } from '../http/route.js';
 import type { Scope } from '../identity/identity.js';
+import type { Database } from '../store/database.js';
 import type { EventSource, Ingestor } from './ingestor.js';
+import { repeatAnswer } from './repeat-answer.js';
 
 /**
  * A body schema that documents `shape` in the OpenAPI description but accepts anything: the handler
@@ -85,7 +87,7 @@ const queueQuerySchema = z.object({
 });
 
 /** POST /bc/v1/events/queue and the per-event routes of decisions §4. */
-export function ingestRoutes(ingestor: Ingestor, limits: Limits) {
+export function ingestRoutes(ingestor: Ingestor, limits: Limits, db: Database) {
   const anyEvent = eventRouteInputSchema('event');
   const queue = route({
     method: 'POST',
@@ -113,16 +115,19 @@ export function ingestRoutes(ingestor: Ingestor, limits: Limits) {
       rate: 'ingest',
       handler: async ({ tenant, body }) => {
         const receivedAt = Date.now();
+        let eventId: string | undefined;
         const event = () => {
           const parsed = parseRouteEvent(name, body, limits.eventBytes);
           if (!parsed.ok) throw invalidInput(parsed.issues);
+          eventId = parsed.value.event_id;
           return [parsed.value];
         };
         const result = await ingestor.ingest(tenant, event, receivedAt, {
           paths: withoutIndex,
           answer: true,
         });
-        // A duplicate stored nothing; an empty list still is the JSON body the JS client expects.
+        // A repeat stored nothing: it is answered with the event stored under its id.
+        if (result.duplicates > 0 && eventId !== undefined) return repeatAnswer(db, tenant, eventId);
         return result.answer ?? [];
       },
     }),

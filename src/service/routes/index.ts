@@ -36,7 +36,7 @@ export function allRoutes(deps: RouteDeps): RouteSpec[] {
   const budget = { maxCells: reads.chartCells, maxBytes: reads.responseBytes };
   routes.push(...chartRoutes(deps.db, deps.limits, { budget }));
   routes.push(
-    ...ingestRoutes(deps.ingestor, deps.limits),
+    ...ingestRoutes(deps.ingestor, deps.limits, deps.db),
     ...otlpRoutes(deps.ingestor, deps.limits),
     ...adminRoutes(deps.db),
     ...readRoutes(deps.db, deps.limits, reads.responseBytes),

@@ -1,0 +1,54 @@
+import type { WireType } from '../../shared/event-bodies.js';
+import type { RouteEvent } from '../../shared/events.js';
+import type { Scope } from '../identity/identity.js';
+import { leaseRead } from '../read/lease.js';
+import type { Database } from '../store/database.js';
+import { rows, text } from '../store/statements.js';
+
+interface Row extends Record<string, unknown> {
+  type: WireType;
+  event: string;
+  session_id: string | null;
+  conversation_id: string | null;
+  ts: number;
+  event_id: string;
+  primary_id: string | null;
+  device_id: string | null;
+  properties: string | null;
+  origin_event_id: string | null;
+}
+
+/**
+ * A per-event route's answer to a repeat (an `event_id` stored before): decisions §4 answers "with the
+ * request's own event as stored", and a repeat is acknowledged, so the row stored under that id comes
+ * back as routeAnswer shapes a new one (the person's current primary id). The events the first
+ * request generated are its own answer's, not repeated. An answer of `[]` left a retrying client
+ * unable to tell a stored event from a lost one, and without its `event_id`.
+ */
+export async function repeatAnswer(db: Database, tenant: Scope, eventId: string): Promise<RouteEvent[]> {
+  const found = await leaseRead(db, tenant, (q) =>
+    rows<Row>(
+      q,
+      `SELECT e.type, e.event, e.session_id, e.conversation_id, epoch_ms(e.ts)::DOUBLE AS ts, e.event_id,
+              c.primary_id, e.device_id, e.properties::VARCHAR AS properties, e.origin_event_id
+         FROM events e
+         LEFT JOIN users u ON u.project_id = e.project_id AND u.user_id = e.user_id
+         LEFT JOIN users c ON c.project_id = e.project_id AND c.user_id = u.canonical_user_id
+        WHERE e.project_id = $1 AND e.event_id = $2
+        LIMIT 1`,
+      [text(tenant.projectId), text(eventId)],
+    ),
+  );
+  return found.map((r) => ({
+    type: r.type,
+    event: r.event,
+    ...(r.session_id === null ? {} : { session_id: r.session_id }),
+    ...(r.conversation_id === null ? {} : { conversation_id: r.conversation_id }),
+    timestamp: new Date(r.ts).toISOString(),
+    event_id: r.event_id,
+    ...(r.primary_id === null ? {} : { user_id: r.primary_id }),
+    ...(r.device_id === null ? {} : { device_id: r.device_id }),
+    ...(r.properties === null ? {} : { properties: JSON.parse(r.properties) as RouteEvent['properties'] }),
+    ...(r.origin_event_id === null ? {} : { origin_event_id: r.origin_event_id }),
+  }));
+}
