@@ -35,6 +35,9 @@ describe('--chart specs', () => {
   });
 
   it('name the spec in a usage error (exit 2)', () => {
+    expect(() => parseChartWords(['segmentation', '--fromm', '2025-01-01'], 'L')).toThrow(
+      "L: unknown option '--fromm' (Did you mean --from?)",
+    );
     expect(() => parseChartWords(['pie'], '--chart "pie"')).toThrow(/^--chart "pie": .*pie/);
     expect(() => parseChartWords(['users', '--colour', 'red'], '--chart "users"')).toThrow(
       /--chart "users": unknown option '--colour'/,

@@ -63,7 +63,8 @@ export function parseChartWords(words: readonly string[], label: string): Parsed
     command.parse([...words], { from: 'user' });
   } catch (error) {
     if (!(error instanceof CommanderError)) throw error;
-    const said = message.trim().replace(/^error: /, '') || error.message;
+    // commander puts its "(Did you mean …?)" on a line of its own; an error is one line.
+    const said = (message.trim().replace(/^error: /, '') || error.message).replace(/\s*\n\s*/g, ' ');
     throw new UsageError(
       `${label}: ${said}`,
       `e.g. --chart "funnel --event 'Conversation Started' --event Purchase"`,
