@@ -103,6 +103,44 @@ const tools = {
 const iso = (s: number) => new Date(s * 1000).toISOString();
 
 describe('chatgpt preset', () => {
+  it('reads voice messages by their transcripts (audio parts left out)', async () => {
+    const voice = (direction: string, said: string) => ({
+      content_type: 'multimodal_text',
+      parts: [
+        { content_type: 'audio_transcription', direction, decoding_id: null, text: said },
+        { content_type: 'audio_asset_pointer', asset_pointer: 'sediment://file_1', format: 'wav' },
+      ],
+    });
+    const spoken = {
+      id: 'conv-v',
+      current_node: 'a',
+      mapping: {
+        u: node('u', null, ['a'], msg('u', 'user', T + 1, voice('in', "What's the weather on Mars?"))),
+        a: node(
+          'a',
+          'u',
+          [],
+          msg('a', 'assistant', T + 3, voice('out', 'Cold and dusty.'), {
+            metadata: { model_slug: 'gpt-4o' },
+          }),
+        ),
+      },
+    };
+    const { events } = await mapPresetFiles(dir.path, 'chatgpt', { 'v.json': JSON.stringify([spoken]) }, [
+      'user_id=me',
+    ]);
+    expect(events).toEqual([
+      expect.objectContaining({
+        timestamp: iso(T + 3),
+        properties: expect.objectContaining({
+          user: "What's the weather on Mars?",
+          assistant: 'Cold and dusty.',
+          model: 'gpt-4o',
+        }),
+      }),
+    ]);
+  });
+
   it('walks the active branch of each conversation: turns and function calls at their own times', async () => {
     const file = JSON.stringify([branched, tools], null, 1);
     const { events, rejections } = await mapPresetFiles(dir.path, 'chatgpt', { 'conversations.json': file }, [

@@ -37,10 +37,19 @@ export function activeBranch(mapping: Obj, current: string | undefined): Array<{
 
 const hasMessage = (mapping: Obj): boolean => Object.values(mapping).some((n) => obj(obj(n)?.message));
 
-/** A message's text: string parts (images and other objects left out), else `text` (code, output), else `result`. */
+/**
+ * A message's text: string parts and the transcripts of voice parts (images, audio and other objects
+ * left out), else `text` (code, output), else `result`. Voice mode writes its messages as
+ * `multimodal_text` with `audio_transcription` parts only: without them its turns were empty.
+ */
 function textOf(content: Obj | undefined): string {
   if (!content) return '';
-  const parts = arr(content.parts).filter((p): p is string => typeof p === 'string');
+  const parts = arr(content.parts).flatMap((p) => {
+    if (typeof p === 'string') return [p];
+    const part = obj(p);
+    const said = part?.content_type === 'audio_transcription' ? str(part.text) : undefined;
+    return said === undefined ? [] : [said];
+  });
   if (parts.length > 0) return parts.join('\n');
   return str(content.text) ?? str(content.result) ?? '';
 }
