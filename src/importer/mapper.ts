@@ -53,12 +53,19 @@ const WIRE_KIND: Record<Exclude<RecordKind, 'wire'>, WireEventKind> = {
  * measured only when the bound is too high: measuring every event took a third of the mapping time.
  */
 function validate(kind: Exclude<RecordKind, 'wire'>, event: WireJson): string | undefined {
-  if (!surelyWithin(event, LIMITS.eventBytes)) {
-    const bytes = Buffer.byteLength(JSON.stringify(event));
-    if (bytes > LIMITS.eventBytes) return `event is ${bytes} bytes; at most ${LIMITS.eventBytes} allowed`;
-  }
+  const size = sizeProblem(event);
+  if (size !== undefined) return size;
   const result = wireParser(WIRE_KIND[kind]).safeParse(event, { error: wireErrorMap });
   return result.success ? undefined : issuesText(result.error.issues);
+}
+
+/** Why the service would refuse `event` for its size (decisions §1's per-event limit), if it would. */
+export function sizeProblem(event: WireJson): string | undefined {
+  if (surelyWithin(event, LIMITS.eventBytes)) return undefined;
+  const bytes = Buffer.byteLength(JSON.stringify(event));
+  return bytes > LIMITS.eventBytes
+    ? `event is ${bytes} bytes; at most ${LIMITS.eventBytes} allowed`
+    : undefined;
 }
 
 function issuesText(issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>): string {

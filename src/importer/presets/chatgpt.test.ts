@@ -103,6 +103,27 @@ const tools = {
 const iso = (s: number) => new Date(s * 1000).toISOString();
 
 describe('chatgpt preset', () => {
+  it('refuses a turn over the per-event size limit as the service would, so a dry run says so too', async () => {
+    const huge = {
+      id: 'conv-h',
+      current_node: 'a',
+      mapping: {
+        u: node('u', null, ['a'], msg('u', 'user', T + 1, text(`summarize: ${'x'.repeat(1_200_000)}`))),
+        a: node('a', 'u', [], msg('a', 'assistant', T + 2, text('ok'))),
+      },
+    };
+    const { events, rejections } = await mapPresetFiles(
+      dir.path,
+      'chatgpt',
+      { 'h.json': JSON.stringify([huge]) },
+      ['user_id=me'],
+    );
+    expect(events).toEqual([]);
+    expect(rejections.map((r) => r.reason)).toEqual([
+      expect.stringMatching(/event is 1200\d{3} bytes; at most 1048576 allowed$/),
+    ]);
+  });
+
   it('reads voice messages by their transcripts (audio parts left out)', async () => {
     const voice = (direction: string, said: string) => ({
       content_type: 'multimodal_text',

@@ -2,7 +2,7 @@ import { formatPath } from '../../shared/errors.js';
 import { EVENT_NAMES, wireErrorMap } from '../../shared/events.js';
 import { wireParser } from '../../shared/wire-parsers.js';
 import { canonical, contentHash } from '../event-id.js';
-import { SESSION_PLACEHOLDER } from '../mapper.js';
+import { SESSION_PLACEHOLDER, sizeProblem } from '../mapper.js';
 import { toIso } from '../timestamps.js';
 import type { MapOutcome, SourceRef, WireJson } from '../types.js';
 import { str } from './fields.js';
@@ -138,6 +138,9 @@ export function toMapped(
     device_id: device,
     properties: canonical(dropUndefined(r.properties)),
   };
+  // As the flat mapper does: a dry run must refuse what the service would (a 1.2 MB message passed it).
+  const size = sizeProblem(event);
+  if (size !== undefined) return { ok: false, reason: `${where(r.at)}${size}` };
   const checked = wireParser(r.kind).safeParse(event, { error: wireErrorMap });
   if (!checked.success) {
     const text = checked.error.issues
