@@ -160,6 +160,47 @@ describe('mapGenAiSpan', () => {
     expect(mapGenAiSpan(span({ 'http.request.method': 'GET' })).kind).toBe('skip');
   });
 
+  it('maps a chat call that only asks for tools to usage, as the API-log presets do; one that answers stays a turn', () => {
+    const toolCall = {
+      role: 'assistant',
+      parts: [{ type: 'tool_call', id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }],
+      finish_reason: 'tool_call',
+    };
+    const chat = (extra: OtelSpan['attributes']) =>
+      mapGenAiSpan(
+        span({
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.request.model': 'gpt-4o',
+          'gen_ai.usage.input_tokens': 100,
+          'gen_ai.usage.output_tokens': 20,
+          'gen_ai.input.messages': JSON.stringify([
+            { role: 'user', parts: [{ type: 'text', content: 'Weather in Paris?' }] },
+          ]),
+          ...extra,
+        }),
+      );
+    for (const asks of [
+      { 'gen_ai.output.messages': JSON.stringify([toolCall]) },
+      { 'gen_ai.response.finish_reasons': ['tool_calls'] },
+    ]) {
+      const m = chat(asks);
+      if (m.kind === 'skip') throw new Error(m.reason);
+      valid(m.event);
+      expect(m.event).toMatchObject({
+        event: 'Conversation Usage',
+        properties: { model: 'gpt-4o', prompt_tokens: 100, completion_tokens: 20 },
+      });
+    }
+    // Content not captured (the conventions' default): no text, no tool call said, still a turn.
+    expect(chat({})).toMatchObject({ kind: 'turn', event: { event: 'Conversation Turn' } });
+    const answered = chat({
+      'gen_ai.output.messages': JSON.stringify([
+        { role: 'assistant', parts: [{ type: 'text', content: "It's rainy." }], finish_reason: 'stop' },
+      ]),
+    });
+    expect(answered).toMatchObject({ kind: 'turn', event: { properties: { assistant: "It's rainy." } } });
+  });
+
   it('maps embeddings to usage', () => {
     const m = mapGenAiSpan(
       span({

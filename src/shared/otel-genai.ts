@@ -1,5 +1,5 @@
 import { EVENT_NAMES } from './event-bodies.js';
-import { genAiText, lastUserText, outputText } from './otel-messages.js';
+import { asksForTools, genAiText, lastUserText, outputText } from './otel-messages.js';
 
 /**
  * OpenTelemetry GenAI spans → wire events (issue 19), a pure mapping shared by the OTLP receiver of
@@ -250,9 +250,26 @@ export function genAiSpanRecord(span: OtelSpan): SpanRecord {
     return { kind, envelope: envelope(span), properties: { model, ...counted, ...traceProps(span) } };
   }
   const texts = genAiText(span);
+  const assistant = outputText(texts.output) ?? '';
+  if (assistant === '' && asksForTools(span)) {
+    // As the API-log presets have it: a call that only asks for tools is no turn (the call that
+    // answers after the tools ran is); its tokens are still spent, so it is a usage record.
+    const counted = tokens(a, 0);
+    if (model === undefined || counted.prompt_tokens === undefined) {
+      return {
+        kind: 'skip',
+        reason: 'a model call that only asked for tools, without model or token counts',
+      };
+    }
+    return {
+      kind: 'usage',
+      envelope: envelope(span),
+      properties: { model, ...counted, ...traceProps(span) },
+    };
+  }
   const properties = {
     user: lastUserText(texts.input) ?? '',
-    assistant: outputText(texts.output) ?? '',
+    assistant,
     ...(model === undefined ? {} : { model }),
     ...tokens(a, undefined),
     ...traceProps(span),

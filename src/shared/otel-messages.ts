@@ -123,6 +123,28 @@ export function genAiText(span: OtelSpan): { input: ChatText[]; output: ChatText
   return { input, output };
 }
 
+/** Finish reasons of a reply that calls tools (OpenAI, the GenAI conventions, Anthropic). */
+const TOOL_FINISH = new Set(['tool_calls', 'tool_call', 'function_call', 'tool_use']);
+
+/**
+ * Whether the model answered by calling tools: a finish reason saying so
+ * (`gen_ai.response.finish_reasons`, or an output message's `finish_reason`), or a `tool_call` part
+ * among the output messages.
+ */
+export function asksForTools(span: OtelSpan): boolean {
+  const a = span.attributes;
+  const reasons = parseMaybeJson(a['gen_ai.response.finish_reasons']);
+  if ((Array.isArray(reasons) ? reasons : [reasons]).some((r) => typeof r === 'string' && TOOL_FINISH.has(r)))
+    return true;
+  const output = parseMaybeJson(a['gen_ai.output.messages']);
+  return (Array.isArray(output) ? output : [output]).some(
+    (m) =>
+      isRecord(m) &&
+      ((typeof m.finish_reason === 'string' && TOOL_FINISH.has(m.finish_reason)) ||
+        (Array.isArray(m.parts) && m.parts.some((p) => isRecord(p) && p.type === 'tool_call'))),
+  );
+}
+
 /** The user's side of a turn: the last user message of the input (earlier ones are history). */
 export function lastUserText(input: readonly ChatText[]): string | undefined {
   for (let i = input.length - 1; i >= 0; i--) if (input[i]?.role === 'user') return input[i]?.text;
