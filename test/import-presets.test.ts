@@ -225,13 +225,6 @@ describe('cas import of real export and log formats', () => {
         ...o,
         { args: '{"q":"key"}', name: 'search_docs', result: 'found', runtime: 250 },
       ],
-      // A call that only asks for tools is a turn with empty texts, as the OTLP receiver stores it.
-      [
-        'turn',
-        '2025-03-07T10:00:00.010Z',
-        ...o,
-        { assistant: '', cost: round(900 * GPT_4O.input + 30 * GPT_4O.output), model, user: '' },
-      ],
       [
         'turn',
         '2025-03-07T10:00:01.100Z',
@@ -242,6 +235,13 @@ describe('cas import of real export and log formats', () => {
           model,
           user: 'Key?',
         },
+      ],
+      // A call that only asks for tools is usage, priced (as the OTLP receiver stores it): no second turn.
+      [
+        'usage',
+        '2025-03-07T10:00:00.010Z',
+        ...o,
+        { cost: round(900 * GPT_4O.input + 30 * GPT_4O.output), model },
       ],
     ]);
   });
