@@ -101,7 +101,8 @@ export async function* readMapped(
   const mapperOf = (name: PresetName): PresetMapper => {
     const known = mappers.get(name);
     if (known) return known;
-    const created = PRESETS[name].create({ tz: o.plan.spec.tz });
+    const observedFirst = !files.some((f) => f.preset === name && f.path === '-');
+    const created = PRESETS[name].create({ tz: o.plan.spec.tz, observedFirst });
     mappers.set(name, created);
     return created;
   };

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { jsonl, mapPresetFiles } from '../../../test/helpers/presets.js';
 import { tempDir } from '../../../test/helpers/temp.js';
+import { SESSION_PLACEHOLDER } from '../mapper.js';
 
 const dir = tempDir('cas-openai-responses-');
 afterAll(() => dir.cleanup());
@@ -121,10 +122,10 @@ describe('openai-responses preset', () => {
         },
       },
       {
+        // In no chain: placed in eve's sessions by the gap when they are made.
         type: 'track',
-        session_id: 'other_1',
+        session_id: SESSION_PLACEHOLDER,
         event_id: id,
-        conversation_id: 'other_1',
         user_id: 'eve',
         event: 'Conversation Turn',
         timestamp: '2025-03-06T10:00:07.000Z',
@@ -224,6 +225,31 @@ describe('openai-responses preset', () => {
     expect(usages.map((e) => e.user_id)).toEqual(['me', 'me']);
     expect(usages[0]?.event_id).toEqual(expect.any(String));
     expect(usages[0]?.event_id).not.toBe(usages[1]?.event_id);
+  });
+
+  it("groups calls in no chain into their user's sessions by the gap; chains keep theirs", async () => {
+    const history = [{ role: 'user', content: 'hi' }];
+    const calls = [
+      line('resp_a1', R, undefined, history, say('hello'), usage(10, 0, 5, 0)),
+      line(
+        'resp_a2',
+        R + 10,
+        undefined,
+        [...history, { role: 'user', content: 'how are you?' }],
+        say('fine'),
+        usage(20, 0, 5, 0),
+      ),
+      // A chain beside them keeps its session, named by its first response.
+      line('resp_c1', R + 20, undefined, 'start', say('one'), usage(10, 0, 5, 0)),
+      line('resp_c2', R + 30, 'resp_c1', 'more', say('two'), usage(10, 0, 5, 0)),
+    ];
+    const { events } = await mapPresetFiles(dir.path, 'openai-responses', { 'calls.jsonl': jsonl(calls) });
+    expect(events.map((e) => [e.session_id, e.conversation_id])).toEqual([
+      [SESSION_PLACEHOLDER, undefined],
+      [SESSION_PLACEHOLDER, undefined],
+      ['resp_c1', 'resp_c1'],
+      ['resp_c1', 'resp_c1'],
+    ]);
   });
 
   it('refuses a line without a response', async () => {

@@ -1,14 +1,15 @@
 import { sourceEventId } from '../event-id.js';
 import { arr, jsonText, type Obj, obj, openaiUsage, secondsMs, str, textOf } from './fields.js';
 import { usageProperties } from './openai-chat.js';
-import type { Preset, PresetMapper } from './preset.js';
+import type { Preset, PresetMapper, PresetOptions } from './preset.js';
 import type { PresetItem, PresetRecord } from './record.js';
 
 /**
  * JSON Lines logs of Responses API calls, `{request, response}` or a bare `response` object. Calls
  * chained by `previous_response_id` are one conversation and one session, named by the chain's first
  * response (or by the response's `conversation.id`); a first pass over the files reads the chains,
- * so lines may come in any order (stdin: parents before children). A response with output text → a
+ * so lines may come in any order (stdin: parents before children). A call in no chain is placed
+ * like openai-chat's: its user's sessions by the gap (`metadata.session_id` if given). A response with output text → a
  * turn: the request's last user input (or, after tool calls, the user input of the call that asked
  * for them) and the text, at `created_at`, with usage (`input_tokens_details.cached_tokens`,
  * `output_tokens_details.reasoning_tokens`); `function_call` output items → function calls, their
@@ -54,8 +55,10 @@ const outputText = (output: unknown[]): string | undefined =>
 const reply = (output: unknown[]): string | undefined =>
   output.some((o) => obj(o)?.type === 'function_call') ? undefined : outputText(output);
 
-function create(): PresetMapper {
+function create({ observedFirst }: PresetOptions): PresetMapper {
   const parent = new Map<string, string | undefined>();
+  /** Responses a later one names as its previous_response_id. */
+  const continued = new Set<string>();
   const conversationOf = new Map<string, string>();
   const results = new Map<string, string | undefined>();
   /** User input of calls that answered with tool calls only: the turn that follows them names it. */
@@ -64,7 +67,9 @@ function create(): PresetMapper {
     const { request, response } = parts(value);
     const id = str(response?.id);
     if (!response || id === undefined) return;
-    parent.set(id, str(response.previous_response_id) ?? str(request.previous_response_id));
+    const previous = str(response.previous_response_id) ?? str(request.previous_response_id);
+    parent.set(id, previous);
+    if (previous !== undefined) continued.add(previous);
     const conversation = str(obj(response.conversation)?.id) ?? str(response.conversation);
     if (conversation !== undefined) conversationOf.set(id, conversation);
     for (const item of arr(request.input)) {
@@ -103,7 +108,13 @@ function create(): PresetMapper {
       if (id === undefined) return [{ ok: false, at: 'response', reason: 'the response has no id' }];
       if (!parent.has(id)) observe(value);
       const metadata = obj(response.metadata) ?? obj(request.metadata);
-      const session = root(id);
+      // A call in no chain and no conversation (stateless use, `store: false`, history sent again in
+      // `input`) is grouped into its user's sessions by --session-gap, as openai-chat's calls are;
+      // a session of its own each made every call a one-turn session. Known only once every line was
+      // observed (not for stdin, whose later lines are not read yet: there it stays its own chain).
+      const alone =
+        observedFirst && parent.get(id) === undefined && !continued.has(id) && !conversationOf.has(id);
+      const session = alone ? str(metadata?.session_id) : root(id);
       const ids = {
         user:
           str(response.user) ??
@@ -111,7 +122,7 @@ function create(): PresetMapper {
           str(response.safety_identifier) ??
           str(metadata?.user_id),
         session,
-        conversation: session,
+        conversation: alone ? str(metadata?.conversation_id) : session,
       };
       const ms = secondsMs(response.created_at);
       const model = str(response.model) ?? str(request.model);

@@ -16,6 +16,11 @@ export const isPresetName = (v: string): v is PresetName => (PRESET_NAMES as rea
 export interface PresetOptions {
   /** `--tz`: the zone of times written without one. */
   tz: string;
+  /**
+   * `observe` sees every item of the run before `map` sees any (false when stdin is among the inputs:
+   * its items are observed as they are mapped), so what follows an item in the input is known.
+   */
+  observedFirst: boolean;
 }
 
 /** The state of one run's mapping of a format (a Responses chain spans lines and files). */
