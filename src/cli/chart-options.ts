@@ -91,7 +91,7 @@ export function addChartOptions(command: Command, sequence: Sequence): Command {
     )
     .option(
       '--window <span>',
-      "funnel: how long after a person's first step 1 in the range the later steps may come (first-touch: a later step 1 does not restart it): 12h, 1d, 2w (default: the range)",
+      "funnel: how long after a person's first step 1 in the range the later steps may come, the end excluded as a range's is (a step exactly 1h later is outside --window 1h; first-touch: a later step 1 does not restart it): 12h, 1d, 2w (default: the range)",
     )
     .option(
       '--analyse <what>',
