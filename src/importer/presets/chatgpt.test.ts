@@ -124,6 +124,48 @@ describe('chatgpt preset', () => {
     ]);
   });
 
+  it('folds several answers of one tool call into its result (browsing quotes a message per page)', async () => {
+    const browse = {
+      id: 'conv-w',
+      current_node: 'a',
+      mapping: {
+        u: node('u', null, ['c'], msg('u', 'user', T + 1, text('news?'))),
+        c: node(
+          'c',
+          'u',
+          ['r1'],
+          msg(
+            'c',
+            'assistant',
+            T + 2,
+            { content_type: 'code', text: 'mclick([0, 1])' },
+            { recipient: 'browser' },
+          ),
+        ),
+        r1: node(
+          'r1',
+          'c',
+          ['r2'],
+          msg('r1', 'tool', T + 4, { content_type: 'tether_quote', text: 'quote A' }, { name: 'browser' }),
+        ),
+        r2: node(
+          'r2',
+          'r1',
+          ['a'],
+          msg('r2', 'tool', T + 4.5, { content_type: 'tether_quote', text: 'quote B' }, { name: 'browser' }),
+        ),
+        a: node('a', 'r2', [], msg('a', 'assistant', T + 6, text("Here's the news."))),
+      },
+    };
+    const { events } = await mapPresetFiles(dir.path, 'chatgpt', { 'w.json': JSON.stringify([browse]) }, [
+      'user_id=me',
+    ]);
+    const calls = events.filter((e) => e.event === 'Conversation Function');
+    expect(calls.map((e) => e.properties)).toEqual([
+      { name: 'browser', args: 'mclick([0, 1])', result: 'quote A\n\nquote B', runtime: 2500, call_id: 'c' },
+    ]);
+  });
+
   it('reads voice messages by their transcripts (audio parts left out)', async () => {
     const voice = (direction: string, said: string) => ({
       content_type: 'multimodal_text',

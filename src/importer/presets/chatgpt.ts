@@ -153,10 +153,16 @@ function mapConversation(value: unknown): PresetItem[] {
         calls.find((k) => k.result === undefined && k.name === name) ??
         calls.find((k) => k.result === undefined);
       const result = textOf(content);
+      const answered = calls.at(-1);
       if (open) {
         open.result = result;
         // Its own time only: an answer that inherited the call's time would give a runtime of 0.
         open.end = own;
+      } else if (answered?.name === name && answered.result !== undefined) {
+        // More of the same call's answer (browsing quotes one message per page): one call, not one
+        // more without arguments for each message.
+        answered.result = answered.result === '' ? result : `${answered.result}\n\n${result}`;
+        if (own !== undefined) answered.end = own;
       } else {
         // A tool that answered without a call in the branch (a browsing display, an image).
         calls.push({ name, args: undefined, result, ms, id: str(m.id) ?? nodeId, at, raw: m });
