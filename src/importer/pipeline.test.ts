@@ -97,6 +97,31 @@ describe('runPipeline against a queue server', () => {
     }
   });
 
+  it("names as witness an event stored after any earlier checkpoint's state, so a store restored to it is found out", async () => {
+    const server = await startQueueServer({ delayMs: 2 });
+    try {
+      // What the store held at each checkpoint: a backup taken then.
+      const seen: Array<{ c: CheckpointData; stored: Set<string> }> = [];
+      const run = await importInto(server.url, {
+        onCheckpoint: async (c) => {
+          seen.push({ c, stored: new Set(server.stored.keys()) });
+        },
+      });
+      expect(run.end).toBe('complete');
+      // Past the start, a checkpoint names an event the store holds.
+      const past = seen.filter(({ c }) => c.position > 0);
+      expect(past.length).toBeGreaterThan(2);
+      for (const { c, stored } of past) expect(stored.has(c.witness ?? ''), JSON.stringify(c)).toBe(true);
+      const first = past[0]!;
+      const last = past.at(-1)!;
+      // A backup from the first checkpoint lacks the final witness: the next run imports again.
+      expect(first.c.position).toBeLessThan(last.c.position);
+      expect(first.stored.has(last.c.witness ?? '')).toBe(false);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('resumed from the checkpoint of an interrupted run, ends with exactly the events of an uninterrupted one', async () => {
     const clean = await startQueueServer();
     const server = await startQueueServer({ delayMs: 2 });

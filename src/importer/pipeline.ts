@@ -80,8 +80,9 @@ export interface CheckpointData {
   /** Records the service refused before `position` (mapping rejections are found again on resume). */
   rejected: number;
   /**
-   * The id of an event of this import the service stored: a store that lacks it (one restored from
-   * an older backup) does not hold what the checkpoint says was imported.
+   * The id of the last event of this import the service acknowledged before the checkpoint: a store
+   * that lacks it (one restored from an older backup) does not hold what the checkpoint says was
+   * imported.
    */
   witness?: string;
 }
@@ -181,7 +182,12 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
           frontier.settled(e.seq);
           if (!e.synthesized) acknowledge(e);
           if (refusal === undefined) {
-            if (witness === undefined && typeof e.event.event_id === 'string') witness = e.event.event_id;
+            // The latest acknowledged: one write path commits in order, so a store holding it holds
+            // everything acknowledged before it, which is all the checkpoint vouches for. The first
+            // one passed for any backup taken after the first batch, and the records stored after
+            // that backup were skipped as imported. Not an end the import added: a later run may
+            // replace it.
+            if (!e.synthesized && typeof e.event.event_id === 'string') witness = e.event.event_id;
             return;
           }
           if (e.synthesized) {
@@ -230,7 +236,8 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
   let index = 0;
   let written = o.resume?.position ?? -1;
   let lastWrite = Date.now();
-  const checkpoint = async (force: boolean, complete = false): Promise<void> => {
+  /** `next`: the first record of the sorted run not yet given to the sessionizer. */
+  const checkpoint = async (force: boolean, complete = false, next = index): Promise<void> => {
     if (!o.onCheckpoint || !delivery) return;
     if (complete) {
       await o.onCheckpoint({
@@ -242,7 +249,7 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
       return;
     }
     // Never inside the open session: a resume must start where a session starts.
-    const position = frontier.position(sessionizer.openSeq ?? index);
+    const position = frontier.position(sessionizer.openSeq ?? next);
     if (position <= written || (!force && Date.now() - lastWrite < every)) return;
     const rejected = before + refusedSeqs.filter((s) => s < position).length;
     await o.onCheckpoint({
@@ -275,7 +282,9 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
       if (i % GRAIN === 0) {
         if (delivery?.full) await delivery.room();
         if (o.signal?.aborted || stats.rejected > o.maxErrors) break;
-        await checkpoint(false);
+        // Record i is not placed yet: with nothing open or unacknowledged, the run is done up to
+        // it, not past it (`index` already counts it: a checkpoint there skipped it on resume).
+        await checkpoint(false, false, i);
       }
       sessionizer.add(s, i);
       stats.placed++;
