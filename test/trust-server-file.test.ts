@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect as connectSocket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomToken } from '../src/service/server-identity.js';
@@ -185,6 +186,30 @@ describe('the real cas serve proves itself, and its file goes when it does', () 
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ id: 'u1', traits: { plan: 'pro' } });
     expect(existsSync(join(dir, 'server.json'))).toBe(false);
+  });
+
+  it('a server at its connection cap keeps its file: the command asks again and gets through once there is room', async () => {
+    const d = tempDir();
+    dirs.push(d);
+    const capped = await startServe(['--data-dir', d.path, '--max-connections-per-address', '1']);
+    // One connection holds the cap: headers never finished (the header timeout is far off).
+    const held = connectSocket(Number(new URL(capped.info.url).port), '127.0.0.1');
+    try {
+      await once(held, 'connect');
+      held.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+      const command = identify(d.path);
+      // Released while the command waits for the data directory, which it does for up to 10 s.
+      setTimeout(() => held.destroy(), 1500);
+      const result = await command;
+      expect(result.stderr).toMatch(/is busy \(/);
+      expect(result.stderr).not.toContain('removed it');
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ id: 'u1' });
+      expect(existsSync(join(d.path, 'server.json'))).toBe(true);
+    } finally {
+      held.destroy();
+      await stopChild(capped.child, 'SIGKILL');
+    }
   });
 
   it('SIGHUP (the terminal closed) stops it cleanly and removes server.json', async () => {

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { attemptLine, retryLine } from '../client/attempt-lines.js';
-import { probeHealth } from '../client/health-probe.js';
+import { type ProbeResult, probeHealth } from '../client/health-probe.js';
 import { type AttemptInfo, type Client, createClient } from '../client/http-client.js';
 import { localQueueSender } from '../client/local-queue.js';
 import type { RetryInfo } from '../client/retry.js';
@@ -122,6 +122,13 @@ async function provesIdentity(file: ServerFile, where: string, say: Say, dataDir
     say(`cas: ignoring ${where}: ${file.url} did not answer within ${PROBE_TIMEOUT_MS / 1000} s`);
     return false;
   }
+  const full = busy(result);
+  if (full !== undefined) {
+    // A server at its connection or rate limits is no stranger: its file stays, and connect() asks
+    // again while it waits for the lock. Removing it left the directory unusable while it ran.
+    say(`cas: ${file.url} (${where}) is busy (${full}); asking again`);
+    return false;
+  }
   const proof =
     result.kind === 'answered' && result.body !== null && typeof result.body === 'object'
       ? (result.body as Record<string, unknown>).proof
@@ -134,6 +141,19 @@ async function provesIdentity(file: ServerFile, where: string, say: Say, dataDir
   say(`cas: ignoring ${where}: ${what}; removed it, no credentials were sent`);
   removeStaleServerFile(dataDir, { secret: file.secret });
   return false;
+}
+
+/**
+ * Why an answer says the server is busy, not that it is someone else: a refusal of our limits (503
+ * at the connection cap, 429, 408), or the socket closed on a request it never read (the cap's 503
+ * written first can be lost with it). Nothing listening (ECONNREFUSED) is not busy.
+ */
+function busy(result: ProbeResult): string | undefined {
+  if (result.kind === 'answered')
+    return [408, 429, 503].includes(result.status) ? String(result.status) : undefined;
+  if (result.kind === 'unreachable' && /ECONNRESET|EPIPE|socket hang up/i.test(result.reason))
+    return result.reason;
+  return undefined;
 }
 
 /** A `cas serve` over this data directory that proves it is one, if there is one. */
