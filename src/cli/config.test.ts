@@ -106,6 +106,12 @@ describe('resolveConfig precedence: flag > CAS_* > MLSDK_* > config file > embed
     );
     expect(resolveConfig({ timeout: '2147483647' }, env).timeoutMs).toBe(2_147_483_647);
     expect(() => resolveConfig({ endpoint: 'ftp://x' }, env)).toThrow(/--endpoint/);
+    // A URL that does not parse (the README's placeholder) is a usage error too, named by its source.
+    expect(() => resolveConfig({}, { ...env, MLSDK_SERVER_BASE: 'https://…' })).toThrow(
+      'MLSDK_SERVER_BASE must be an http(s) URL, got "https://…"',
+    );
+    expect(() => resolveConfig({ endpoint: 'https://exa mple.com' }, env)).toThrow(/^--endpoint must be/);
+    expect(() => resolveConfig({}, { ...env, CAS_ENDPOINT: 'notaurl' })).toThrow(/^CAS_ENDPOINT must be/);
     writeFileSync(join(dir.path, 'cas', 'config.json'), '{not json');
     expect(() => resolveConfig({}, env)).toThrow(/config\.json is not valid JSON/);
   });

@@ -86,8 +86,16 @@ export function resolveConfig(flags: GlobalFlags, env: NodeJS.ProcessEnv): Confi
   const file = readConfigFile(path);
   const { name: profileName, profile } = usage(() => chooseProfile(flags, env, file, path));
   const endpoint = first(flags.endpoint, env.CAS_ENDPOINT, env.MLSDK_SERVER_BASE, profile?.endpoint);
-  if (endpoint !== undefined && !/^https?:\/\/[^/]/i.test(endpoint)) {
-    throw new UsageError(`--endpoint must be an http(s) URL, got "${endpoint}"`);
+  // Named by where it came from: an environment variable's mistake is not the flag's. A URL that
+  // passed the prefix check but does not parse (the README's `https://…`) was "this is a bug", exit 1.
+  if (endpoint !== undefined && (!/^https?:\/\/[^/]/i.test(endpoint) || !URL.canParse(endpoint))) {
+    const from =
+      [
+        [flags.endpoint, '--endpoint'],
+        [env.CAS_ENDPOINT, 'CAS_ENDPOINT'],
+        [env.MLSDK_SERVER_BASE, 'MLSDK_SERVER_BASE'],
+      ].find(([value]) => value === endpoint)?.[1] ?? `the endpoint of profile "${profileName}" in ${path}`;
+    throw new UsageError(`${from} must be an http(s) URL, got "${endpoint}"`);
   }
   return {
     endpoint: endpoint?.replace(/\/+$/, ''),

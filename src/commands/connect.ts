@@ -213,9 +213,13 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
   if (deps.prices !== undefined) await checkPriceFile(deps.prices);
   if (config.endpoint !== undefined) {
     if (config.apiKey === undefined)
-      throw new UsageError('--api-key (or CAS_API_KEY / MLSDK_API_KEY) is required with --endpoint');
+      throw new UsageError(
+        '--api-key (or CAS_API_KEY / MLSDK_API_KEY) is required with an endpoint (--endpoint, CAS_ENDPOINT or MLSDK_SERVER_BASE)',
+      );
     if (config.projectId === undefined) {
-      throw new UsageError('--project (or CAS_PROJECT_ID / MLSDK_PROJECT_ID) is required with --endpoint');
+      throw new UsageError(
+        '--project (or CAS_PROJECT_ID / MLSDK_PROJECT_ID) is required with an endpoint (--endpoint, CAS_ENDPOINT or MLSDK_SERVER_BASE)',
+      );
     }
     refusePrices(deps, `the service at ${config.endpoint}`);
     const client = clientFor(config, config.endpoint, config.apiKey, config.projectId, deps);
