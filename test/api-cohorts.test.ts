@@ -167,6 +167,33 @@ describe('cohorts', () => {
     expect(unknownInChart.json).toMatchObject({ issues: [{ path: 'userFilters[0].cohort' }] });
   });
 
+  it('refuses a cohort that nested cohorts would inline past the term limit, whichever save grows it', async () => {
+    const trait = { termFilter: { type: 'trait', with: [{ property_name: 'plan', values: ['pro'] }] } };
+    const times = (name: string, n: number) =>
+      Array.from({ length: n }, () => ({ operator: 'or', termFilter: { type: 'cohort', name } }));
+    const save = (name: string, terms: unknown[], id?: string) =>
+      call(t, id ? 'PUT' : 'POST', id ? withQuery('/bc/v1/cohorts', { cohort_id: id }) : '/bc/v1/cohorts', {
+        name,
+        terms,
+      });
+    expect((await save('n0', [trait])).status).toBe(200);
+    expect((await save('n1', times('n0', 100))).status).toBe(200);
+    // 100 × 100 terms once inlined: one evaluation of such a cohort grew the service past 13 GB.
+    const deep = await save('n2', times('n1', 100));
+    expect(deep.status).toBe(400);
+    expect(deep.json).toMatchObject({
+      issues: [{ path: 'terms', message: expect.stringMatching(/more than 500 terms/) }],
+    });
+    // Within the limit, until a cohort it contains grows.
+    const five = await save('m1', times('n0', 5));
+    expect((await save('m2', times('m1', 100))).status).toBe(200);
+    const grown = await save('m1', times('n0', 6), (five.json as { cohort_id: string }).cohort_id);
+    expect(grown.status).toBe(400);
+    expect(grown.json).toMatchObject({
+      issues: [{ message: expect.stringMatching(/^cohort "m2", which contains this one/) }],
+    });
+  });
+
   it('updates and deletes', async () => {
     const nested = await ok<{ cohort_id: string }>(t, '/bc/v1/cohorts/byName', { name: 'planned or beta' });
     const renamed = await call(t, 'PUT', withQuery('/bc/v1/cohorts', { cohort_id: nested.cohort_id }), {

@@ -6,6 +6,7 @@ import { jsonValue, propertyCondition } from '../charts/property-filter.js';
 import type { ScanValues } from '../charts/scan.js';
 import { all, type Params } from '../charts/sql.js';
 import { invalidInput } from '../errors.js';
+import { refuseLarge } from './size.js';
 
 /** How user-selection.ts joins one filter list and gets its per-person predicate. */
 export type JoinList = (count: number, build: (values: ScanValues) => Matcher[]) => string;
@@ -41,6 +42,10 @@ export function cohortCondition(
   if (!terms) throw invalidInput([{ path, message: `unknown cohort "${name}"` }]);
   // Definitions are checked for cycles when saved; this guards a store edited by hand.
   if (seen.has(name)) throw invalidInput([{ path, message: `cohort "${name}" contains itself` }]);
+  if (seen.size === 0) {
+    const large = refuseLarge(name, ctx.cohorts, path);
+    if (large) throw invalidInput([large]);
+  }
   const inner = new Set([...seen, name]);
   let combined = '';
   terms.forEach((term, i) => {

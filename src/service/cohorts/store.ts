@@ -10,6 +10,7 @@ import type { Issue } from '../../shared/errors.js';
 import { conflict, invalidInput, notFound } from '../errors.js';
 import type { Scope } from '../identity/identity.js';
 import type { Queryable } from '../store/database.js';
+import { sizeIssues } from './size.js';
 
 /** A project's cohort definitions by name, what charts compile a `cohort` filter from. */
 export type CohortDefinitions = ReadonlyMap<string, readonly CohortTerm[]>;
@@ -138,6 +139,8 @@ export async function saveCohort(
   }
   const issues = referenceIssues(body.name, body.terms, defs);
   if (issues.length > 0) throw invalidInput(issues);
+  const size = sizeIssues(body.name, body.terms, defs);
+  if (size.length > 0) throw invalidInput(size);
   if (defs.has(body.name)) {
     throw conflict('conflict', `a cohort named "${body.name}" already exists in this project`, [
       { path: 'name', message: 'already used by another cohort' },
