@@ -255,6 +255,33 @@ describe('POST /v1/traces, answers', () => {
     expect(byName(await storedEvents(t, 'raw-1'), 'Conversation Turn')).toHaveLength(1);
   });
 
+  it('refuses an export of too many entries or nested too deep with 400 before parsing it, and stays up', async () => {
+    const many = await t.post('/v1/traces', { resourceSpans: Array.from({ length: 10_001 }, () => ({})) });
+    expect(many.status).toBe(400);
+    expect(JSON.stringify(many.json)).toContain('more than 10000 resource and scope entries');
+    const spans = await t.post('/v1/traces', {
+      resourceSpans: [{ scopeSpans: [{ spans: Array.from({ length: 10_001 }, () => ({})) }] }],
+    });
+    expect(JSON.stringify(spans.json)).toContain('more than 10000 spans');
+    // 2,000 levels of arrayValue: the attribute decoder recursed until the stack overflowed, a 500.
+    const value = `${'{"arrayValue":{"values":['.repeat(2_000)}{"stringValue":"x"}${']}}'.repeat(2_000)}`;
+    const deep = await t.post(
+      '/v1/traces',
+      `{"resourceSpans":[{"resource":{"attributes":[{"key":"k","value":${value}}]},"scopeSpans":[]}]}`,
+    );
+    expect(deep.status).toBe(400);
+    expect(JSON.stringify(deep.json)).toContain('nested more than 64 levels deep');
+    // The protobuf form, counted without decoding: 10,001 empty resourceSpans (field 1).
+    const proto = await fetch(`${t.url}/v1/traces`, {
+      method: 'POST',
+      headers: { ...t.headers, 'content-type': 'application/x-protobuf' },
+      body: new Uint8Array(Array.from({ length: 10_001 }, () => [0x0a, 0x00]).flat()),
+    });
+    expect(proto.status).toBe(400);
+    expect(await proto.text()).toContain('more than 10000 resource and scope entries');
+    expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
+  });
+
   it('answers an empty export with an empty success, a bad one 400, and protobuf elsewhere 415', async () => {
     expect(await t.post('/v1/traces', {})).toEqual({ status: 200, json: {} });
     expect((await t.post('/v1/traces', { resourceSpans: 'no' })).status).toBe(400);

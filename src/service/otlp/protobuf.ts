@@ -1,4 +1,5 @@
 import { ServiceError } from '../errors.js';
+import { protobufBoundsProblem } from './request-bounds.js';
 
 /** The parts of a protobufjs static message class this module uses. */
 interface MessageCodec {
@@ -57,6 +58,8 @@ function idsToHex(value: unknown, key?: string): unknown {
 /** An `ExportTraceServiceRequest` in protobuf as the JSON encoding's object (ids hex, 64-bit numbers as text). */
 export async function decodeTraceRequest(body: Buffer): Promise<unknown> {
   const { request } = await load();
+  const bounds = protobufBoundsProblem(body);
+  if (bounds !== undefined) throw new ServiceError(400, 'invalid_input', bounds);
   let message: object;
   try {
     message = request.decode(body);
@@ -68,9 +71,16 @@ export async function decodeTraceRequest(body: Buffer): Promise<unknown> {
       `request body is not an OTLP ExportTraceServiceRequest: ${why}`,
     );
   }
-  return idsToHex(
-    request.toObject(message, { longs: String, bytes: String, enums: Number, defaults: false }),
-  );
+  try {
+    return idsToHex(
+      request.toObject(message, { longs: String, bytes: String, enums: Number, defaults: false }),
+    );
+  } catch (error) {
+    // Both walk the message recursively: a value nested deep enough overflows the stack.
+    if (error instanceof RangeError)
+      throw new ServiceError(400, 'invalid_input', 'request body is nested too deep');
+    throw error;
+  }
 }
 
 /** `ExportTraceServiceResponse` in protobuf. */

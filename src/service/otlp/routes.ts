@@ -8,6 +8,7 @@ import { route } from '../http/route.js';
 import type { Scope } from '../identity/identity.js';
 import type { Ingestor } from '../ingest/ingestor.js';
 import { decodeTraceRequest, encodeTraceResponse } from './protobuf.js';
+import { otlpBoundsProblem } from './request-bounds.js';
 
 export const OTLP_TRACES_PATH = '/v1/traces';
 
@@ -30,6 +31,8 @@ interface Mapped {
 
 /** Spans → valid wire events; a span that cannot be read or whose event is invalid is rejected with its reason. */
 function mapSpans(body: unknown, limits: Limits): Mapped {
+  const bounds = otlpBoundsProblem(body);
+  if (bounds !== undefined) throw invalidInput([{ path: '', message: bounds }], 'OTLP export too large');
   const { spans, issues, malformed } = otlpSpans(body);
   if (malformed !== undefined)
     throw invalidInput([{ path: '', message: malformed }], 'not an OTLP trace export');
