@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { type AddressInfo, connect as connectSocket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomToken } from '../src/service/server-identity.js';
+import { randomToken, serverProof } from '../src/service/server-identity.js';
 import { runCli, startServe, stopChild } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
 
@@ -131,6 +131,27 @@ describe('a stale server.json (issue 15 item 4)', () => {
     expect(result.stderr).toContain('no proof secret');
     expect(fake.seen).toEqual([]);
   });
+
+  // Only root can give a file to another user; CI runs as root.
+  it.runIf(process.getuid?.() === 0)(
+    "another user's server.json gets nothing, even with a valid proof under the secret it chose",
+    async () => {
+      const secret = randomToken();
+      const fake = stranger((challenge) => ({ status: 'ok', proof: serverProof(secret, challenge) }));
+      strangers.push(fake);
+      const url = await fake.listen();
+      const dir = plant({ url, pid: process.pid, secret });
+      chownSync(join(dir, 'server.json'), 1234, 1234);
+      const result = await runCli(['identify', '--id', 'u1', '--data-dir', dir, '--json'], {
+        env: { CAS_API_KEY: 'victim-key' },
+      });
+      expect(result.stderr).toContain('belongs to user 1234, not to you');
+      expect(fake.seen).toEqual([]);
+      // Left for its owner: not ours to remove.
+      expect(existsSync(join(dir, 'server.json'))).toBe(true);
+      rmSync(join(dir, 'server.json'));
+    },
+  );
 
   it('a dead pid: the file is removed without contacting the port', async () => {
     const fake = stranger(() => ({ status: 'ok' }));

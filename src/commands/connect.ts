@@ -91,6 +91,14 @@ function verboseAttempts(config: Config, deps: ConnectDeps): ((info: AttemptInfo
   return config.verbose ? (info) => deps.log(attemptLine(info)) : undefined;
 }
 
+function ownerOf(path: string): number | undefined {
+  try {
+    return statSync(path).uid;
+  } catch {
+    return undefined;
+  }
+}
+
 export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -171,6 +179,14 @@ async function findLocalServer(config: Config, deps: ConnectDeps, say: Say): Pro
     return undefined;
   }
   const { file } = state;
+  const owner = ownerOf(where);
+  const me = process.getuid?.();
+  if (me !== undefined && owner !== undefined && owner !== me) {
+    // Another user could write this file in a directory they made (a shared /tmp path), naming a
+    // server of theirs with a secret they chose: its proof proves nothing, and the key would be theirs.
+    say(`cas: ignoring ${where}: it belongs to user ${owner}, not to you; nothing was sent to the server it names`);
+    return undefined;
+  }
   if (!processAlive(file.pid)) {
     // The server died without cleaning up (kill -9, out of memory): the usual stale file.
     removeStaleServerFile(config.dataDir, { secret: file.secret });
