@@ -184,7 +184,9 @@ async function findLocalServer(config: Config, deps: ConnectDeps, say: Say): Pro
   if (me !== undefined && owner !== undefined && owner !== me) {
     // Another user could write this file in a directory they made (a shared /tmp path), naming a
     // server of theirs with a secret they chose: its proof proves nothing, and the key would be theirs.
-    say(`cas: ignoring ${where}: it belongs to user ${owner}, not to you; nothing was sent to the server it names`);
+    say(
+      `cas: ignoring ${where}: it belongs to user ${owner}, not to you; nothing was sent to the server it names`,
+    );
     return undefined;
   }
   if (!processAlive(file.pid)) {
