@@ -41,3 +41,17 @@ describe('cas import --preset', () => {
     expect(await presets([chatgpt], { set: ['prop.plan=pro'] })).toEqual([undefined]);
   });
 });
+
+describe('cas import --reject-file', () => {
+  it('refuses an input file as the reject file, by any path to it (opening it for writing emptied it)', () => {
+    const turns = `${FIXTURES}turns.csv`;
+    expect(() => importSettings([turns], { rejectFile: turns })).toThrow(
+      `--reject-file ${turns} is the input file ${turns}: give another path`,
+    );
+    const around = `${FIXTURES}../fixtures/./turns.csv`;
+    expect(() => importSettings([turns], { rejectFile: around })).toThrow(/is the input file/);
+    expect(importSettings([turns], { rejectFile: `${FIXTURES}rejects-elsewhere.jsonl` }).rejectFile).toBe(
+      `${FIXTURES}rejects-elsewhere.jsonl`,
+    );
+  });
+});

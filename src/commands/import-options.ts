@@ -1,4 +1,5 @@
-import { accessSync, constants, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, readFileSync, realpathSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { buildMappingSpec, type MappingSpec } from '../importer/mapping-spec.js';
 import { sniffPreset } from '../importer/presets/detect.js';
 import { isPresetName, PRESET_NAMES, type PresetName } from '../importer/presets/preset.js';
@@ -158,6 +159,21 @@ export async function detectPresets(s: ImportSettings, flags: ImportFlags): Prom
   return { ...s, files };
 }
 
+/** The reject file is opened for writing before anything is read: naming an input there emptied it. */
+function refuseInputAsRejects(rejectFile: string, files: readonly { path: string }[]): void {
+  const same = (path: string): string => {
+    try {
+      return realpathSync(path);
+    } catch {
+      return resolve(path);
+    }
+  };
+  const target = same(rejectFile);
+  const input = files.find((f) => f.path !== '-' && same(f.path) === target);
+  if (input)
+    throw new UsageError(`--reject-file ${rejectFile} is the input file ${input.path}: give another path`);
+}
+
 /** Every flag checked up front, each error naming its flag (exit 2), before anything is read or sent. */
 export function importSettings(paths: readonly string[], flags: ImportFlags): ImportSettings {
   const tz = flags.tz ?? 'UTC';
@@ -171,8 +187,10 @@ export function importSettings(paths: readonly string[], flags: ImportFlags): Im
     tz,
   });
   if (!built.ok) throw new UsageError(built.error);
+  const files = inputFiles(paths, flags.format, presetFlag(flags));
+  if (flags.rejectFile !== undefined) refuseInputAsRejects(flags.rejectFile, files);
   return {
-    files: inputFiles(paths, flags.format, presetFlag(flags)),
+    files,
     spec: built.spec,
     gapMs: parseDuration('--session-gap', flags.sessionGap ?? '30m'),
     noEnd: flags.end === false,
