@@ -402,5 +402,13 @@ describe.concurrent('cas config', () => {
     });
     expect(table.stdout).toMatch(/│ project\s+│ from-flag\s+│ flag --project/);
     expect(table.stdout).toMatch(/│ api key\s+│ \(set\)\s+│ env MLSDK_API_KEY; never shown/);
+    // A password in the endpoint's URL is a secret too.
+    const withPassword = await runCli(['config', '--json'], {
+      env: { ...env, CAS_ENDPOINT: 'http://user:pw-secret-9@127.0.0.1:9/base' },
+    });
+    expect(withPassword.stdout).not.toContain('pw-secret-9');
+    expect(JSON.parse(withPassword.stdout)).toMatchObject({
+      endpoint: { value: 'http://user:***@127.0.0.1:9/base' },
+    });
   });
 });
