@@ -312,7 +312,7 @@ file:line: reason. Ctrl-C or SIGTERM: the checkpoint is saved, exit 130.
         'cas chart sentiment --intent "Any Intent" --last 30d',
         'cas chart conversations --analyse duration --period week --last 12w',
       ]) +
-        '\nOperators: = != > >= < <=, in / not in (a,b,c), between (low,high), ~ / !~ (RE2 regex),\n' +
+        '\nOperators: = != > >= < <=, in / not in a,b,c, between low,high, ~ / !~ (RE2 regex),\n' +
         '=i / !=i (case-insensitive). Numbers and true/false are typed; quote to keep a string: "zip = \'02134\'".\n',
     )
     .action((kind: string, _options: Record<string, unknown>, command: Command) =>

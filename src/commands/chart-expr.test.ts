@@ -25,6 +25,10 @@ describe('parseWhere: every operator of cli.md', () => {
     ['country not in US,CA', 'nin', ['US', 'CA']],
     ['country NOT   IN US', 'nin', ['US']],
     ['age between 18,65', 'between', [18, 65]],
+    // SQL's parentheses, as people type them (the help showed them once).
+    ['model in (gpt-4o, gpt-4o-mini)', 'in', ['gpt-4o', 'gpt-4o-mini']],
+    ['age between (100,500)', 'between', [100, 500]],
+    ["tag in '(draft)'", 'in', ['(draft)']],
     ['model ~ ^gpt-4', 'regex', ['^gpt-4']],
     ['model !~ mini$', 'not_regex', ['mini$']],
     ['plan =i PRO', 'case_insensitive_eq', ['PRO']],

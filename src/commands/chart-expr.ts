@@ -129,11 +129,13 @@ export function parseWhere(expression: string, flag = '--where'): PropertyFilter
     );
   }
   const { operator } = op;
+  // SQL's `in (a, b)` is what people type: its parentheses are taken off (quote a value to keep them).
+  const listText = /^\((.*)\)$/s.exec(valueText)?.[1]?.trim() ?? valueText;
   let values: Scalar[];
   if (operator === 'in' || operator === 'nin') {
-    values = typedList(valueText, label, `${flag} "country in US,CA"`);
+    values = typedList(listText, label, `${flag} "country in US,CA"`);
   } else if (operator === 'between') {
-    values = typedList(valueText, label, `${flag} "age between 18,65"`);
+    values = typedList(listText, label, `${flag} "age between 18,65"`);
     if (values.length !== 2) {
       throw new UsageError(
         `${label}: between takes two values, low,high`,
