@@ -77,6 +77,38 @@ describe('segmentation', () => {
     expect(text).toContain('Average per day: 1 event, 0.67 unique users');
   });
 
+  it('titles a filtered series by its filters, so two series of one event can be told apart', () => {
+    const twice = [
+      { event_name: 'Conversation Turn', points: [seg(3, 12, 5)] },
+      { event_name: 'Conversation Turn', points: [seg(3, 4, 2)] },
+    ];
+    const view: ChartView = {
+      kind: 'segmentation',
+      response: chartResponseSchemas.segmentation.parse(twice),
+      raw: twice,
+      parsed: controls('segmentation', {
+        range,
+        eventFilters: [
+          { event_name: 'Conversation Turn' },
+          {
+            event_name: 'Conversation Turn',
+            with: [
+              { property_name: 'model', operator: 'eq', values: ['gpt-4o'] },
+              { property_name: 'country', operator: 'in', values: ['US', 'CA'] },
+            ],
+          },
+        ],
+      }),
+    };
+    const titles = renderChart(view, 'table', { color: false, verbose: false })
+      .split('\n')
+      .filter((line) => line.startsWith('Conversation Turn'));
+    expect(titles).toEqual([
+      'Conversation Turn',
+      'Conversation Turn where model = gpt-4o and country in US,CA',
+    ]);
+  });
+
   it('colours only when asked', () => {
     expect(hasAnsi(renderChart(segmentationView, 'table', { color: true, verbose: false }))).toBe(true);
   });

@@ -60,8 +60,8 @@ function tables(view: ChartView, options: ChartTableOptions): string {
   switch (view.kind) {
     case 'segmentation': {
       const series = 'eventFilters' in parsed ? (parsed.eventFilters ?? []) : [];
-      const names = series.map((f) => f.groupBy?.property_name);
-      return segmentationTables(view.response, names, options);
+      const asked = series.map((f) => ({ groupName: f.groupBy?.property_name, where: f.with }));
+      return segmentationTables(view.response, asked, options);
     }
     case 'retention':
       return retentionTables(view.response, options);

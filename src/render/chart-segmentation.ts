@@ -1,3 +1,4 @@
+import type { PropertyFilter } from '../shared/chart-filters.js';
 import type { SegmentationResponse, SegPoint } from '../shared/chart-responses.js';
 import { bar, paint, sparkline } from './bars.js';
 import {
@@ -11,6 +12,7 @@ import {
   mean,
   periodName,
 } from './chart-format.js';
+import { filterText } from './cohorts.js';
 
 /** Segmentation (decisions §6): one table per series, or per group of a grouped series. */
 
@@ -90,24 +92,37 @@ function seriesBlock(
   );
 }
 
-/** `groupNames[i]` is series i's group-by property, for titles like `Turn · plan = pro`. */
+/** What the controls say of series i: its group-by property and its `with` filters. */
+export interface SeriesAsked {
+  groupName?: string | undefined;
+  where?: readonly PropertyFilter[] | undefined;
+}
+
+/**
+ * Titles like `Turn where model = gpt-4o · plan = pro`: two series of one event told apart by their
+ * filters (each table was titled by the event alone).
+ */
 export function segmentationTables(
   response: SegmentationResponse,
-  groupNames: ReadonlyArray<string | undefined>,
+  asked: readonly SeriesAsked[],
   options: ChartTableOptions,
 ): string {
   const blocks: string[] = [];
   response.forEach((result, i) => {
-    const name = groupNames[i];
+    const { groupName, where } = asked[i] ?? {};
+    const series =
+      where && where.length > 0
+        ? `${result.event_name} where ${where.map(filterText).join(' and ')}`
+        : result.event_name;
     if (result.points) {
-      blocks.push(seriesBlock(result.event_name, result.points, result.highlights, options, result.measure));
+      blocks.push(seriesBlock(series, result.points, result.highlights, options, result.measure));
     }
     for (const group of result.groups ?? []) {
-      const title = `${result.event_name} · ${name !== undefined ? `${name} = ` : ''}${group.group}`;
+      const title = `${series} · ${groupName !== undefined ? `${groupName} = ` : ''}${group.group}`;
       blocks.push(seriesBlock(title, group.points, undefined, options, result.measure));
     }
     if (!result.points && (result.groups ?? []).length === 0) {
-      blocks.push(`${paint(result.event_name, 'bold', options.color)}\n  (no data)\n`);
+      blocks.push(`${paint(series, 'bold', options.color)}\n  (no data)\n`);
     }
   });
   return blocks.join('\n');
