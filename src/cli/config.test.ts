@@ -124,9 +124,14 @@ describe('resolveConfig precedence: flag > CAS_* > MLSDK_* > config file > embed
       `config file ${path} is not valid JSON: line 3, column 1: Expected double-quoted property name`,
     );
     writeConfig({ default_profile: 'local', profiles: { local: { dta_dir: '/x' } } });
-    expect(() => resolveConfig({}, env)).toThrow(/profiles\.local: Unrecognized key: "dta_dir"/);
-    writeConfig({ default_profile: 'local', profile: {} });
-    expect(() => resolveConfig({}, env)).toThrow(/Unrecognized key: "profile"/);
+    expect(() => resolveConfig({}, env)).toThrow(
+      `config file ${path}: profiles.local: unknown key "dta_dir" (did you mean "data_dir"?); the keys are endpoint, api_key, project_id, data_dir`,
+    );
+    // A top-level key: its path is empty ("config.json: : Unrecognized key" was all it said).
+    writeConfig({ defaultProfile: 'local' });
+    expect(() => resolveConfig({}, env)).toThrow(
+      `config file ${path}: unknown key "defaultProfile" (did you mean "default_profile"?); the keys are default_profile, profiles`,
+    );
     rmSync(path);
     mkdirSync(path);
     expect(() => resolveConfig({}, env)).toThrow(`config file ${path} cannot be read: it is a folder`);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { fileErrorReason } from './file-errors.js';
 import { parseJsonText } from './json-syntax.js';
+import { nearestNames } from './nearest-names.js';
 
 /**
  * The config file of cli.md (`$XDG_CONFIG_HOME/cas/config.json`), read by the CLI and the client
@@ -64,8 +65,19 @@ export function readConfigFile(path: string): ConfigFile {
   const parsed = configFileSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
+    const where = issue?.path.join('.') ?? '';
+    // A top-level key has no path: "config.json: : Unrecognized key" was all it said.
+    if (issue?.code === 'unrecognized_keys') {
+      const key = issue.keys[0] ?? '';
+      const known =
+        where === '' ? ['default_profile', 'profiles'] : ['endpoint', 'api_key', 'project_id', 'data_dir'];
+      const near = nearestNames(key, known);
+      throw new ConfigFileError(
+        `config file ${path}: ${where === '' ? '' : `${where}: `}unknown key "${key}"${near.length > 0 ? ` (did you mean ${near.map((n) => `"${n}"`).join(' or ')}?)` : ''}; the keys are ${known.join(', ')}`,
+      );
+    }
     throw new ConfigFileError(
-      `config file ${path}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
+      `config file ${path}: ${where === '' ? '' : `${where}: `}${issue?.message ?? 'invalid'}`,
     );
   }
   return parsed.data;
