@@ -9,6 +9,12 @@ describe('parseTraitValue', () => {
     expect(parseTraitValue('true')).toBe(true);
     expect(parseTraitValue('false')).toBe(false);
     expect(parseTraitValue("'02134'")).toBe('02134');
+    // Digits a number would change stay text, as cas import keeps them.
+    expect(parseTraitValue('02134')).toBe('02134');
+    expect(parseTraitValue('12345678901234567890')).toBe('12345678901234567890');
+    expect(parseTraitValue('9007199254740991')).toBe(9007199254740991);
+    expect(parseTraitValue('0.5')).toBe(0.5);
+    expect(parseTraitValue('0')).toBe(0);
     expect(parseTraitValue('"true"')).toBe('true');
     expect(parseTraitValue('pro')).toBe('pro');
     expect(parseTraitValue('')).toBe('');

@@ -12,13 +12,21 @@ export interface IdentifyOptions {
   traits?: string | undefined;
 }
 
-/** `age=30` → 30, `pro=true` → true, `zip='02134'` → "02134" (quotes keep a string). */
+/**
+ * `age=30` → 30, `pro=true` → true, `zip='02134'` → "02134" (quotes keep a string; so do a leading
+ * zero and an integer too large to hold exactly).
+ */
 export function parseTraitValue(raw: string): Scalar {
   const quoted = /^'(.*)'$|^"(.*)"$/s.exec(raw);
   if (quoted) return quoted[1] ?? quoted[2] ?? '';
   if (raw === 'true') return true;
   if (raw === 'false') return false;
-  if (raw.trim() !== '' && /^-?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(raw)) return Number(raw);
+  if (raw.trim() !== '' && /^-?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(raw)) {
+    // As `cas import` types a cell (importer/values.ts): a zip code's leading zero, or an id's digits
+    // past 2^53, would be lost as a number (02134 became 2134, 12345678901234567890 …567000).
+    if (/^-?0\d/.test(raw) || (/^-?\d+$/.test(raw) && !Number.isSafeInteger(Number(raw)))) return raw;
+    return Number(raw);
+  }
   return raw;
 }
 
