@@ -1,3 +1,4 @@
+import { NetworkError } from '../client/errors.js';
 import { alias, identify, postQueue } from '../client/routes.js';
 import { aliasArgs, identifyArgs, parseArgs, sessionOptionsSchema } from './arguments.js';
 import { type ClientSettings, resolveSettings } from './config.js';
@@ -88,8 +89,17 @@ export class Client {
     const session = new QueuedSession(o, {
       queue: {
         send: async (events) => {
-          const { http } = await this.connect('send');
-          await postQueue(http, events);
+          const connection = await this.connect('send');
+          try {
+            await postQueue(connection.http, events);
+          } catch (error) {
+            if (!(error instanceof NetworkError) || connection.local !== true) throw error;
+            // The cas serve that server.json named went away (stopped, or restarted on another port)
+            // after its retries: look again, once, for the one there is now, or the embedded service.
+            // The connection was kept for good, and every later event was lost.
+            await this.forget(connection);
+            await postQueue((await this.connect('send')).http, events);
+          }
         },
         budget: this.budget,
         batch: DEFAULT_BATCH,
@@ -117,6 +127,14 @@ export class Client {
       await connection?.close();
     })();
     return this.closing;
+  }
+
+  /** Lets go of a local connection that failed, so the next call finds the service afresh. */
+  private async forget(connection: LibConnection): Promise<void> {
+    if (this.connection !== connection) return;
+    this.connection = undefined;
+    this.connecting = undefined;
+    await connection.close().catch(() => undefined);
   }
 
   private async releaseLocal(): Promise<void> {

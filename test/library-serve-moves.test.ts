@@ -1,0 +1,55 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { Client } from '../src/lib/index.js';
+import type { ServiceError } from '../src/lib/types.js';
+import { startServe, stopChild } from './helpers/cli.js';
+import { queryDataDir } from './helpers/fingerprint.js';
+import { tempDir } from './helpers/temp.js';
+
+/**
+ * A Client without an endpoint uses the `cas serve` holding its data directory (server.json). When
+ * that server stops and another starts on another port, the client finds the new one: it kept the
+ * first address for good, and every later event failed with "cannot reach" (found by probing).
+ */
+const dir = tempDir('cas-library-moves-');
+const servers: Array<Awaited<ReturnType<typeof startServe>>> = [];
+afterAll(async () => {
+  for (const s of servers) await stopChild(s.child, 'SIGKILL');
+  dir.cleanup();
+});
+
+describe('a Client over a data directory whose cas serve moves', () => {
+  it('sends to the server that holds the directory now', async () => {
+    const first = await startServe(['--data-dir', dir.path]);
+    servers.push(first);
+    // One attempt a request: what the retries would have done slowly, the test sees at once.
+    const client = new Client({ dataDir: dir.path, retries: 1 });
+    const errors: ServiceError[] = [];
+    const send = async (id: string) => {
+      const session = client.createSession({
+        sessionId: id,
+        id: 'mover',
+        onError: (e) => errors.push(e),
+      });
+      session.trackEvent({ event: 'Moved', timestamp: '2026-01-05T10:00:00Z' });
+      await session.flush();
+    };
+    try {
+      await send('before');
+      expect(await stopChild(first.child, 'SIGTERM')).toBe(0);
+      const second = await startServe(['--data-dir', dir.path]);
+      servers.push(second);
+      expect(second.info.url).not.toBe(first.info.url);
+      await send('after');
+      expect(errors).toEqual([]);
+    } finally {
+      await client.close();
+    }
+    await stopChild(servers[1]!.child, 'SIGTERM');
+    const rows = await queryDataDir(
+      dir.path,
+      "SELECT session_id FROM events WHERE event = 'Moved' ORDER BY session_id",
+    );
+    const sessions = rows.map((r) => r.session_id);
+    expect(sessions).toEqual(['after', 'before']);
+  }, 60_000);
+});
