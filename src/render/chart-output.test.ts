@@ -215,7 +215,8 @@ describe('retention', () => {
     const view: ChartView = { ...retentionView, response: chartResponseSchemas.retention.parse(raw), raw };
     const text = renderChart(view, 'table', { color: false, verbose: false });
     expect(text).toContain('Total users: 17 in 3 cohorts');
-    expect(cells(text)[4]).toEqual(['2025-W13 Mar 24', '0', '0.0%', '', '']);
+    // Nobody to retain: no rate, where "0.0%" beside the cohorts' 100.0% read as a cohort that left.
+    expect(cells(text)[4]).toEqual(['2025-W13 Mar 24', '0', '–', '', '']);
   });
 
   it('writes one CSV row per cell with its cohort', () => {

@@ -70,9 +70,12 @@ function resultBlock(result: RetentionResult, options: ChartTableOptions): strin
   const table = chartTable(head, `lr${'r'.repeat(width)}`, color);
   rows.forEach((row: RetentionCell[], i) => {
     const first = row[0];
+    // A bin nobody started in has no rate to show: "0.0%" beside the cohorts' 100% read as one.
+    const empty = (result.row_headers[i] ?? 0) === 0;
     const cells = Array.from({ length: width }, (_, j) => {
       const cell = row[j];
-      return cell ? cellText(cell.percent, cell.count, options) : '';
+      if (!cell) return '';
+      return empty ? '–' : cellText(cell.percent, cell.count, options);
     });
     table.push([
       first ? binLabel(first.start, period, tz) : `#${i + 1}`,
