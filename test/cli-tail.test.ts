@@ -141,6 +141,29 @@ describe('cas tail', () => {
   });
 });
 
+describe('cas tail over a data directory whose cas serve moves', () => {
+  // It kept retrying the first address for good (found by probing).
+  it('follows the server that holds the directory now, on another port', async () => {
+    const data = `${dir.path}/moves`;
+    let { child: serve, info } = await startServe(['--data-dir', data]);
+    const tail = startTail(['--data-dir', data, '--json']);
+    try {
+      await sender(info)({ type: 'start_session', session_id: 'M', user_id: 'u1', event_id: 'first-port' });
+      await tail.waitLines(1);
+      const before = info.url;
+      expect(await stopChild(serve)).toBe(0);
+      ({ child: serve, info } = await startServe(['--data-dir', data]));
+      expect(info.url).not.toBe(before);
+      await sender(info)({ type: 'track', event: 'Moved', session_id: 'M', event_id: 'second-port' });
+      await tail.waitLines(2, 30_000);
+      expect(frames(tail).map((f) => f.event_id)).toEqual(['first-port', 'second-port']);
+    } finally {
+      await stopChild(tail.child);
+      await stopChild(serve);
+    }
+  }, 60_000);
+});
+
 describe('cas tail after a reconnect', () => {
   it('prints every event stored while it was disconnected, more than one page of history', async () => {
     const data = `${dir.path}/gap`;

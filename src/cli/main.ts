@@ -79,7 +79,7 @@ async function act(
   args: string[],
   config: Config,
 ): Promise<number> {
-  const [{ chooseFormat }, { connect }] = await Promise.all([
+  const [{ chooseFormat }, { connect, findRunningServer }] = await Promise.all([
     import('../render/output.js'),
     import('../commands/connect.js'),
   ]);
@@ -103,6 +103,7 @@ async function act(
     log,
     warn,
     connect: () => connect(config, { log }),
+    findServer: () => findRunningServer(config, { log }),
   };
   const load = ACTIONS[name];
   if (!load) throw new Error(`no action for command ${name}`);

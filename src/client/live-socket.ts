@@ -45,6 +45,11 @@ export interface LiveSocketOptions {
   onOpen?: (() => void) | undefined;
   onRetry?: ((info: { attempt: number; delayMs: number; error: LiveSocketError }) => void) | undefined;
   signal?: AbortSignal | undefined;
+  /**
+   * Asked after a network failure for the service's client now, if it may have moved (a `cas serve`
+   * found through server.json that restarted on another port); undefined keeps the one there is.
+   */
+  refresh?: (() => Promise<Client | undefined>) | undefined;
   /** Connection attempts in a row before giving up; default unlimited. */
   maxAttempts?: number | undefined;
   /** Backoff between attempts: 500 ms doubling to 8 s by default, with equal jitter. */
@@ -99,6 +104,7 @@ export function openLiveSocket(options: LiveSocketOptions): LiveSocketHandle {
   const signal = controller.signal;
   let current: WebSocket | undefined;
   let paused = false;
+  let client = options.client;
   const policy: RetryPolicy = {
     retries: Number.POSITIVE_INFINITY,
     retryTimeMs: Number.POSITIVE_INFINITY,
@@ -112,7 +118,7 @@ export function openLiveSocket(options: LiveSocketOptions): LiveSocketHandle {
   const attempt = async (): Promise<Attempt> => {
     let key: string;
     try {
-      key = (await realtime(options.client, options.sessionId, { signal })).authorization_key;
+      key = (await realtime(client, options.sessionId, { signal })).authorization_key;
     } catch (error) {
       if (signal.aborted) return { ended: { reason: 'closed' } };
       const failure = keyError(error);
@@ -120,7 +126,7 @@ export function openLiveSocket(options: LiveSocketOptions): LiveSocketHandle {
       return { ended: { reason: 'failed', error: failure } };
     }
     return new Promise<Attempt>((resolve) => {
-      const ws = new WebSocket(liveSocketUrl(options.client.endpoint), {
+      const ws = new WebSocket(liveSocketUrl(client.endpoint), {
         headers: { authorization: `Bearer ${key}` },
         maxPayload: 64 * 1024 * 1024,
       });
@@ -187,6 +193,9 @@ export function openLiveSocket(options: LiveSocketOptions): LiveSocketHandle {
         const delayMs = backoffDelay(failures, policy);
         options.onRetry?.({ attempt: failures, delayMs, error: result.retry });
         await sleep(delayMs, signal).catch(() => undefined);
+        if (result.retry.kind === 'network' && options.refresh && !signal.aborted) {
+          client = (await options.refresh().catch(() => undefined)) ?? client;
+        }
       }
     } finally {
       options.signal?.removeEventListener('abort', abort);

@@ -164,6 +164,15 @@ function busy(result: ProbeResult): string | undefined {
   return undefined;
 }
 
+/**
+ * The `cas serve` holding the data directory now, without falling back to an embedded service: for
+ * a command following a server that went away (`cas tail`), which must not take the directory.
+ */
+export async function findRunningServer(config: Config, deps: ConnectDeps): Promise<Connection | undefined> {
+  if (config.endpoint !== undefined) return undefined;
+  return findLocalServer(config, deps, deps.log);
+}
+
 /** A `cas serve` over this data directory that proves it is one, if there is one. */
 async function findLocalServer(config: Config, deps: ConnectDeps, say: Say): Promise<Connection | undefined> {
   const where = serverFilePath(config.dataDir);

@@ -18,6 +18,8 @@ export interface TailOptions {
 
 export interface TailDeps {
   client: Client;
+  /** The client of the service there is now, when the one used went away (LiveSocketOptions.refresh). */
+  refresh?: (() => Promise<Client | undefined>) | undefined;
   signal?: AbortSignal | undefined;
   now?: () => number;
   /** A line for stderr (reconnecting, gave up). */
@@ -83,6 +85,8 @@ const ENDED_LOOKBACK = 20;
 export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGenerator<LiveFrame> {
   const now = deps.now ?? Date.now;
   const seen = new RecentIds(SEEN_IDS);
+  // The socket may move to the service there is now (deps.refresh); the history follows it.
+  let client = deps.client;
   const names = new Set(options.events ?? []);
   const person = options.user === undefined ? undefined : await idsOf(deps.client, options.user, deps.signal);
   const keep = (f: LiveFrame) =>
@@ -97,7 +101,7 @@ export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGener
   /** Newest first, as the route answers: the newest `limit` events of [start, end). */
   const page = (start: number, end: number, limit: number): Promise<LiveFrame[]> =>
     liveEvents(
-      deps.client,
+      client,
       {
         start: new Date(start).toISOString(),
         end: new Date(end).toISOString(),
@@ -162,7 +166,14 @@ export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGener
     wake?.();
   };
   const socket = openLiveSocket({
-    client: deps.client,
+    client,
+    refresh: deps.refresh
+      ? async () => {
+          const next = await deps.refresh?.();
+          if (next) client = next;
+          return next;
+        }
+      : undefined,
     sessionId: options.session,
     signal: deps.signal,
     onFrame: (frame) => push({ frame }),

@@ -1,4 +1,5 @@
 import { LiveSocketError } from '../../client/live-socket.js';
+import type { Connection } from '../../commands/connect.js';
 import { parseSince, runTail } from '../../commands/tail.js';
 import { tailJsonLine, tailLine } from '../../render/tail-line.js';
 import { type Action, withConnection } from '../context.js';
@@ -34,14 +35,32 @@ export const tail: Action = async (ctx) => {
       sinceMs,
       follow,
     };
+    // A cas serve found through server.json may come back on another port: follow it there.
+    const found: Connection[] = [];
+    let endpoint = connection.client.endpoint;
+    const refresh =
+      connection.mode === 'local-server'
+        ? async () => {
+            const next = await ctx.findServer();
+            if (!next || next.client.endpoint === endpoint) {
+              await next?.close();
+              return undefined;
+            }
+            found.push(next);
+            endpoint = next.client.endpoint;
+            return next.client;
+          }
+        : undefined;
     try {
-      for await (const frame of runTail(options, { client: connection.client, notice: ctx.log })) {
+      for await (const frame of runTail(options, { client: connection.client, notice: ctx.log, refresh })) {
         ctx.out(`${lines ? tailLine(frame, { color: ctx.color }) : tailJsonLine(frame)}\n`);
       }
     } catch (error) {
       if (!(error instanceof LiveSocketError)) throw error;
       ctx.warn(`live events: ${error.message}`);
       return socketExit(error);
+    } finally {
+      await Promise.all(found.map((c) => c.close()));
     }
     return EXIT.ok;
   });
