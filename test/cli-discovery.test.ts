@@ -183,6 +183,20 @@ describe.concurrent('cas users', () => {
     );
   });
 
+  it('--format csv guards formula cells, and --no-csv-guard (as on cas chart) keeps them', async () => {
+    // A data directory of its own: a user added to the shared service would change the others' counts.
+    const data = join(dir.path, 'formula');
+    const made = await runCli(['identify', '--id', '=1+2', '--data-dir', data, '--json']);
+    expect(made.code, made.stderr).toBe(0);
+    const args = ['users', 'list', '--format', 'csv', '--data-dir', data];
+    const guarded = await runCli(args);
+    const kept = await runCli([...args, '--no-csv-guard']);
+    expect(guarded.code, guarded.stderr).toBe(0);
+    expect(guarded.stdout).toContain("'=1+2");
+    expect(kept.code, kept.stderr).toBe(0);
+    expect(kept.stdout.split('\n')[1]).toMatch(/^=1\+2,/);
+  });
+
   it('users show says when the person has more sessions than it shows', async () => {
     const [one, cut, none, noneJson] = await Promise.all([
       cas(['users', 'show', 'user-7', '--sessions', '1', '--format', 'table']),

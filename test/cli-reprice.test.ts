@@ -211,6 +211,10 @@ describe('cas reprice', () => {
     const fourth = await reprice(['--prices', p2]);
     expect(fourth).toMatchObject({ events_repriced: 0, summaries_updated: 0 });
     expect(await stored()).toEqual(after2);
+    // --format, as every command that prints a table takes it (it was an unknown option here).
+    const csv = await runCli(['reprice', '--data-dir', dataDir, '--prices', p2, '--format', 'csv']);
+    expect(csv.code, csv.stderr).toBe(0);
+    expect(csv.stdout.split('\n')[0]).toMatch(/events_checked/);
   }, 90_000);
 
   it('refuses --prices where it cannot apply, and a bad price file, naming it', async () => {

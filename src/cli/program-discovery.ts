@@ -13,13 +13,20 @@ function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
-const formatOption = () =>
+export const formatOption = () =>
   new Option('--format <format>', 'output (default: table on a terminal, json otherwise)').choices([
     'table',
     'json',
     'jsonl',
     'csv',
   ]);
+
+/** Every listing with --format csv takes it, as cas chart does (the guard was applied, the flag refused). */
+export const csvGuardOption = () =>
+  new Option(
+    '--no-csv-guard',
+    "CSV: keep cells that start with = + - @ as they are (by default they get a leading ' so a spreadsheet does not run them)",
+  );
 
 type Args = unknown[];
 
@@ -38,6 +45,7 @@ export function addDiscoveryCommands(program: Command, run: ActionRunner): void 
     .description('the event names of the project, with how many rows and people each has and when')
     .option('--like <regex>', 'only names matching this RE2 regex (anywhere; anchor with ^ and $)')
     .addOption(formatOption())
+    .addOption(csvGuardOption())
     .addHelpText('after', examples(['cas events', 'cas events --like "^Conversation" --format csv']))
     .action(handler(run, 'events'));
 
@@ -47,6 +55,7 @@ export function addDiscoveryCommands(program: Command, run: ActionRunner): void 
     .argument('<event>', 'the event name, e.g. "Conversation Turn"')
     .option('--top <n>', 'most frequent values per property (0-50)', '5')
     .addOption(formatOption())
+    .addOption(csvGuardOption())
     .addHelpText(
       'after',
       examples(['cas properties "Conversation Turn"', 'cas properties Purchase --top 10 --json']),
@@ -64,6 +73,7 @@ export function addDiscoveryCommands(program: Command, run: ActionRunner): void 
     .option('--limit <n>', 'users per page', '100')
     .option('--offset <n>', 'users to skip', '0')
     .addOption(formatOption())
+    .addOption(csvGuardOption())
     .addHelpText('after', examples(['cas users list', 'cas users list --like "@example.com$" --format csv']))
     .action(handler(run, 'users-list'));
   users
@@ -72,6 +82,7 @@ export function addDiscoveryCommands(program: Command, run: ActionRunner): void 
     .argument('<id>', "the user's id (current or alias) or the service's u_… id")
     .option('--sessions <n>', 'sessions to include', '20')
     .addOption(formatOption())
+    .addOption(csvGuardOption())
     .addHelpText('after', examples(['cas identify --id u1 --trait plan=pro', 'cas users show u1']))
     .action(handler(run, 'users-show'));
 
@@ -84,6 +95,7 @@ export function addDiscoveryCommands(program: Command, run: ActionRunner): void 
       'where commands send data: the effective endpoint, project, data directory and profile, and where each came from (never the key)',
     )
     .addOption(formatOption())
+    .addOption(csvGuardOption())
     .addHelpText('after', examples(['cas config', 'cas --project my-app config --json']))
     .action(handler(run, 'config'));
 }
@@ -97,6 +109,7 @@ function addCohortCommands(program: Command, run: ActionRunner): void {
     .command('list')
     .description('the cohorts of the project and their terms')
     .addOption(formatOption())
+    .addOption(csvGuardOption())
     .addHelpText('after', examples(['cas cohorts list']))
     .action(handler(run, 'cohorts-list'));
 
@@ -128,6 +141,7 @@ function addCohortCommands(program: Command, run: ActionRunner): void {
     .option('--cohort <name>', 'users of another cohort (repeatable)', collect)
     .option('--any', 'a user matching any term belongs (default: every term)')
     .addOption(formatOption())
+    .addOption(csvGuardOption())
     .addHelpText(
       'after',
       examples([
@@ -144,6 +158,7 @@ function addCohortCommands(program: Command, run: ActionRunner): void {
     .argument('<cohort>', 'name or cohort id')
     .option('--members <n>', 'members to list', '20')
     .addOption(formatOption())
+    .addOption(csvGuardOption())
     .addHelpText(
       'after',
       examples(['cas cohorts create Teams --user-where "seats >= 2"', 'cas cohorts show Teams']),
@@ -154,6 +169,7 @@ function addCohortCommands(program: Command, run: ActionRunner): void {
     .description('delete a cohort (by name or id)')
     .argument('<cohort>', 'name or cohort id')
     .addOption(formatOption())
+    .addOption(csvGuardOption())
     .addHelpText(
       'after',
       examples(['cas cohorts create Temp --user-where "plan = free"', 'cas cohorts delete Temp']),
@@ -170,6 +186,7 @@ function addAdminCommands(program: Command, run: ActionRunner): void {
     .command('list')
     .description('user-defined intents with their patterns and attributes')
     .addOption(formatOption())
+    .addOption(csvGuardOption())
     .addHelpText('after', examples(['cas intents list']))
     .action(handler(run, 'intents-list'));
   intents
@@ -180,6 +197,7 @@ function addAdminCommands(program: Command, run: ActionRunner): void {
     .option('--pattern <regex>', 'RE2 regex matched case-insensitively in user turns (repeatable)', collect)
     .option('--attribute <name[:description]>', 'an attribute (slot) of the intent (repeatable)', collect)
     .addOption(formatOption())
+    .addOption(csvGuardOption())
     .addHelpText(
       'after',
       examples(['cas intents add refund --description "asks for money back" --pattern "refund|money back"']),
@@ -190,6 +208,7 @@ function addAdminCommands(program: Command, run: ActionRunner): void {
     .description('remove an intent (by name or id)')
     .argument('<intent>', 'name or user_defined_intent_id')
     .addOption(formatOption())
+    .addOption(csvGuardOption())
     .addHelpText(
       'after',
       examples(['cas intents add cancel --pattern "cancel"', 'cas intents remove cancel']),
@@ -204,6 +223,7 @@ function addAdminCommands(program: Command, run: ActionRunner): void {
     .command('list')
     .description('key ids, labels and creation times (secrets are never listed)')
     .addOption(formatOption())
+    .addOption(csvGuardOption())
     .addHelpText('after', examples(['cas keys list']))
     .action(handler(run, 'keys-list'));
   keys
@@ -212,6 +232,7 @@ function addAdminCommands(program: Command, run: ActionRunner): void {
     .option('--label <text>', 'a name to tell keys apart')
     .option('--rotate <key>', 'replace this key (id or secret): it is revoked in the same step')
     .addOption(formatOption())
+    .addOption(csvGuardOption())
     .addHelpText('after', examples(['cas keys create --label ci --json']))
     .action(handler(run, 'keys-create'));
   keys
@@ -219,6 +240,7 @@ function addAdminCommands(program: Command, run: ActionRunner): void {
     .description('revoke a key (by key id or secret)')
     .argument('<key>', 'key id (from cas keys list) or the secret')
     .addOption(formatOption())
+    .addOption(csvGuardOption())
     .addHelpText(
       'after',
       examples(['cas keys revoke "$(cas keys create --label temporary --json | jq -r .key_id)"']),

@@ -2,7 +2,7 @@ import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 import { VERSION } from '../shared/version.js';
 import { addChartOptions, CHART_NAMES, collect, type Sequence } from './chart-options.js';
 import type { GlobalFlags } from './config.js';
-import { addDiscoveryCommands } from './program-discovery.js';
+import { addDiscoveryCommands, csvGuardOption, formatOption } from './program-discovery.js';
 import { addReportCommand } from './program-report.js';
 import { addServeLimitOptions } from './serve-limits.js';
 import { addServeReadOptions } from './serve-read-options.js';
@@ -263,6 +263,8 @@ file:line: reason. Ctrl-C or SIGTERM: the checkpoint is saved, exit 130.
       'only turns and usage before then: a YYYY-MM-DD day is included; an ISO time is exclusive',
     )
     .option('--prices <file>', 'price table merged over the built-in one, for the embedded service only')
+    .addOption(formatOption())
+    .addOption(csvGuardOption())
     .addHelpText(
       'after',
       examples([

@@ -18,7 +18,10 @@ export const config: Action = async (ctx) => {
     },
   );
   ctx.out(
-    renderConfigReport(report, ctx.format, { color: ctx.color, csv: { guard: true, terminal: ctx.isTty } }),
+    renderConfigReport(report, ctx.format, {
+      color: ctx.color,
+      csv: { guard: ctx.flags.csvGuard !== false, terminal: ctx.isTty },
+    }),
   );
   return EXIT.ok;
 };

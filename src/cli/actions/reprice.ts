@@ -11,7 +11,10 @@ export const reprice: Action = async (ctx) => {
   try {
     const result = await runReprice(flags, { client: connection.client });
     ctx.out(
-      renderReprice(result, ctx.format, { color: ctx.color, csv: { guard: true, terminal: ctx.isTty } }),
+      renderReprice(result, ctx.format, {
+        color: ctx.color,
+        csv: { guard: ctx.flags.csvGuard !== false, terminal: ctx.isTty },
+      }),
     );
     return EXIT.ok;
   } finally {
