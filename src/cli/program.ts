@@ -294,10 +294,7 @@ file:line: reason. Ctrl-C or SIGTERM: the checkpoint is saved, exit 130.
         'output (default: table on a terminal, json otherwise); html: a self-contained page, as cas report makes',
       ).choices(['table', 'json', 'jsonl', 'csv', 'html']),
     )
-    .option(
-      '--no-csv-guard',
-      "CSV: keep cells that start with = + - @ as they are (by default they get a leading ' so a spreadsheet does not run them)",
-    )
+    .addOption(csvGuardOption())
     .addHelpText(
       'after',
       examples([
