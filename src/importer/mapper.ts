@@ -12,7 +12,7 @@ import { wireParser } from '../shared/wire-parsers.js';
 import { collect, FieldError, FieldReader, refuseMisplaced } from './event-builder.js';
 import { canonical } from './event-id.js';
 import { parseKind } from './mapping-spec.js';
-import { type AccessPlan, accessFor, type Extra } from './record-access.js';
+import { type AccessPlan, accessFor } from './record-access.js';
 import { parseTimestamp, toIso } from './timestamps.js';
 import type { LeftOut, MapOutcome, MappedRecord, RawRecord, RecordKind, WireJson } from './types.js';
 
@@ -86,77 +86,56 @@ function kindOf(record: RawRecord, r: FieldReader, plan: AccessPlan): RecordKind
   return (typeof given === 'string' && parseKind(given)) || `unknown record kind ${JSON.stringify(given)}`;
 }
 
+/** Properties or traits from the record's extras, nested object and `own` fields (event-builder.ts collect). */
+type Into = (
+  target: 'prop' | 'trait',
+  nested: Record<string, unknown> | undefined,
+  own: Record<string, unknown>,
+) => Record<string, unknown> | undefined;
+
 /** The kind's own part of the event: name, properties / traits / attributes, identify and alias ids. */
-function body(
-  kind: RecordKind,
-  r: FieldReader,
-  extras: Extra[],
-  forced: Extra[],
-  event: WireJson,
-  dropped: LeftOut[],
-): void {
+function body(kind: RecordKind, r: FieldReader, into: Into, event: WireJson): void {
   switch (kind) {
     case 'turn':
-      event.properties = collect(
-        'prop',
-        extras,
-        forced,
-        r.object('properties'),
-        {
-          user: r.requiredText('user', 'user utterance'),
-          assistant: r.requiredText('assistant', 'assistant utterance'),
-          assistant_id: r.text('assistant_id'),
-          model: r.text('model'),
-          prompt_tokens: r.number('prompt_tokens', true),
-          completion_tokens: r.number('completion_tokens', true),
-          cost: r.number('cost'),
-        },
-        dropped,
-      );
+      event.properties = into('prop', r.object('properties'), {
+        user: r.requiredText('user', 'user utterance'),
+        assistant: r.requiredText('assistant', 'assistant utterance'),
+        assistant_id: r.text('assistant_id'),
+        model: r.text('model'),
+        prompt_tokens: r.number('prompt_tokens', true),
+        completion_tokens: r.number('completion_tokens', true),
+        cost: r.number('cost'),
+      });
       return;
     case 'usage':
-      event.properties = collect(
-        'prop',
-        extras,
-        forced,
-        r.object('properties'),
-        {
-          model: r.text('model'),
-          prompt_tokens: r.number('prompt_tokens', true),
-          completion_tokens: r.number('completion_tokens', true),
-          cost: r.number('cost'),
-        },
-        dropped,
-      );
+      event.properties = into('prop', r.object('properties'), {
+        model: r.text('model'),
+        prompt_tokens: r.number('prompt_tokens', true),
+        completion_tokens: r.number('completion_tokens', true),
+        cost: r.number('cost'),
+      });
       return;
     case 'function':
-      event.properties = collect(
-        'prop',
-        extras,
-        forced,
-        r.object('properties'),
-        {
-          name: r.requiredText('name', 'function name'),
-          args: r.jsonText('args'),
-          result: r.jsonText('result'),
-          runtime: r.number('runtime', true),
-        },
-        dropped,
-      );
+      event.properties = into('prop', r.object('properties'), {
+        name: r.requiredText('name', 'function name'),
+        args: r.jsonText('args'),
+        result: r.jsonText('result'),
+        runtime: r.number('runtime', true),
+      });
       return;
     case 'event':
-      event.properties = collect('prop', extras, forced, r.object('properties'), {}, dropped);
+      event.properties = into('prop', r.object('properties'), {});
       return;
     case 'end_conversation':
-      event.properties = collect('prop', extras, forced, r.object('properties'), {}, dropped);
+      event.properties = into('prop', r.object('properties'), {});
       // The wire's own place for them; the service stores them with the properties (those win).
       event.attributes = collect('trait', [], [], r.object('attributes'), {});
       return;
     case 'end_session':
-      event.attributes = collect('trait', extras, forced, r.object('attributes'), {}, dropped);
+      event.attributes = into('trait', r.object('attributes'), {});
       return;
     case 'identify':
-      event.traits = collect('trait', extras, forced, r.object('traits'), {}, dropped);
+      event.traits = into('trait', r.object('traits'), {});
       return;
     default:
       return;
@@ -207,7 +186,7 @@ export function mapRecord(record: RawRecord, plan: AccessPlan): MapOutcome {
       previous_id: kind === 'alias' ? r.requiredText('previous_id', 'previous id') : undefined,
     };
     const dropped: LeftOut[] = [];
-    body(kind, r, extras, forced, event, dropped);
+    body(kind, r, (target, nested, own) => collect(target, extras, forced, nested, own, dropped), event);
     const invalid = validate(kind, event);
     if (invalid !== undefined) return { ok: false, reason: invalid };
     const { source, ordinal } = record;
