@@ -1,10 +1,10 @@
-import { accessSync, constants, readFileSync, realpathSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { buildMappingSpec, type MappingSpec } from '../importer/mapping-spec.js';
 import { sniffPreset } from '../importer/presets/detect.js';
 import { isPresetName, PRESET_NAMES, type PresetName } from '../importer/presets/preset.js';
 import { detectFormat, type InputFile } from '../importer/sources.js';
 import { fileErrorReason } from '../shared/file-errors.js';
+import { canonicalPath } from '../shared/file-path.js';
 import { parseJsonText } from '../shared/json-syntax.js';
 import { LIMITS } from '../shared/limits.js';
 import { isTimeZone } from '../shared/primitives.js';
@@ -161,15 +161,8 @@ export async function detectPresets(s: ImportSettings, flags: ImportFlags): Prom
 
 /** The reject file is opened for writing before anything is read: naming an input there emptied it. */
 function refuseInputAsRejects(rejectFile: string, files: readonly { path: string }[]): void {
-  const same = (path: string): string => {
-    try {
-      return realpathSync(path);
-    } catch {
-      return resolve(path);
-    }
-  };
-  const target = same(rejectFile);
-  const input = files.find((f) => f.path !== '-' && same(f.path) === target);
+  const target = canonicalPath(rejectFile);
+  const input = files.find((f) => f.path !== '-' && canonicalPath(f.path) === target);
   if (input)
     throw new UsageError(`--reject-file ${rejectFile} is the input file ${input.path}: give another path`);
 }

@@ -1,8 +1,8 @@
-import { existsSync, realpathSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { bundleIsCurrent } from '../shared/bundle-script.js';
+import { canonicalPath } from '../shared/file-path.js';
 import type { LocalAnswer, LocalBatch } from '../shared/local-queue.js';
 import type { WorkerMessage, WorkerRequest, WorkerStart } from './embedded-worker.js';
 import { DataDirError, DataDirLockedError } from './lock-error.js';
@@ -186,7 +186,7 @@ export async function closeEmbeddedServices(): Promise<void> {
  */
 export function startEmbeddedService(options: EmbeddedOptions): Promise<EmbeddedService> {
   if (stopping) return Promise.reject(new Error('the process is stopping: no embedded service starts'));
-  const key = dirKey(options.dataDir);
+  const key = canonicalPath(options.dataDir);
   let shared = byDir.get(key);
   if (shared && shared.prices !== options.prices) {
     return Promise.reject(
@@ -252,14 +252,6 @@ const byDir = new Map<
 >();
 /** Services whose last user let go, until they have closed (DuckDB checkpoints the file then). */
 const closingByDir = new Map<string, Promise<unknown>>();
-
-function dirKey(dataDir: string): string {
-  try {
-    return realpathSync(dataDir);
-  } catch {
-    return resolve(dataDir);
-  }
-}
 
 async function start(options: EmbeddedOptions): Promise<EmbeddedService> {
   const entry = options.thread === true ? workerEntry() : undefined;
