@@ -200,7 +200,7 @@ describe('cas import flag errors', () => {
     const missing = await runCli(['import', join(dir.path, 'nope.csv'), '--dry-run']);
     expect([missing.code, missing.stderr]).toEqual([
       2,
-      expect.stringMatching(/cannot read .*nope\.csv: ENOENT/),
+      expect.stringMatching(/cannot read .*nope\.csv: no such file/),
     ]);
     const txt = join(dir.path, 'data.txt');
     writeFileSync(txt, 'x');

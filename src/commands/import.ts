@@ -29,6 +29,7 @@ import {
   where,
 } from '../importer/types.js';
 import type { ImportSummaryData } from '../render/import-summary.js';
+import { fileErrorReason } from '../shared/file-errors.js';
 import type { SERVICE_FEATURES } from '../shared/health.js';
 import { processAlive } from './connect.js';
 import { UsageError } from './errors.js';
@@ -169,15 +170,10 @@ async function openRejects(path: string | undefined, append: boolean): Promise<R
     return file;
   } catch (error) {
     await file.close().catch(() => undefined);
-    const code = (error as NodeJS.ErrnoException).code;
     const why =
-      code === 'ENOENT'
+      (error as NodeJS.ErrnoException).code === 'ENOENT'
         ? 'its folder does not exist'
-        : code === 'EACCES'
-          ? 'permission denied'
-          : code === 'EISDIR'
-            ? 'it is a folder'
-            : (error as Error).message;
+        : fileErrorReason(error);
     throw new UsageError(`--reject-file: cannot write ${path}: ${why}`);
   }
 }

@@ -5,6 +5,7 @@ import { PriceFileError } from '../service/ingest/price-table.js';
 import { classifyDataDirError } from '../service/lock-error.js';
 import { loopbackUrlFor, randomToken } from '../service/server-identity.js';
 import { type RunningService, startService } from '../service/service.js';
+import { fileErrorReason } from '../shared/file-errors.js';
 import { parseJsonText } from '../shared/json-syntax.js';
 import type { Limits } from '../shared/limits.js';
 import { type ReadLimits, SERVE_MEMORY_LIMIT } from '../shared/read-limits.js';
@@ -52,8 +53,7 @@ function readIntents(path: string): { value: unknown; source: string } {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : String(error);
-    throw new UsageError(`--intents ${path}: ${reason}`);
+    throw new UsageError(`--intents ${path}: ${fileErrorReason(error)}`);
   }
   const value = parseJsonText(text, (why) => new UsageError(`--intents ${path}: not valid JSON (${why})`));
   return { value, source: path };

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { formatPath } from '../../shared/errors.js';
+import { fileErrorReason } from '../../shared/file-errors.js';
 import { parseJsonText } from '../../shared/json-syntax.js';
 import BUILT_IN from './prices/model-prices.json' with { type: 'json' };
 
@@ -75,8 +76,7 @@ export function readPriceFile(path: string): Map<string, PriceEntry> {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new PriceFileError(`${path}: ${code === 'ENOENT' ? 'no such file' : String(error)}`);
+    throw new PriceFileError(`${path}: ${fileErrorReason(error)}`);
   }
   const raw = parseJsonText(text, (why) => new PriceFileError(`${path}: not valid JSON (${why})`));
   return parsePriceEntries(raw, path);
