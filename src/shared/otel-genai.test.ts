@@ -213,6 +213,142 @@ describe('mapGenAiSpan', () => {
     valid(m.event);
     expect(m.event.properties).toMatchObject({ prompt_tokens: 42, completion_tokens: 0 });
   });
+
+  it("maps the Vercel AI SDK's steps, not the generateText span that wraps them and repeats their tokens", () => {
+    // Attributes as ai@5's generateText writes them (a tool step, the tool, the answering step).
+    const vercel = (operationId: string, extra: OtelSpan['attributes']) =>
+      mapGenAiSpan(
+        span({
+          'ai.operationId': operationId,
+          'ai.model.provider': 'openai.chat',
+          'ai.model.id': 'gpt-4o',
+          'ai.telemetry.metadata.userId': 'erin',
+          'ai.telemetry.metadata.sessionId': 'vsess-1',
+          ...extra,
+        }),
+      );
+    const asked = JSON.stringify([{ role: 'user', content: [{ type: 'text', text: 'Weather in Paris?' }] }]);
+    const step = (extra: OtelSpan['attributes']) =>
+      vercel('ai.generateText.doGenerate', {
+        'gen_ai.system': 'openai.chat',
+        'gen_ai.request.model': 'gpt-4o',
+        'ai.prompt.messages': asked,
+        ...extra,
+      });
+    const toolStep = step({
+      'ai.response.finishReason': 'tool-calls',
+      'gen_ai.response.finish_reasons': ['tool-calls'],
+      'gen_ai.usage.input_tokens': 100,
+      'gen_ai.usage.output_tokens': 20,
+    });
+    expect(toolStep).toMatchObject({
+      kind: 'usage',
+      event: {
+        user_id: 'erin',
+        session_id: 'vsess-1',
+        properties: { prompt_tokens: 100, completion_tokens: 20 },
+      },
+    });
+    const answer = step({
+      'ai.response.finishReason': 'stop',
+      'ai.response.text': 'Sunny in Paris.',
+      'gen_ai.usage.input_tokens': 150,
+      'gen_ai.usage.output_tokens': 30,
+    });
+    expect(answer).toMatchObject({
+      kind: 'turn',
+      event: { properties: { user: 'Weather in Paris?', assistant: 'Sunny in Paris.', prompt_tokens: 150 } },
+    });
+    const tool = vercel('ai.toolCall', {
+      'ai.toolCall.name': 'weather',
+      'ai.toolCall.args': '{"city":"Paris"}',
+    });
+    expect(tool).toMatchObject({ kind: 'function', event: { properties: { name: 'weather' } } });
+    const wrapper = vercel('ai.generateText', {
+      'ai.prompt': '{"prompt":"Weather in Paris?"}',
+      'ai.response.text': 'Sunny in Paris.',
+      'ai.usage.promptTokens': 150,
+      'ai.usage.completionTokens': 30,
+    });
+    expect(wrapper.kind).toBe('skip');
+    const embed = vercel('ai.embed.doEmbed', {
+      'ai.model.id': 'text-embedding-3-small',
+      'ai.usage.tokens': 9,
+    });
+    expect(embed).toMatchObject({
+      kind: 'usage',
+      event: { properties: { prompt_tokens: 9, completion_tokens: 0 } },
+    });
+    expect(vercel('ai.embed', { 'ai.usage.tokens': 9 }).kind).toBe('skip');
+    for (const m of [toolStep, answer, tool, embed]) if (m.kind !== 'skip') valid(m.event);
+  });
+
+  it('reads the messages of a gen_ai.client.inference.operation.details event', () => {
+    const details = (output: unknown[]) =>
+      mapGenAiSpan(
+        span(
+          {
+            'gen_ai.operation.name': 'chat',
+            'gen_ai.request.model': 'gpt-4o',
+            'gen_ai.usage.input_tokens': 30,
+            'gen_ai.usage.output_tokens': 7,
+          },
+          {
+            events: [
+              {
+                name: 'gen_ai.client.inference.operation.details',
+                timeUnixNano: ns(T0 + 1500),
+                attributes: {
+                  'gen_ai.input.messages': JSON.stringify([
+                    { role: 'user', parts: [{ type: 'text', content: 'Where is order 42?' }] },
+                  ]),
+                  'gen_ai.output.messages': JSON.stringify(output),
+                },
+              },
+            ],
+          },
+        ),
+      );
+    const answered = details([
+      { role: 'assistant', parts: [{ type: 'text', content: 'It ships today.' }], finish_reason: 'stop' },
+    ]);
+    expect(answered).toMatchObject({
+      kind: 'turn',
+      event: { properties: { user: 'Where is order 42?', assistant: 'It ships today.' } },
+    });
+    const tools = details([
+      {
+        role: 'assistant',
+        parts: [{ type: 'tool_call', id: 'c1', name: 'track' }],
+        finish_reason: 'tool_call',
+      },
+    ]);
+    expect(tools).toMatchObject({ kind: 'usage', event: { properties: { prompt_tokens: 30 } } });
+  });
+
+  it('keeps a failed model call as a turn that says why it failed', () => {
+    const m = mapGenAiSpan(
+      span(
+        {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.request.model': 'gpt-4o',
+          'error.type': '429',
+          'gen_ai.input.messages': JSON.stringify([
+            { role: 'user', parts: [{ type: 'text', content: 'will fail' }] },
+          ]),
+        },
+        { statusCode: 2, statusMessage: 'rate limited' },
+      ),
+    );
+    if (m.kind === 'skip') throw new Error(m.reason);
+    expect(valid(m.event).properties).toMatchObject({
+      user: 'will fail',
+      assistant: '',
+      error: 'rate limited',
+    });
+    const ok = mapGenAiSpan(span({ 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o' }));
+    expect(ok.kind !== 'skip' && 'error' in (ok.event.properties as object)).toBe(false);
+  });
 });
 
 describe('otlpSpans', () => {

@@ -66,6 +66,8 @@ const KEYS = {
     'llm.token_count.prompt',
     'ai.usage.promptTokens',
     'ai.usage.inputTokens',
+    // The Vercel AI SDK's embedding calls count only input.
+    'ai.usage.tokens',
   ],
   output: [
     'gen_ai.usage.output_tokens',
@@ -108,9 +110,23 @@ const KEYS = {
 
 type SpanKind = 'turn' | 'usage' | 'function' | 'skip';
 
+/**
+ * The Vercel AI SDK names each span's operation in `ai.operationId`: the model calls are the
+ * `….doGenerate` / `….doStream` / `….doEmbed` spans inside an `ai.generateText` (`streamText`,
+ * `generateObject`, `embed`, …) span that wraps the steps and repeats a model id and token counts.
+ */
+function vercelKind(operationId: string): SpanKind {
+  if (operationId === 'ai.toolCall') return 'function';
+  if (operationId.endsWith('.doEmbed')) return 'usage';
+  if (operationId.endsWith('.doGenerate') || operationId.endsWith('.doStream')) return 'turn';
+  return 'skip';
+}
+
 /** Agent and workflow spans wrap the calls they make (and often repeat their token counts): skipped. */
 function spanKind(span: OtelSpan): SpanKind {
   const a = span.attributes;
+  const vercel = attrString(a, 'ai.operationId');
+  if (vercel !== undefined) return vercelKind(vercel);
   const op = attrString(a, ...KEYS.operation)?.toLowerCase();
   const openInference = attrString(a, 'openinference.span.kind')?.toUpperCase();
   const traceloop = attrString(a, 'traceloop.span.kind')?.toLowerCase();
@@ -211,21 +227,27 @@ function traceProps(span: OtelSpan): Record<string, string> {
   return { ...(provider === undefined ? {} : { provider }), trace_id: span.traceId, span_id: span.spanId };
 }
 
+/** Why the span failed (status ERROR, or the conventions' `error.type`); undefined when it did not. */
+function spanError(span: OtelSpan): string | undefined {
+  const failed = span.statusCode === 2 || span.attributes['error.type'] !== undefined;
+  if (!failed) return undefined;
+  return span.statusMessage || attrString(span.attributes, 'error.type') || 'error';
+}
+
 function functionProperties(span: OtelSpan): Record<string, unknown> {
   const a = span.attributes;
   const args = attrString(a, ...KEYS.toolArgs);
   const result = attrString(a, ...KEYS.toolResult);
   const runtime = durationMs(span);
   const callId = attrString(a, 'gen_ai.tool.call.id', 'ai.toolCall.id');
-  const failed = span.statusCode === 2 || a['error.type'] !== undefined;
-  const error = span.statusMessage || attrString(a, 'error.type') || 'error';
+  const error = spanError(span);
   return {
     name: attrString(a, ...KEYS.toolName) ?? span.name.replace(/^execute_tool\s+/, ''),
     ...(args === undefined ? {} : { args }),
     ...(result === undefined ? {} : { result }),
     ...(runtime === undefined ? {} : { runtime }),
     ...(callId === undefined ? {} : { call_id: callId }),
-    ...(failed ? { error } : {}),
+    ...(error === undefined ? {} : { error }),
     ...traceProps(span),
   };
 }
@@ -267,11 +289,14 @@ export function genAiSpanRecord(span: OtelSpan): SpanRecord {
       properties: { model, ...counted, ...traceProps(span) },
     };
   }
+  // A call that failed (rate limited, refused) is still a user's turn, marked as functions are.
+  const error = spanError(span);
   const properties = {
     user: lastUserText(texts.input) ?? '',
     assistant,
     ...(model === undefined ? {} : { model }),
     ...tokens(a, undefined),
+    ...(error === undefined ? {} : { error }),
     ...traceProps(span),
   };
   return { kind, envelope: envelope(span), properties };

@@ -89,6 +89,10 @@ function fromEvents(span: OtelSpan): { input?: ChatText[]; output?: ChatText[] }
       input.push(...(messageList(a['gen_ai.prompt'], 'user') ?? []));
     } else if (e.name === 'gen_ai.content.completion') {
       output.push(...(messageList(a['gen_ai.completion'], 'assistant') ?? []));
+    } else if (e.name === 'gen_ai.client.inference.operation.details') {
+      // The current conventions' event form of the span's gen_ai.input/output.messages attributes.
+      input.push(...(messageList(a['gen_ai.input.messages'], 'user') ?? []));
+      output.push(...(messageList(a['gen_ai.output.messages'], 'assistant') ?? []));
     } else if (/^gen_ai\.(user|system|assistant|tool)\.message$/.test(e.name)) {
       const role = e.name.split('.')[1] ?? 'user';
       const m = messageOf(a, role);
@@ -123,8 +127,10 @@ export function genAiText(span: OtelSpan): { input: ChatText[]; output: ChatText
   return { input, output };
 }
 
-/** Finish reasons of a reply that calls tools (OpenAI, the GenAI conventions, Anthropic). */
+/** Finish reasons of a reply that calls tools (OpenAI, the GenAI conventions, Anthropic; the Vercel AI SDK's `tool-calls`). */
 const TOOL_FINISH = new Set(['tool_calls', 'tool_call', 'function_call', 'tool_use']);
+const callsTools = (reason: OtelValue | undefined): boolean =>
+  typeof reason === 'string' && TOOL_FINISH.has(reason.toLowerCase().replaceAll('-', '_'));
 
 /**
  * Whether the model answered by calling tools: a finish reason saying so
@@ -134,13 +140,14 @@ const TOOL_FINISH = new Set(['tool_calls', 'tool_call', 'function_call', 'tool_u
 export function asksForTools(span: OtelSpan): boolean {
   const a = span.attributes;
   const reasons = parseMaybeJson(a['gen_ai.response.finish_reasons']);
-  if ((Array.isArray(reasons) ? reasons : [reasons]).some((r) => typeof r === 'string' && TOOL_FINISH.has(r)))
-    return true;
-  const output = parseMaybeJson(a['gen_ai.output.messages']);
+  if ((Array.isArray(reasons) ? reasons : [reasons]).some(callsTools)) return true;
+  if (callsTools(a['ai.response.finishReason'])) return true;
+  const details = span.events.find((e) => e.name === 'gen_ai.client.inference.operation.details');
+  const output = parseMaybeJson(a['gen_ai.output.messages'] ?? details?.attributes['gen_ai.output.messages']);
   return (Array.isArray(output) ? output : [output]).some(
     (m) =>
       isRecord(m) &&
-      ((typeof m.finish_reason === 'string' && TOOL_FINISH.has(m.finish_reason)) ||
+      (callsTools(m.finish_reason) ||
         (Array.isArray(m.parts) && m.parts.some((p) => isRecord(p) && p.type === 'tool_call'))),
   );
 }
