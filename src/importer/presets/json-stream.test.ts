@@ -52,6 +52,40 @@ describe('readJsonStream', () => {
     ]);
   });
 
+  it('in JSON Lines, a line cut short or not JSON costs only itself, wherever it breaks', async () => {
+    const good = '{"resourceSpans":[{"spans":[{"name":"a b"}]}]}';
+    const cutInString = good.slice(0, 32);
+    const cutOutside = good.slice(0, 18);
+    for (const chunk of [1, 3, 1000]) {
+      const inString = await read(`${cutInString}\n${good}\n${good}\n`, chunk);
+      expect(values(inString)).toEqual([
+        expect.stringMatching(/^! a string runs into the end of its line/),
+        JSON.parse(good),
+        JSON.parse(good),
+      ]);
+      expect(inString.map((i) => [i.line, i.index])).toEqual([
+        [1, 0],
+        [2, 1],
+        [3, 2],
+      ]);
+      const outside = await read(`${cutOutside}\r\n${good}\r\n${good}`, chunk);
+      expect(values(outside)).toEqual([
+        '! this value breaks off: line 2 starts another',
+        JSON.parse(good),
+        JSON.parse(good),
+      ]);
+      const words = await read(`this is not json at all\n${good}\n42\n"s"\n`, chunk);
+      expect(values(words)).toEqual([expect.stringMatching(/^! not valid JSON/), JSON.parse(good), 42, 's']);
+      expect(values(await read(`${good}\n${cutInString}`, chunk))).toEqual([
+        JSON.parse(good),
+        expect.stringMatching(/^! the file ends inside a string/),
+      ]);
+    }
+    // Pretty-printed documents nest indented, so they still read whole.
+    const pretty = `${JSON.stringify(JSON.parse(good), null, 2)}\n${JSON.stringify({ b: [{ c: 1 }] }, null, 1)}\n`;
+    expect(values(await read(pretty, 5))).toEqual([JSON.parse(good), { b: [{ c: 1 }] }]);
+  });
+
   it('refuses a value beyond the size limit without keeping it, and goes on', async () => {
     const items = await read(`[{"a":"${'x'.repeat(100)}"}, 2]`, 8, 50);
     expect(values(items)).toEqual(['! value longer than 50 bytes', 2]);

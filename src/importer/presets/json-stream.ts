@@ -17,6 +17,13 @@ const isSpace = (c: number) => c === SP || c === LF || c === CR || c === TAB;
  * pretty-printed documents one after another) yields each top-level value. Values are delimited by a
  * byte scan (strings and escapes tracked), then parsed one by one, so a bad element costs only
  * itself as long as its brackets balance. A UTF-8 BOM is skipped.
+ *
+ * Values one after another are mostly JSON Lines (the OTel Collector's file exporter), whose lines a
+ * crash can cut short, so there the scan also ends a value where a line shows it broken, and goes on
+ * with the next line: a string running into a raw line break (JSON strings cannot hold one); a `{`
+ * at the start of a line while a value begun at the start of a line is still open (machine-written
+ * JSON, pretty-printed or not, indents what it nests); and a value that is no object or array runs
+ * to the end of its line (`this is not json` is one bad value, not four).
  */
 export async function* readJsonStream(
   chunks: AsyncIterable<Buffer>,
@@ -38,6 +45,11 @@ export async function* readJsonStream(
   let bom = 0;
   let trailing = false;
   let out: JsonStreamItem[] = [];
+  /** Whether the byte being scanned is the first of its line, and whether the open value's was. */
+  let atLineStart = true;
+  let valueAtLineStart = false;
+  /** A sequence's value that is no object or array: it runs to the end of its line. */
+  let lineValue = false;
 
   const finish = (): void => {
     const bytes = Buffer.concat(pieces);
@@ -56,6 +68,17 @@ export async function* readJsonStream(
     } else out.push(parse(bytes, startLine, i));
     size = 0;
   };
+  /** Ends the open value as refused, for a reason the scan saw; the next one starts afresh. */
+  const broken = (reason: string): void => {
+    const text = Buffer.concat(pieces).subarray(0, 200).toString('utf8');
+    pieces = [];
+    size = 0;
+    out.push({ ok: false, line: startLine, index: index++, reason, text });
+    inValue = false;
+    inString = false;
+    escaped = false;
+    depth = base;
+  };
   const keep = (piece: Buffer): void => {
     const was = size;
     size += piece.length;
@@ -68,7 +91,22 @@ export async function* readJsonStream(
     let from = 0;
     for (let i = 0; i < chunk.length; i++) {
       const c = chunk[i]!;
+      const lineStart = atLineStart;
+      atLineStart = c === LF;
       if (c === LF) line++;
+      if (lineValue) {
+        if (c === LF || c === CR) {
+          keep(chunk.subarray(from, i));
+          finish();
+          lineValue = false;
+        }
+        continue;
+      }
+      if (inString && c === LF && mode === 'sequence') {
+        keep(chunk.subarray(from, i));
+        broken('a string runs into the end of its line: the line is cut short or not JSON');
+        continue;
+      }
       if (inString) {
         if (escaped) escaped = false;
         else if (c === BSLASH) escaped = true;
@@ -123,9 +161,22 @@ export async function* readJsonStream(
         inValue = true;
         startLine = line;
         from = i;
+        valueAtLineStart = lineStart;
         scalar = c !== LBRACE && c !== LBRACKET;
-        if (c === QUOTE) inString = true;
+        if (scalar && mode === 'sequence') lineValue = true;
+        else if (c === QUOTE) inString = true;
         else if (!scalar) depth++;
+        continue;
+      }
+      if (c === LBRACE && lineStart && valueAtLineStart && mode === 'sequence') {
+        keep(chunk.subarray(from, i));
+        broken(`this value breaks off: line ${line} starts another`);
+        inValue = true;
+        startLine = line;
+        from = i;
+        scalar = false;
+        depth = base + 1;
+        valueAtLineStart = true;
         continue;
       }
       if (c === QUOTE) inString = true;
@@ -149,6 +200,7 @@ export async function* readJsonStream(
   }
   if (inValue) {
     if (scalar && !inString) finish();
+    else if (mode === 'sequence' && inString) broken('the file ends inside a string: the line is cut short');
     else {
       const text = Buffer.concat(pieces).subarray(0, 200).toString('utf8');
       out.push({
