@@ -39,6 +39,53 @@ describe('idempotency and all-or-nothing batches (decisions §4)', () => {
     expect(await count('dup-s')).toBe(stored);
   });
 
+  it("refuses a caller's event_id of the form generated events have, which would pass as their repeat", async () => {
+    // Every generated event a session can have: starts, a turn with an intent, ends, the summary.
+    const batch = [
+      { type: 'start_session', session_id: 'gen-ids', user_id: 'gen-user', event_id: 'g1', timestamp: at(0) },
+      turn('gen-ids', at(1), { intent: 'refund' }, { event_id: 'g2' }),
+      { type: 'end_session', session_id: 'gen-ids', event_id: 'g3', timestamp: at(2) },
+    ];
+    expect((await queue(t, batch)).json).toEqual({ status: 'ok', accepted: 3, duplicates: 0 });
+    const generated = (await storedEvents(t, 'gen-ids')).filter((e) => e.origin_event_id !== undefined);
+    expect(new Set(generated.map((e) => e.event))).toEqual(
+      new Set(['Conversation Started', 'Conversation Ended', 'Conversation Summary', 'Intent Informed']),
+    );
+    for (const { event_id } of generated) {
+      const res = await queue(t, [
+        {
+          type: 'track',
+          event: 'Important',
+          session_id: 'gen-ids-2',
+          user_id: 'gen-user',
+          event_id,
+          timestamp: at(5),
+        },
+      ]);
+      expect(res.status, event_id).toBe(400);
+      expect(res.json).toMatchObject({
+        issues: [{ path: '[0].event_id', message: expect.stringMatching(/reserved/) }],
+      });
+    }
+    // A new session's start, and the end the service adds for a session left open.
+    const forms = ['x#session-started', 'x#end', 'order#end', 'x#conversation-started:c'];
+    for (const event_id of forms) {
+      const res = await queue(t, [{ type: 'track', event: 'E', session_id: 's', user_id: 'u', event_id }]);
+      expect(res.status, event_id).toBe(400);
+    }
+    const free = [
+      {
+        type: 'track',
+        event: 'E',
+        session_id: 'gen-ids-3',
+        user_id: 'gen-user',
+        event_id: 'order#42',
+        timestamp: at(6),
+      },
+    ];
+    expect((await queue(t, free)).json).toEqual({ status: 'ok', accepted: 1, duplicates: 0 });
+  });
+
   it('treats a repeated event_id inside one batch as a duplicate', async () => {
     const twice = [
       { type: 'start_session', session_id: 'twice', device_id: 'tw-d', event_id: 'tw-1', timestamp: at(0) },
@@ -124,7 +171,8 @@ describe('ids the service made are ids like any other (decisions §4: each (proj
     const started = byName(stored, 'Session Started')[0]?.event_id ?? '';
     expect(assigned).toMatch(/^e_/);
     expect(started).toMatch(/#session-started$/);
-    // The assigned id, through a per-event route and the queue; a generated row's id on a new event.
+    // The assigned id, through a per-event route and the queue; a generated row's id is the service's
+    // own (a caller's event under it would pass as that row's repeat and be lost): refused.
     const single = await s.post('/bc/v1/events/event/track', clicked({ event_id: assigned }));
     expect(single.status).toBe(200);
     expect((await queue(s, [clicked({ event_id: assigned })])).json).toEqual({
@@ -132,16 +180,12 @@ describe('ids the service made are ids like any other (decisions §4: each (proj
       accepted: 0,
       duplicates: 1,
     });
-    expect((await queue(s, [clicked({ event: 'Other', event_id: started })])).json).toEqual({
-      status: 'ok',
-      accepted: 0,
-      duplicates: 1,
-    });
+    expect((await queue(s, [clicked({ event: 'Other', event_id: started })])).status).toBe(400);
     const after = await storedEvents(s, 'own-ids');
     expect(after.map((e) => e.event_id).sort()).toEqual(stored.map((e) => e.event_id).sort());
   }
 
-  it('a re-sent event under the id the service assigned, or under a generated row id, is a duplicate, also after a restart', async () => {
+  it('a re-sent event under the id the service assigned is a duplicate, also after a restart; a generated row id is refused', async () => {
     const dir = tempDir();
     let s = await startServiceOn(dir.path);
     try {

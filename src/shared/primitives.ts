@@ -9,10 +9,22 @@ export const idSchema = z
   .min(1, 'must not be empty')
   .max(LIMITS.idLength, `must be at most ${LIMITS.idLength} characters`);
 
+/**
+ * The ids of events the service generates: `<cause's id>#<what>` (service/ingest/rows.ts
+ * `generatedId`). A caller's id of that form would be taken for a repeat of a generated event (its
+ * event dropped as a duplicate) or stored beside one under the same id, so it is refused.
+ */
+export const GENERATED_EVENT_ID =
+  /#(?:session-started|end|(?:conversation-started|conversation-ended|summary|intent):.*)$/s;
+
 export const eventIdSchema = z
   .string()
   .min(1, 'must not be empty')
-  .max(LIMITS.eventIdLength, `must be at most ${LIMITS.eventIdLength} characters`);
+  .max(LIMITS.eventIdLength, `must be at most ${LIMITS.eventIdLength} characters`)
+  .refine((id) => !GENERATED_EVENT_ID.test(id), {
+    message:
+      'ends like the ids of events the service generates (#session-started, #end, #conversation-started:…, #conversation-ended:…, #summary:…, #intent:…), which are reserved',
+  });
 
 export const eventNameSchema = idSchema;
 
