@@ -153,6 +153,57 @@ describe('idempotency and all-or-nothing batches (decisions §4)', () => {
     expect((await queue(t, [{ ...early('early-alone'), timestamp: at(3700) }])).status).toBe(200);
     expect(byName(await storedEvents(t, 'early-alone'), 'Session Ended')).toHaveLength(1);
   });
+
+  // Both were 200, storing Conversation Ended before Conversation Started (found by probing).
+  it("refuses an end before its conversation started, the conversation's own or its session's", async () => {
+    const talk = (session: string, s: number) =>
+      turn(
+        session,
+        at(s),
+        { user: 'a', assistant: 'b' },
+        { user_id: 'late-conv-user', conversation_id: 'q' },
+      );
+    const endConversation = {
+      type: 'track',
+      event: 'Conversation Ended',
+      session_id: 'late-conv',
+      conversation_id: 'q',
+      timestamp: at(0),
+    };
+    const own = await queue(t, [talk('late-conv', 300), endConversation]);
+    expect(own.status).toBe(409);
+    expect(own.json).toMatchObject({
+      issues: [
+        {
+          path: '[1].timestamp',
+          message: `conversation "q" started at ${at(300)}: it cannot end before that, at ${at(0)}`,
+        },
+      ],
+    });
+    expect(await count('late-conv')).toBe(0);
+    const session = [
+      {
+        type: 'track',
+        event: 'Clicked',
+        session_id: 'late-conv-2',
+        user_id: 'late-conv-user',
+        timestamp: at(0),
+      },
+      talk('late-conv-2', 300),
+      { type: 'end_session', session_id: 'late-conv-2', timestamp: at(120) },
+    ];
+    const ended = await queue(t, session);
+    expect(ended.status).toBe(409);
+    expect(ended.json).toMatchObject({ issues: [{ path: '[2].timestamp' }] });
+    // At or after the start, both end as before.
+    expect(
+      (await queue(t, [talk('late-conv', 300), { ...endConversation, timestamp: at(300) }])).status,
+    ).toBe(200);
+    const later = await queue(t, [...session.slice(0, 2), { ...session[2], timestamp: at(300) }]);
+    expect(later.status).toBe(200);
+    const stored = await storedEvents(t, 'late-conv-2');
+    expect(byName(stored, 'Conversation Ended')[0]?.timestamp).toBe(at(300));
+  });
 });
 
 describe('ids the service made are ids like any other (decisions §4: each (project, event_id) once)', () => {

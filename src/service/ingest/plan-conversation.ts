@@ -122,6 +122,22 @@ function edgeProperties(e: { properties?: Properties | undefined; attributes?: P
   return mergeProps<Properties>(mergeProps<Properties>(null, e.attributes), e.properties);
 }
 
+/**
+ * An end before its conversation started is refused, as a session's is (plan-session.ts `planEnd`):
+ * planned, it moved the conversation's start back to the end, after its Conversation Started row.
+ */
+function endsBeforeStart(p: Planner, s: SessionState, named: string | undefined, x: EventCtx): boolean {
+  const id = named ?? (s.open.length === 1 ? s.open[0] : undefined);
+  const c = id === undefined ? undefined : p.cache.conversation(s.id, id);
+  if (!c || c.endedAt !== null || x.ts >= c.startedAt) return false;
+  p.conflict(
+    x.index,
+    'timestamp',
+    `conversation "${c.id}" started at ${iso(c.startedAt)}: it cannot end before that, at ${iso(x.ts)}`,
+  );
+  return true;
+}
+
 /** Plans the conversation-level kinds and custom events; false for the session-level ones. */
 export function planConversationEvent(p: Planner, e: WireEvent, x: EventCtx): boolean {
   if (e.kind === 'identify' || e.kind === 'alias' || e.kind === 'start_session' || e.kind === 'end_session') {
@@ -133,6 +149,7 @@ export function planConversationEvent(p: Planner, e: WireEvent, x: EventCtx): bo
     p.conflict(x.index, 'conversation_id', `session "${s.id}" has no open conversation to end`);
     return true;
   }
+  if (e.kind === 'end_conversation' && endsBeforeStart(p, s, e.conversation_id, x)) return true;
   const mode = e.kind === 'custom' ? 'optional' : e.kind === 'start_conversation' ? 'new' : 'default';
   const c = conversationFor(p, s, e, x, mode);
   if (c === undefined) return true;

@@ -247,6 +247,17 @@ function planEnd(p: Planner, e: WireEventOf<'end_session'>, x: EventCtx): void {
     );
     return;
   }
+  const late = started?.open
+    .map((id) => p.cache.conversation(started.id, id))
+    .find((c) => c !== undefined && end.ts < c.startedAt);
+  if (late && e.provisional !== true) {
+    p.conflict(
+      x.index,
+      'timestamp',
+      `conversation "${late.id}" of session "${late.sessionId}" started at ${iso(late.startedAt)}: the session cannot end before that, at ${iso(end.ts)}`,
+    );
+    return;
+  }
   const s = sessionFor(p, e, end);
   if (!s || !checkUser(p, s, e.user_id, end, e.device_id)) return;
   for (const id of [...s.open]) {
