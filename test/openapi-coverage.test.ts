@@ -39,6 +39,13 @@ beforeAll(async () => {
 });
 afterAll(() => t.stop());
 
+/** What each operation answered, by `METHOD path`: checked against our document below. */
+const answered = new Map<string, Set<number>>();
+function record(op: Operation, status: number): void {
+  const key = `${op.method} ${op.path}`;
+  answered.set(key, (answered.get(key) ?? new Set()).add(status));
+}
+
 it('answers every path and method of the public description (none is 404 "no route" or 405)', async () => {
   const operations = referenceOperations();
   expect(operations.length).toBeGreaterThanOrEqual(57);
@@ -54,6 +61,16 @@ it('answers every path and method of the public description (none is 404 "no rou
     const text = await response.text();
     const noRoute = response.status === 405 || (response.status === 404 && text.includes('"no route '));
     if (noRoute) missing.push(`${op.method} ${op.path} → ${response.status}`);
+    else record(op, response.status);
+    if (withBody) {
+      const wrongType = await fetch(`${t.url}${url}`, {
+        method: op.method,
+        headers: { ...t.headers, 'content-type': 'text/plain' },
+        body: '{}',
+      });
+      await wrongType.text();
+      record(op, wrongType.status);
+    }
   }
   expect(
     missing,
@@ -69,4 +86,47 @@ it('describes every one of them in its own OpenAPI document', async () => {
     .filter((op) => paths[op.path]?.[op.method.toLowerCase()] === undefined)
     .map((op) => `${op.method} ${op.path}`);
   expect(undescribed, `not in /bc/v1/openapi.json:\n${undescribed.join('\n')}`).toEqual([]);
+});
+
+/** Refusals of the routes' own making (an unknown id, a state conflict), which `{}` does not reach. */
+async function refusals(): Promise<void> {
+  const post = async (path: string, body: unknown, method = 'POST') => {
+    const res = await fetch(`${t.url}${path}`, {
+      method,
+      headers: { ...t.headers, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    await res.text();
+    record({ method, path }, res.status);
+    return res.status;
+  };
+  const ended = {
+    type: 'end_session',
+    session_id: 'doc-ended',
+    user_id: 'doc-user',
+    timestamp: '2025-03-09T12:00:00Z',
+  };
+  expect(await post('/bc/v1/events/queue', [ended])).toBe(200);
+  const late = { type: 'track', event: 'Late', session_id: 'doc-ended', timestamp: '2025-03-09T13:00:00Z' };
+  expect(await post('/bc/v1/events/queue', [late])).toBe(409);
+  expect(await post('/bc/v1/events/event/track', late)).toBe(409);
+  const unknown = { type: 'alias', user_id: 'doc-new', previous_id: 'doc-nobody' };
+  expect(await post('/bc/v1/events/event/alias', unknown)).toBe(404);
+  expect(await post('/bc/v1/user/alias', { id: 'doc-new', previous_id: 'doc-nobody' })).toBe(404);
+  expect(await post('/bc/v1/user/identify', { id: 'doc-other' })).toBe(200);
+  expect(await post('/bc/v1/user/alias', { id: 'doc-other', previous_id: 'doc-user' })).toBe(409);
+}
+
+it('lists in its document every status each route answered, its own refusals included', async () => {
+  await refusals();
+  const res = await t.get('/bc/v1/openapi.json');
+  const paths = (
+    res.json as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> }
+  ).paths;
+  const unlisted = [...answered].flatMap(([key, statuses]) => {
+    const [method = '', path = ''] = key.split(' ');
+    const listed = paths[path]?.[method.toLowerCase()]?.responses ?? {};
+    return [...statuses].filter((s) => listed[String(s)] === undefined).map((s) => `${key} → ${s}`);
+  });
+  expect(unlisted, `answered but not in /bc/v1/openapi.json:\n${unlisted.join('\n')}`).toEqual([]);
 });

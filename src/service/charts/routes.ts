@@ -162,6 +162,7 @@ export function chartRoutes(db: Database, limits: ChartLimits = LIMITS, options:
       query: retrieveDataQuerySchema,
       response: retrieveDataResponseSchema,
       rate: 'chart',
+      refusals: { 404: 'Unknown drilldown id: another project, or expired' },
       handler: ({ tenant, query }) =>
         leaseRead(db, tenant, (q) =>
           retrieveData(

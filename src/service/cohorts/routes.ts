@@ -102,6 +102,7 @@ export function cohortRoutes(db: Database) {
       description: `Names are unique per project (409 otherwise); "${ALL_USERS}" is reserved. Terms combine left to right with their operator (the first term's is ignored). A nested cohort term must name an existing cohort and may not lead back to this one (400), and no cohort may come to more than 500 terms once nested cohorts are inlined (400, whichever save would make it so). Event and intent terms count within their within, else the chart's range (so a cohort filters a chart exactly as the same filters inline); /cohorts/evaluate counts over all time. within on a trait term is refused: traits have no history.`,
       body: cohortBodySchema,
       response: cohortRecordSchema,
+      refusals: { 409: 'A cohort of that name exists, or the cohort would nest itself' },
       handler: async ({ tenant, body }) => {
         await validate(body);
         return write((tx) => saveCohort(tx, tenant, body, undefined));
@@ -116,6 +117,10 @@ export function cohortRoutes(db: Database) {
       query: cohortIdQuerySchema,
       body: cohortBodySchema,
       response: cohortRecordSchema,
+      refusals: {
+        404: 'No such cohort',
+        409: 'A cohort of that name exists, or the cohort would nest itself',
+      },
       handler: async ({ tenant, body, query }) => {
         await validate(body);
         return write((tx) => saveCohort(tx, tenant, body, query.cohort_id));
@@ -130,6 +135,7 @@ export function cohortRoutes(db: Database) {
         'Answers {status: "ok", cohort_id}; 404 when unknown, 409 while another cohort contains it.',
       query: cohortIdQuerySchema,
       response: cohortDeletedSchema,
+      refusals: { 404: 'No such cohort', 409: 'Another cohort uses it' },
       handler: async ({ tenant, query }) => {
         await write((tx) => deleteCohort(tx, tenant, query.cohort_id));
         return { status: 'ok' as const, cohort_id: query.cohort_id };
@@ -142,6 +148,7 @@ export function cohortRoutes(db: Database) {
       summary: 'A cohort by name',
       query: cohortNameQuerySchema,
       response: cohortRecordSchema,
+      refusals: { 404: 'No such cohort' },
       handler: ({ tenant, query }) =>
         leaseRead(db, tenant, (q) => findCohort(q, tenant, { name: query.name })),
     }),
@@ -152,6 +159,7 @@ export function cohortRoutes(db: Database) {
       summary: 'A cohort by id',
       query: cohortIdQuerySchema,
       response: cohortRecordSchema,
+      refusals: { 404: 'No such cohort' },
       handler: ({ tenant, query }) =>
         leaseRead(db, tenant, (q) => findCohort(q, tenant, { id: query.cohort_id })),
     }),

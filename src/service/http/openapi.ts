@@ -58,13 +58,31 @@ export function buildOpenApi(routes: ReadonlyArray<RouteSpec>, version: string):
           content: { 'application/json': { schema: schemaOf(r.response, 'output') } },
         },
         '400': { description: 'Invalid input', ...errorResponse },
+        ...Object.fromEntries(
+          Object.entries(r.refusals ?? {}).map(([status, description]) => [
+            status,
+            { description, ...errorResponse },
+          ]),
+        ),
         ...(r.public
           ? {}
           : {
               '401': { description: 'Missing credentials', ...errorResponse },
               '403': { description: 'Unknown key or foreign project', ...errorResponse },
-              '429': { description: 'Rate limited', ...errorResponse },
+              '429': { description: 'Rate limited (see Retry-After)', ...errorResponse },
             }),
+        ...(r.body || r.otlp
+          ? {
+              '413': { description: 'Body larger than the limit', ...errorResponse },
+              '415': { description: 'Body of another type or encoding', ...errorResponse },
+            }
+          : {}),
+        '408': { description: 'Headers or request not received in time', ...errorResponse },
+        '503': {
+          description:
+            'Busy (connections, bodies in flight, readers) or storage unavailable; see Retry-After',
+          ...errorResponse,
+        },
       },
       ...(r.public ? { security: [] } : {}),
     };

@@ -35,6 +35,8 @@ export interface RouteSpec<Body = unknown, Query = unknown, Params = unknown> {
   /** Also takes OTLP's `application/x-protobuf` bodies (a Buffer); every route takes `Content-Encoding: gzip`. */
   otlp?: boolean;
   rate?: 'ingest' | 'chart';
+  /** The route's own refusals, for the OpenAPI document: what a 404 or a 409 of this route means. */
+  refusals?: Partial<Record<404 | 409, string>>;
   handler(ctx: RouteContext<Body, Query, Params>): Promise<unknown>;
 }
 

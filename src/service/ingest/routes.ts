@@ -86,6 +86,9 @@ const queueQuerySchema = z.object({
     ),
 });
 
+const STATE_CONFLICT =
+  'An event the state refuses (session_ended, conversation_closed, another user in the session, …): nothing stored';
+
 /** POST /bc/v1/events/queue and the per-event routes of decisions §4. */
 export function ingestRoutes(ingestor: Ingestor, limits: Limits, db: Database) {
   const anyEvent = eventRouteInputSchema('event');
@@ -98,6 +101,7 @@ export function ingestRoutes(ingestor: Ingestor, limits: Limits, db: Database) {
     body: documented(z.union([z.array(anyEvent), anyEvent])),
     response: queueResponseSchema,
     rate: 'ingest',
+    refusals: { 409: STATE_CONFLICT },
     handler: ({ tenant, body, query }) =>
       queueEvents(ingestor, limits, tenant, body, checkedBodyBytes(body), query.history === 'true'),
   });
@@ -113,6 +117,10 @@ export function ingestRoutes(ingestor: Ingestor, limits: Limits, db: Database) {
       body: documented(eventRouteInputSchema(name)),
       response: routeResponseSchema,
       rate: 'ingest',
+      refusals:
+        name === 'alias' || name === 'event'
+          ? { 404: 'No user has the previous_id', 409: `${STATE_CONFLICT}; or the new id is another user's` }
+          : { 409: STATE_CONFLICT },
       handler: async ({ tenant, body }) => {
         const receivedAt = Date.now();
         let eventId: string | undefined;

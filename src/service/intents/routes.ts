@@ -63,6 +63,7 @@ export function udiRoutes(db: Database, ingestor: Ingestor) {
       description: ABOUT,
       body: udiBodySchema,
       response: udiRecordSchema,
+      refusals: { 409: 'An intent of that name exists' },
       handler: async ({ tenant, body }) => {
         await checked(body);
         return change(tenant, (tx) => saveUdi(tx, tenant.projectId, body, undefined));
@@ -75,6 +76,7 @@ export function udiRoutes(db: Database, ingestor: Ingestor) {
       summary: 'A user-defined intent',
       params: udiParamsSchema,
       response: udiRecordSchema,
+      refusals: { 404: 'No such intent' },
       handler: ({ tenant, params }) =>
         leaseRead(db, tenant, (q) => getUdi(q, tenant.projectId, params.user_defined_intent_id)),
     }),
@@ -87,6 +89,7 @@ export function udiRoutes(db: Database, ingestor: Ingestor) {
       params: udiParamsSchema,
       body: udiBodySchema,
       response: udiRecordSchema,
+      refusals: { 404: 'No such intent', 409: 'An intent of that name exists' },
       handler: async ({ tenant, params, body }) => {
         await checked(body);
         return change(tenant, (tx) => saveUdi(tx, tenant.projectId, body, params.user_defined_intent_id));
@@ -100,6 +103,7 @@ export function udiRoutes(db: Database, ingestor: Ingestor) {
       description: 'Stored Intent Informed events stay; 404 when unknown.',
       params: udiParamsSchema,
       response: udiDeletedSchema,
+      refusals: { 404: 'No such intent' },
       handler: async ({ tenant, params }) => {
         await change(tenant, (tx) => deleteUdi(tx, tenant.projectId, params.user_defined_intent_id));
         return { success: true };

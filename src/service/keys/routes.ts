@@ -60,6 +60,7 @@ export function keyRoutes(tenants: Tenants) {
       description: `${ABOUT} rotate (our extension) names a key (secret or id) that the new one replaces: it is revoked in the same transaction (404 when the organization has no such key).`,
       body: orgKeyCreateSchema,
       response: orgKeyRecordSchema,
+      refusals: { 404: 'The organization has no such key to rotate', 409: 'A key collision; try again' },
       handler: async ({ tenant, body, request }) => {
         sameOrg(tenant, body.organization_id);
         let replaces: string | undefined;
@@ -83,6 +84,7 @@ export function keyRoutes(tenants: Tenants) {
       description: `${ABOUT} A key another organization holds is a 409; one this organization holds already is answered as it is. The answer's apikey is the key id.`,
       body: orgKeyAssociateSchema,
       response: orgKeyRecordSchema,
+      refusals: { 409: 'The key belongs to another organization' },
       handler: async ({ tenant, body, request }) => {
         sameOrg(tenant, body.organization_id);
         const added = await tenants.addKey(tenant.orgId, { secret: body.apikey, label: body.label });
@@ -102,6 +104,7 @@ export function keyRoutes(tenants: Tenants) {
       description: `${ABOUT} Without apikey, every key of the organization except the one making the request is revoked (so a caller cannot lock its organization out by accident); naming the caller's own key revokes it. 404 for a key the organization does not have.`,
       query: orgKeyDeleteQuerySchema,
       response: orgKeysDeletedSchema,
+      refusals: { 404: 'The organization has no such key' },
       handler: async ({ tenant, query, request }) => {
         let hashes: string[];
         if (query.apikey === undefined || query.apikey === '') {

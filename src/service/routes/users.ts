@@ -22,6 +22,7 @@ export function userRoutes(db: Database) {
       summary: 'Give a user a new primary id; earlier ids stay in aliases',
       body: aliasBodySchema,
       response: userRecordSchema,
+      refusals: { 404: 'No user has the previous_id', 409: "The new id is another user's" },
       handler: ({ tenant, body }) =>
         db.write(async (tx) => userRecord(tx, tenant, await aliasUser(tx, tenant, body, new Date()))),
     }),

@@ -184,6 +184,7 @@ export function userApiRoutes(db: Database) {
         'user_id: the service id (u_…) or any caller id the user has had. Sessions oldest first, paged by limit (1000 by default) and offset; ended_at of an open session is its last event; durations in ms; user_traits are the current traits (no history is kept).',
       query: userPageQuerySchema,
       response: userDetailsSchema,
+      refusals: { 404: 'No such user in this project' },
       handler: ({ tenant, query }) =>
         leaseRead(db, tenant, (q) => details(q, tenant, query.user_id, query.limit, query.offset)),
     }),
@@ -196,6 +197,7 @@ export function userApiRoutes(db: Database) {
         "From each conversation's Conversation Summary: sentiment, a one-line summary (turns, duration, intents, sentiment), and its intents counted as successful, or unsuccessful when the conversation had a failed function call or negative sentiment. Open conversations: neutral, no duration.",
       query: userPageQuerySchema,
       response: userInsightsSchema,
+      refusals: { 404: 'No such user in this project' },
       handler: ({ tenant, query }) =>
         leaseRead(db, tenant, (q) => insights(q, tenant, query.user_id, query.limit, query.offset)),
     }),
@@ -208,6 +210,7 @@ export function userApiRoutes(db: Database) {
         'Conversation Turn events in time order, as {user, assistant} texts; conversation ids are scoped to sessions, so every session of the user holding that id contributes. 404 for an unknown user; [] for a conversation they do not have.',
       query: userConversationQuerySchema,
       response: conversationTurnsSchema,
+      refusals: { 404: 'No such user in this project' },
       handler: ({ tenant, query }) =>
         leaseRead(db, tenant, async (q) => {
           const person = await resolvePerson(q, tenant, query.user_id);
@@ -232,6 +235,7 @@ export function userApiRoutes(db: Database) {
       description: 'Generated events (Conversation Summary, Intent Informed, …) have ids too. 404 when none.',
       query: userEventQuerySchema,
       response: storedEventSchema,
+      refusals: { 404: 'No such user, or no such event, in this project' },
       handler: ({ tenant, query }) =>
         leaseRead(db, tenant, async (q) => {
           const [event] = await eventDocs(q, tenant, 'e.event_id = $2', [query.event_id], { limit: 1 });
