@@ -176,12 +176,13 @@ describe('cas tail after a reconnect', () => {
       await tail.waitLines(1);
       expect(await stopChild(serve)).toBe(0);
       // While the service is down, 1,200 turns (more than the 1,000 of one history page) are imported
-      // into its data directory; the socket never carries them.
+      // into its data directory; the socket never carries them. 1,100 of them share one millisecond,
+      // which paging by time alone could not get past (found by probing: 100 were never printed).
       const file = `${dir.path}/gap.csv`;
       const t0 = Date.now();
       const rows = Array.from(
         { length: 1_200 },
-        (_, i) => `${new Date(t0 + i).toISOString()},G2,u2,q${i},a${i}`,
+        (_, i) => `${new Date(t0 + Math.max(0, i - 1_099)).toISOString()},G2,u2,q${i},a${i}`,
       );
       writeFileSync(file, `timestamp,session_id,user_id,user,assistant\n${rows.join('\n')}\n`);
       const imported = await runCli(['import', file, '--kind', 'turn', '--data-dir', data, '--json']);
@@ -220,6 +221,44 @@ describe('cas serve --ws-port', () => {
       ).toBe(0);
       await send({ type: 'track', event: 'After Alias', session_id: 'AL', user_id: 'alice@example.com' });
       await send({ type: 'track', event: 'Someone Else', session_id: 'BO', user_id: 'bob' });
+      // Following: an alias made while tail runs gives frames a primary id tail had not been told of.
+      const following = startTail([
+        '--data-dir',
+        data,
+        '--user',
+        'alice@example.com',
+        '--json',
+        '--since',
+        '1m',
+      ]);
+      try {
+        await following.waitLines(3);
+        expect(
+          (
+            await runCli([
+              'alias',
+              '--id',
+              'alice@new',
+              '--previous',
+              'alice@example.com',
+              '--data-dir',
+              data,
+            ])
+          ).code,
+        ).toBe(0);
+        await send({ type: 'track', event: 'Someone Else Again', session_id: 'BO', user_id: 'bob' });
+        await send({ type: 'track', event: 'After Second Alias', session_id: 'AL', user_id: 'alice@new' });
+        await following.waitLines(4);
+        await new Promise((r) => setTimeout(r, 300));
+        expect(frames(following).map((f) => f.event)).toEqual([
+          'Session Started',
+          'Before Alias',
+          'After Alias',
+          'After Second Alias',
+        ]);
+      } finally {
+        await stopChild(following.child);
+      }
       for (const user of ['u01', 'alice@example.com']) {
         const run = await runCli(['tail', '--data-dir', data, '--user', user, '--no-follow', '--json']);
         expect(run.code, run.stderr).toBe(0);
@@ -227,7 +266,12 @@ describe('cas serve --ws-port', () => {
           .trim()
           .split('\n')
           .map((l) => liveFrameSchema.parse(JSON.parse(l)).event);
-        expect(events, user).toEqual(['Session Started', 'Before Alias', 'After Alias']);
+        expect(events, user).toEqual([
+          'Session Started',
+          'Before Alias',
+          'After Alias',
+          'After Second Alias',
+        ]);
       }
     } finally {
       await stopChild(serve);

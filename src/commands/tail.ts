@@ -36,6 +36,8 @@ const HIGH_WATER = 1_000;
 const OVERLAP_MS = 5_000;
 /** What a reconnect's catch-up reads at most, page by page: a longer gap is said, not held in memory. */
 const CATCH_UP_LIMIT = 100_000;
+/** The route's largest page (decisions §2): a catch-up stuck on one millisecond's events asks for it. */
+const PAGE_MAX = 10_000;
 
 const historySchema = z.array(liveFrameSchema);
 
@@ -43,6 +45,9 @@ const historySchema = z.array(liveFrameSchema);
 class RecentIds {
   private readonly ids = new Set<string>();
   constructor(private readonly capacity: number) {}
+  has(id: string): boolean {
+    return this.ids.has(id);
+  }
   /** False when the id was seen already. */
   add(id: string): boolean {
     if (this.ids.has(id)) return false;
@@ -88,7 +93,26 @@ export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGener
   // The socket may move to the service there is now (deps.refresh); the history follows it.
   let client = deps.client;
   const names = new Set(options.events ?? []);
-  const person = options.user === undefined ? undefined : await idsOf(deps.client, options.user, deps.signal);
+  let person = options.user === undefined ? undefined : await idsOf(deps.client, options.user, deps.signal);
+  // Ids of frames the person's ids did not hold when last asked: an alias made while tail runs
+  // gives the person a primary id that frames then carry, so each new one asks again, once.
+  const asked = new RecentIds(SEEN_IDS);
+  const followPerson = async (frames: readonly LiveFrame[]): Promise<void> => {
+    if (options.user === undefined || person === undefined) return;
+    const current = person;
+    const unknown = frames.flatMap((f) =>
+      f.user_id !== null && !current.has(f.user_id) && !asked.has(f.user_id) ? [f.user_id] : [],
+    );
+    if (unknown.length === 0) return;
+    try {
+      person = await idsOf(client, options.user, deps.signal);
+    } catch (error) {
+      // The service went away meanwhile: the socket reconnects, and these ids are asked about then.
+      if (error instanceof HttpError) throw error;
+      return;
+    }
+    for (const id of unknown) asked.add(id);
+  };
   const keep = (f: LiveFrame) =>
     (names.size === 0 || names.has(f.event)) &&
     (person === undefined || (f.user_id !== null && person.has(f.user_id)));
@@ -123,10 +147,23 @@ export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGener
     const found: LiveFrame[] = [];
     const ids = new Set<string>();
     let end = ahead();
+    let limit = HISTORY_LIMIT;
     for (;;) {
-      const frames = await page(from, end, HISTORY_LIMIT);
+      const frames = await page(from, end, limit);
       const unseen = frames.filter((f) => !ids.has(f.event_id));
-      if (unseen.length === 0) break;
+      // A full page and nothing new: the oldest millisecond holds more events than a page (an import
+      // dated them alike), and paging by time cannot get past it; a larger page can.
+      if (unseen.length === 0 && frames.length >= limit && limit < PAGE_MAX) {
+        limit = PAGE_MAX;
+        continue;
+      }
+      if (unseen.length === 0) {
+        if (frames.length >= limit)
+          deps.notice?.(
+            `live events: more than ${limit} events of ${frames[frames.length - 1]?.timestamp} were stored while disconnected; some are not shown`,
+          );
+        break;
+      }
       for (const f of unseen) ids.add(f.event_id);
       found.push(...unseen);
       if (found.length >= CATCH_UP_LIMIT) {
@@ -198,13 +235,16 @@ export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGener
         const first = !opened;
         opened = true;
         // The first open shows the newest of --since; a reconnect, everything missed meanwhile.
-        const { out, done } = fresh(first ? await history() : await catchUp());
+        const frames = first ? await history() : await catchUp();
+        await followPerson(frames);
+        const { out, done } = fresh(frames);
         yield* out;
         if (done) return;
         // A session that ended before --since has its end outside that history: no frame will come.
         if (first && options.session !== undefined && (await history(0, ENDED_LOOKBACK)).some(ends)) return;
       } else if ('frame' in item) {
         // Frames before the first history are kept in order behind it (they queue after `opened`).
+        await followPerson([item.frame]);
         const { out, done } = fresh([item.frame]);
         yield* out;
         if (done) return;
