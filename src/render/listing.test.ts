@@ -29,6 +29,40 @@ describe('renderListing', () => {
     expect(table.trimEnd().endsWith('2 things')).toBe(true);
   });
 
+  it('keeps each stored value on its line: a line break in it shows as \\n (users list, events, key-value tables)', () => {
+    const users = {
+      users: [
+        {
+          id: 'u\nnl',
+          user_id: 'u_1',
+          created_at: '2025-01-05T10:00:00.000Z',
+          aliases: ['u\nnl'],
+          traits: { plan: 'a\nb' },
+        },
+      ],
+      total: 1,
+    };
+    const table = renderUserList(users as Parameters<typeof renderUserList>[0], 'table', opts);
+    const [, , , row, bottom] = table.split('\n');
+    expect(row).toContain('u\\nnl');
+    expect(row).toContain('plan=a\\nb');
+    expect(bottom?.startsWith('└')).toBe(true);
+    const key = renderNewKey(
+      {
+        key_id: 'k',
+        label: 'two\nlines',
+        created_at: '2025-01-05T10:00:00.000Z',
+        current: true,
+        organization_id: 'o',
+        apikey: 's',
+      } as Parameters<typeof renderNewKey>[0],
+      'table',
+      opts,
+    );
+    expect(key).toContain('two\\nlines');
+    expect(key).not.toMatch(/two\n/);
+  });
+
   describe('on a terminal narrower than the table', () => {
     const words = Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ');
     const wide = { columns: ['property', 'count', 'top values'], rows: [['model', 3, words]] };

@@ -6,7 +6,8 @@ import { escapeControls } from './terminal-text.js';
 /**
  * The listings of the discovery and administration commands (`cas events`, `cas users list`, …):
  * one row per item as a table, CSV or JSONL, and `--json` the command's data as it is. Cells are
- * stored text, escaped before they are drawn; an empty cell is shown as `-` in tables only.
+ * stored text, escaped before they are drawn (a line break as `\n`); an empty cell is shown as `-`
+ * in tables only.
  */
 
 export type Cell = string | number | boolean | null | undefined;
@@ -77,7 +78,10 @@ export function renderListing(
     return `${[line(columns), ...rows.map((row) => line(row.map(text)))].join('\n')}\n`;
   }
   if (rows.length === 0 && listing.empty !== undefined) return `${escapeControls(listing.empty)}\n`;
-  const cells = rows.map((row) => row.map((cell) => (text(cell) === '' ? '-' : escapeControls(text(cell)))));
+  // One line per stored value: a line break drawn raw read as a second row or a second trait.
+  const cells = rows.map((row) =>
+    row.map((cell) => (text(cell) === '' ? '-' : escapeControls(text(cell), { oneLine: true }))),
+  );
   const draw = (colWidths?: number[]): string => {
     const table = new Table({
       head: [...columns],

@@ -37,10 +37,10 @@ function cell(value: unknown): string {
 
 /**
  * A record as a two-column table; nested objects (traits) expand one row per key. Keys and values
- * are stored text: control characters are shown escaped.
+ * are stored text: control characters are shown escaped, a line break as `\n`.
  */
 export function keyValueTable(stored: Record<string, unknown>, options: { color: boolean }): string {
-  const record = escapeDeep(stored);
+  const record = escapeDeep(stored, { oneLine: true });
   const table = new Table({
     style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [] },
   });
