@@ -73,6 +73,9 @@ function slices(
   groups: ReadonlyArray<{ group: string; slices: readonly Slice[] }> | undefined,
 ): EChartsOption {
   if (whole !== undefined && (groups === undefined || groups.length === 0)) {
+    // Slices that are all zero are no data: ECharts drew them as equal shares. With none, it draws
+    // the grey ring of an empty chart.
+    const any = whole.some((s) => s.value !== 0);
     return {
       tooltip: TOOLTIP_ITEM,
       legend: LEGEND,
@@ -81,7 +84,8 @@ function slices(
           type: 'pie',
           radius: ['35%', '68%'],
           top: 32,
-          data: whole.map((s) => ({ name: s.label, value: s.value })),
+          stillShowZeroSum: false,
+          data: any ? whole.map((s) => ({ name: s.label, value: s.value })) : [],
         },
       ],
     };

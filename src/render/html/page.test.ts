@@ -8,14 +8,13 @@ import { buildPage, type PageInput } from './page.js';
 const HOSTILE = '</script><script>window.__pwned=1</script>';
 const LIBRARY = 'window.echarts = {};';
 
-function usersView(): ChartView {
-  const raw = {
-    chart_name: 'Users',
-    slices: [
-      { label: HOSTILE, value: 2, percent: 66.7 },
-      { label: 'pro', value: 1, percent: 33.3, extra: 'kept' },
-    ],
-  };
+function usersView(
+  slices: unknown[] = [
+    { label: HOSTILE, value: 2, percent: 66.7 },
+    { label: 'pro', value: 1, percent: 33.3, extra: 'kept' },
+  ],
+): ChartView {
+  const raw = { chart_name: 'Users', slices };
   const parsed = parseChartControls('user-composition', {
     range: { start: '2025-01-06', end: '2025-01-13', period: 'week', tz: 'UTC' },
     selectedTrait: { trait_name: 'plan' },
@@ -110,5 +109,11 @@ describe('ECharts options', () => {
         ],
       }),
     ]);
+  });
+
+  it('draws slices that are all zero as an empty chart, not as equal shares', () => {
+    const zero = (label: string) => ({ label, value: 0, percent: 0 });
+    const option = echartsOption(usersView([zero('gold'), zero('silver')]));
+    expect(option.series).toEqual([expect.objectContaining({ type: 'pie', data: [] })]);
   });
 });
