@@ -87,7 +87,7 @@ export const CONVERSATION_ANALYSIS_DESCRIPTION =
   'firstIntentFriction: percent of conversations with an intent that had function errors or a ' +
   'negative sentiment (their first intent was not met smoothly). newIntents: new_intents = intent ' +
   'names first seen in the project in the bin, unique_users = persons showing an intent in the bin, ' +
-  'average = intents shown per such person. sentiment: count per bin, totals per label in the ' +
+  'average = new_intents / unique_users (the OpenAPI\'s "new intents expressed / unique users"). sentiment: count per bin, totals per label in the ' +
   'highlights. duration: total and mean duration_s. prompts: total turns, average_sec = seconds per turn.';
 
 export const INTENT_ANALYSIS_DESCRIPTION =

@@ -204,8 +204,9 @@ describe('conversation-analysis', () => {
     });
     const fresh = await points('newIntents');
     expect(fresh.points!.map((p) => [p.new_intents, p.unique_users, p.average])).toEqual([
-      [2, 2, 1.5],
-      [0, 1, 1],
+      // average: new intents per person showing an intent, as the OpenAPI defines it.
+      [2, 2, 1],
+      [0, 1, 0],
     ]);
     const sentiment = await points('sentiment');
     expect(sentiment.highlights).toEqual({ count: 4, positive: 1, negative: 1, neutral: 2 });

@@ -42,12 +42,12 @@ const SHAPES: Record<ConversationAnalyse, Shape> = {
     point: (a) => ({
       unique_users: v(a, 'users'),
       new_intents: v(a, 'fresh'),
-      average: ratio(a.shown, a.users),
+      average: ratio(a.fresh, a.users),
     }),
     highlights: (a) => ({
       unique_users: v(a, 'users'),
       new_intents: v(a, 'fresh'),
-      average: ratio(a.shown, a.users),
+      average: ratio(a.fresh, a.users),
     }),
   },
   sentiment: {
@@ -117,7 +117,7 @@ function newIntentsSql(q: Query, ctx: ChartContext, c: ConversationAnalysisContr
   return q.sql(
     binnedAndWhole(
       joined,
-      `count(DISTINCT person)::DOUBLE AS users, count(DISTINCT [session_id, conversation_id, intent])::DOUBLE AS shown,
+      `count(DISTINCT person)::DOUBLE AS users,
       count(DISTINCT intent) FILTER (WHERE is_new)::DOUBLE AS fresh, count(*)::DOUBLE AS n`,
     ),
   );
