@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -230,5 +230,64 @@ describe('exact duplicate rows (issue 14)', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(summaryOf(run)).toMatchObject({ records: 44, duplicate_records: 0, rejected: 0 });
     expect((await fingerprint(data)).counts['Conversation Turn']).toBe(44);
+  });
+});
+
+// Found by probing: the identify imported last took the device, so which person the device's later
+// sessions belonged to depended on the order the files were imported in.
+describe('two people identifying on one device, in files imported in any order', () => {
+  const file = (name: string, record: JsonRecord) => {
+    const path = join(dir.path, `${name}.jsonl`);
+    writeFileSync(path, `${JSON.stringify(record)}\n`);
+    return path;
+  };
+  const first = file('dev-a', {
+    kind: 'identify',
+    id: 'dev-owner-a',
+    device_id: 'shared-dev',
+    timestamp: '2025-03-01T00:00:00Z',
+    traits: { plan: 'a-plan' },
+  });
+  const second = file('dev-b', {
+    kind: 'identify',
+    id: 'dev-owner-b',
+    device_id: 'shared-dev',
+    timestamp: '2025-03-02T00:00:00Z',
+    traits: { plan: 'b-plan' },
+  });
+  const later = file('dev-session', {
+    kind: 'turn',
+    device_id: 'shared-dev',
+    session_id: 'dev-s3',
+    timestamp: '2025-03-03T00:00:00Z',
+    user: 'hi',
+    assistant: 'hello',
+  });
+
+  it('gives the device, and its later sessions, to the one who identified on it last', {
+    timeout: 60_000,
+  }, async () => {
+    const one = join(dir.path, 'dev-one-run');
+    const run = await importRun([first, second, later], one);
+    expect(run.code, run.stderr).toBe(0);
+    const expected = await fingerprint(one);
+    // Not [first, later, second]: a session stored while the device was first's stays first's (an
+    // exception the README lists).
+    for (const order of [
+      [second, first, later],
+      [later, second, first],
+      [second, later, first],
+    ]) {
+      const data = join(dir.path, `dev-${order.map((f) => f.slice(-8, -6)).join('')}`);
+      for (const f of order) {
+        const step = await importRun([f], data);
+        expect(step.code, step.stderr).toBe(0);
+      }
+      const state = await fingerprint(data);
+      if (JSON.stringify(state) !== JSON.stringify(expected))
+        expect.fail(`runs ${order.join(', ')} vs one run:\n${describeDifference(expected, state)}`);
+    }
+    const owner = await runCli(['users', 'show', 'dev-owner-b', '--data-dir', one, '--json']);
+    expect(JSON.parse(owner.stdout)).toMatchObject({ sessions: [{ session_id: 'dev-s3' }] });
   });
 });

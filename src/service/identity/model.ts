@@ -53,6 +53,8 @@ export class IdentityMaps {
   readonly ids = new Map<string, string>();
   /** device id → its user (devices). */
   readonly devices = new Map<string, string>();
+  /** device id → when it was linked to that user, epoch ms (devices.linked_at); null: not known. */
+  readonly deviceLinks = new Map<string, number | null>();
   readonly users = new Map<string, UserInfo>();
   /** Keys the database was asked about and does not hold, although a `maybe` filter said it might. */
   readonly absent = { ids: new Set<string>(), devices: new Set<string>() };
@@ -65,8 +67,9 @@ export class IdentityMaps {
     this.maybe?.ids.add(id);
   }
 
-  setDevice(device: string, userId: string): void {
+  setDevice(device: string, userId: string, linkedAt: number | null): void {
     this.devices.set(device, userId);
+    this.deviceLinks.set(device, linkedAt);
     this.maybe?.devices.add(device);
   }
 
@@ -122,7 +125,7 @@ export class IdentityChanges {
   /** New caller ids, in order of first use (their `seq`). */
   readonly newIds: string[] = [];
   readonly newDevices = new Set<string>();
-  /** Existing devices moved from one identified user to another. */
+  /** Existing devices moved from one identified user to another, or claimed again later. */
   readonly relinkedDevices = new Set<string>();
   /** Existing anonymous users merged into an identified one: their canonical pointer moves. */
   readonly mergedAnons = new Set<string>();

@@ -73,8 +73,48 @@ describe('identity rules (decisions §3)', () => {
     expect(maps.user('u_carol').traits).toEqual({ vip: true, os: 'ios' });
     expect(maps.user('u_carol').traitTimes).toEqual({ vip: 60, os: 5 });
     identify(maps, ch, { id: 'carol', device_id: 'shared' }, 70);
-    expect([...ch.relinkedDevices]).toEqual(['shared']);
+    // The merged device keeps naming its anonymous user, from 60 on; the other moves to carol.
+    expect([...ch.relinkedDevices]).toEqual(['dev', 'shared']);
+    expect(maps.deviceLinks.get('dev')).toBe(60);
+    expect(maps.devices.get('shared')).toBe('u_carol');
     expect(maps.canonical('u_dan')).toBe('u_dan');
+  });
+
+  it('gives a device to the latest of the people identifying on it, whatever order they arrive in', () => {
+    const claims: Array<[string, number]> = [
+      ['a', 10],
+      ['b', 20],
+      ['a', 30],
+      ['c', 30],
+    ];
+    const orders = [
+      [0, 1, 2, 3],
+      [3, 2, 1, 0],
+      [1, 3, 0, 2],
+      [2, 0, 3, 1],
+    ];
+    const owners = orders.map((order) => {
+      const maps = new IdentityMaps();
+      const ch = new IdentityChanges();
+      for (const i of order) {
+        const [id, at] = claims[i]!;
+        identify(maps, ch, { id, device_id: 'd' }, at);
+      }
+      return [maps.user(maps.devices.get('d')!).primaryId, maps.deviceLinks.get('d')];
+    });
+    // a and c both claim at 30: the greater id, c, keeps it.
+    expect(owners).toEqual(orders.map(() => ['c', 30]));
+    // Without c, a's later claim wins over b's, in any order.
+    for (const order of [
+      [0, 1, 2],
+      [2, 1, 0],
+      [1, 2, 0],
+    ]) {
+      const maps = new IdentityMaps();
+      const ch = new IdentityChanges();
+      for (const i of order) identify(maps, ch, { id: claims[i]![0], device_id: 'd' }, claims[i]![1]);
+      expect(maps.user(maps.devices.get('d')!).primaryId).toBe('a');
+    }
   });
 
   it('keeps the later write of each trait, whatever order the writes come in', () => {

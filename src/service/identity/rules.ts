@@ -144,27 +144,65 @@ function mergeAnonymous(maps: IdentityMaps, ch: IdentityChanges, anon: string, t
   addTraits(maps, ch, target, anonInfo.traits, anonInfo.traitTimes);
 }
 
-function linkDevice(maps: IdentityMaps, ch: IdentityChanges, device: string, userId: string): void {
+/** Links the device to the user (its row's user_id) as of `at`. */
+function linkDevice(
+  maps: IdentityMaps,
+  ch: IdentityChanges,
+  device: string,
+  userId: string,
+  at: number,
+): void {
   const known = maps.devices.has(device);
-  maps.setDevice(device, userId);
+  maps.setDevice(device, userId, at);
   if (!known) ch.newDevices.add(device);
   else if (!ch.newDevices.has(device)) ch.relinkedDevices.add(device);
 }
 
 /**
- * The device part of identify, for a user known by its service id: a device not yet known is linked
- * to the user; a device of another user moves to it, and if that user was anonymous its data merges in.
+ * Whether a claim of the device at `at` by `userId` is later than the link it has: the latest
+ * claim keeps the device, whatever order claims arrive in (at the same instant, the greater primary
+ * id, a fixed tie-break). A link of unknown time (stored before link times were) is older than any.
  */
-export function claimDevice(maps: IdentityMaps, ch: IdentityChanges, userId: string, device: string): void {
+function laterClaim(maps: IdentityMaps, device: string, holder: string, userId: string, at: number): boolean {
+  const linkedAt = maps.deviceLinks.get(device) ?? null;
+  if (linkedAt === null || at > linkedAt) return true;
+  return at === linkedAt && maps.user(userId).primaryId > maps.user(holder).primaryId;
+}
+
+/**
+ * The device part of identify, for a user known by its service id, as of `at`: a device not yet
+ * known is linked to the user; a device of an anonymous user merges that user in; a device of
+ * another identified user moves to this one if this claim is the later (`laterClaim`), so two
+ * people identifying on one device end with the same owner whatever order their identifies arrive in.
+ */
+export function claimDevice(
+  maps: IdentityMaps,
+  ch: IdentityChanges,
+  userId: string,
+  device: string,
+  at: number,
+): void {
   const deviceUser = userOfDevice(maps, device);
-  if (deviceUser === undefined) linkDevice(maps, ch, device, userId);
-  else if (deviceUser !== userId) {
-    const previous = maps.user(deviceUser);
-    // Merging only into identified users keeps every merge chain one hop long.
-    if (previous.anonymous && !maps.user(userId).anonymous) mergeAnonymous(maps, ch, deviceUser, userId);
-    // A device that moves to another identified user is re-linked; the earlier user's data stays theirs.
-    else linkDevice(maps, ch, device, userId);
+  if (deviceUser === undefined) {
+    linkDevice(maps, ch, device, userId, at);
+    return;
   }
+  const holder = maps.devices.get(device)!;
+  if (deviceUser === userId) {
+    // Its own device claimed again later: the link's time moves, so an earlier claim arriving next loses.
+    const linkedAt = maps.deviceLinks.get(device) ?? null;
+    if (linkedAt !== null && at > linkedAt) linkDevice(maps, ch, device, holder, at);
+    return;
+  }
+  const previous = maps.user(deviceUser);
+  // Merging only into identified users keeps every merge chain one hop long. The device keeps naming
+  // the anonymous user, who now resolves to this one, from `at` on.
+  if (previous.anonymous && !maps.user(userId).anonymous) {
+    mergeAnonymous(maps, ch, deviceUser, userId);
+    linkDevice(maps, ch, device, holder, at);
+  }
+  // A device that moves to another identified user is re-linked; the earlier user's data stays theirs.
+  else if (laterClaim(maps, device, deviceUser, userId, at)) linkDevice(maps, ch, device, userId, at);
 }
 
 /**
@@ -175,12 +213,12 @@ export function claimDevice(maps: IdentityMaps, ch: IdentityChanges, userId: str
 export function identify(maps: IdentityMaps, ch: IdentityChanges, input: IdentifyInput, at: number): string {
   let userId = input.id === undefined ? undefined : ensureIdentified(maps, ch, input.id, at);
   if (input.device_id !== undefined) {
-    if (userId !== undefined) claimDevice(maps, ch, userId, input.device_id);
+    if (userId !== undefined) claimDevice(maps, ch, userId, input.device_id, at);
     else {
       userId = userOfDevice(maps, input.device_id);
       if (userId === undefined) {
         userId = ensureAnonymous(maps, ch, input.device_id, at);
-        linkDevice(maps, ch, input.device_id, userId);
+        linkDevice(maps, ch, input.device_id, userId, at);
       }
     }
   }

@@ -1,7 +1,7 @@
 import type { Traits } from '../../shared/primitives.js';
 import { appendColumns } from '../store/append.js';
 import type { Queryable } from '../store/database.js';
-import { exec, int, rows, rowsByKeys, text, texts } from '../store/statements.js';
+import { exec, int, ints, rows, rowsByKeys, text, texts, tsFromMs } from '../store/statements.js';
 import type { IdentityChanges, IdentityMaps, TraitTimes } from './model.js';
 import { mergeUsers, updateUsers } from './store-updates.js';
 
@@ -83,12 +83,18 @@ export async function loadIdentity(
     users.add(r.user_id);
   }
   for (const id of ids) if (!maps.ids.has(id)) maps.absent.ids.add(id);
-  const deviceRows = await rowsByKeys<{ device_id: string; user_id: string }>(q, devices, (chunk) => ({
-    sql: 'SELECT device_id, user_id FROM devices WHERE project_id = $1 AND device_id IN (SELECT unnest($2))',
-    params: [text(project), texts(chunk)],
-  }));
+  const deviceRows = await rowsByKeys<{ device_id: string; user_id: string; linked_at: number | null }>(
+    q,
+    devices,
+    (chunk) => ({
+      sql: `SELECT device_id, user_id, epoch_ms(linked_at)::DOUBLE AS linked_at
+              FROM devices WHERE project_id = $1 AND device_id IN (SELECT unnest($2))`,
+      params: [text(project), texts(chunk)],
+    }),
+  );
   for (const r of deviceRows) {
     maps.devices.set(r.device_id, r.user_id);
+    maps.deviceLinks.set(r.device_id, r.linked_at === null ? null : Number(r.linked_at));
     users.add(r.user_id);
   }
   for (const d of devices) if (!maps.devices.has(d)) maps.absent.devices.add(d);
@@ -161,6 +167,7 @@ export async function writeIdentity(
     devices,
     devices.map((d) => maps.devices.get(d)!),
     devices.map(() => null),
+    devices.map((d) => maps.deviceLinks.get(d) ?? null),
   ]);
   await updateUsers(q, project, maps, ch, meanwhile);
   await mergeUsers(q, project, maps, ch);
@@ -168,9 +175,15 @@ export async function writeIdentity(
     const relinked = [...ch.relinkedDevices];
     await exec(
       q,
-      `UPDATE devices d SET user_id = m.u FROM (SELECT unnest($2) AS dev, unnest($3) AS u) m
+      `UPDATE devices d SET user_id = m.u, linked_at = ${tsFromMs('m.at')}
+         FROM (SELECT unnest($2) AS dev, unnest($3) AS u, unnest($4) AS at) m
         WHERE d.project_id = $1 AND d.device_id = m.dev`,
-      [text(project), texts(relinked), texts(relinked.map((d) => maps.devices.get(d)!))],
+      [
+        text(project),
+        texts(relinked),
+        texts(relinked.map((d) => maps.devices.get(d)!)),
+        ints(relinked.map((d) => maps.deviceLinks.get(d) ?? null)),
+      ],
     );
   }
 }

@@ -45,7 +45,7 @@ export function sessionFor(
     p.touchSession(existing, x.ts);
     // A session's device is the first one its events name, whichever event opened it.
     if (existing.deviceId === null && e.device_id !== undefined) existing.deviceId = e.device_id;
-    if (e.device_id !== undefined) claimForUser(p, existing, e.user_id, e.device_id);
+    if (e.device_id !== undefined) claimForUser(p, existing, e.user_id, e.device_id, x.ts);
     return existing;
   }
   let userId = options.userId;
@@ -79,11 +79,12 @@ export function claimForUser(
   s: SessionState,
   eventUser: string | undefined,
   device: string,
+  at: number,
 ): void {
   const user = p.userOf(s);
   if (p.maps.user(user).anonymous) return;
   if (eventUser !== undefined && userOfCallerId(p.maps, eventUser) !== user) return;
-  claimDevice(p.maps, p.ch, user, device);
+  claimDevice(p.maps, p.ch, user, device, at);
 }
 
 /**
@@ -143,7 +144,7 @@ export function checkUser(
     return false;
   }
   s.userId = identify(p.maps, p.ch, { id: userId, device_id: s.deviceId ?? undefined }, x.ts);
-  if (device !== undefined && device !== s.deviceId) claimDevice(p.maps, p.ch, s.userId, device);
+  if (device !== undefined && device !== s.deviceId) claimDevice(p.maps, p.ch, s.userId, device, x.ts);
   return true;
 }
 

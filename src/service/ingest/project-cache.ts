@@ -119,6 +119,7 @@ export class ProjectCache {
     this.derived.clear();
     this.identity.ids.clear();
     this.identity.devices.clear();
+    this.identity.deviceLinks.clear();
     this.identity.users.clear();
     this.identity.absent.ids.clear();
     this.identity.absent.devices.clear();
@@ -134,6 +135,7 @@ export class ProjectCache {
     for (const device of touch.devices) {
       this.known.devices.add(device);
       this.identity.devices.delete(device);
+      this.identity.deviceLinks.delete(device);
       this.identity.absent.devices.delete(device);
     }
     for (const user of touch.users) this.identity.users.delete(user);

@@ -250,7 +250,7 @@ function replaySegment(
       // The explicit start: its row, as planStart writes it (the session is open already).
       if (r.index !== undefined) p.accepted++;
       reopened.attributes = mergeProps(reopened.attributes, event.attributes);
-      if (event.device_id !== undefined) claimForUser(p, reopened, undefined, event.device_id);
+      if (event.device_id !== undefined) claimForUser(p, reopened, undefined, event.device_id, x.ts);
       p.row({
         eventId: x.eventId,
         event: 'Session Started',

@@ -115,6 +115,13 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
     sql: `ALTER TABLE users ADD COLUMN trait_times JSON;
       ALTER TABLE users ADD COLUMN primary_at TIMESTAMPTZ;`,
   },
+  {
+    // When a device was linked to its user (identity/rules.ts claimDevice): the latest claim wins
+    // whatever the order claims arrive in. Null: linked before link times were kept (any claim wins).
+    version: 8,
+    name: 'the time of each device link',
+    sql: 'ALTER TABLE devices ADD COLUMN linked_at TIMESTAMPTZ;',
+  },
 ];
 
 export async function migrate(db: Queryable): Promise<void> {
