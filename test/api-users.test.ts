@@ -429,3 +429,35 @@ describe('GET /user/event', () => {
     expect(issuePaths(long.json)).toEqual(['event_id']);
   });
 });
+
+// Found by probing: aliases were listed in the order the service received them.
+describe('aliases in order of first use (decisions §3)', () => {
+  it('lists the ids by the earliest record naming each, whatever order the records arrive in', async () => {
+    const records = (who: string) => ({
+      identify: { type: 'identify', user_id: `${who}-a`, timestamp: '2025-03-01T00:00:00Z' },
+      late: {
+        type: 'alias',
+        user_id: `${who}-b`,
+        previous_id: `${who}-a`,
+        timestamp: '2025-03-04T00:00:00Z',
+      },
+      early: {
+        type: 'alias',
+        user_id: `${who}-c`,
+        previous_id: `${who}-a`,
+        timestamp: '2025-03-02T00:00:00Z',
+      },
+    });
+    for (const [who, order] of [
+      ['first-use-1', ['identify', 'late', 'early']],
+      ['first-use-2', ['identify', 'early', 'late']],
+    ] as const) {
+      const r = records(who);
+      for (const k of order) expect((await call(t, 'POST', '/bc/v1/events/event', r[k])).status).toBe(200);
+      const user = userDetailsSchema.parse(await ok(t, '/bc/v1/user/details', { user_id: `${who}-a` }));
+      expect(user.aliases, order.join()).toEqual([`${who}-a`, `${who}-c`, `${who}-b`]);
+      // The primary id is the latest alias's, b, in both orders.
+      expect(user.id).toBe(`${who}-b`);
+    }
+  });
+});

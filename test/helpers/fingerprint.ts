@@ -43,7 +43,8 @@ const QUERIES = {
           AND e.event = 'Conversation Summary') AS summaries
     FROM conversations c`,
   users: `SELECT p.primary_id, p.anonymous, p.traits::VARCHAR AS traits,
-      (SELECT list(i.id ORDER BY i.id) FROM user_ids i JOIN users u
+      -- In order of first use (decisions §3), as a user's aliases are listed.
+      (SELECT list(i.id ORDER BY i.used_at, i.id) FROM user_ids i JOIN users u
         ON u.project_id = i.project_id AND u.user_id = i.user_id
         WHERE i.project_id = p.project_id AND u.canonical_user_id = p.user_id
           -- Known and documented (closing note of issue 14): whether a device's anonymous id is

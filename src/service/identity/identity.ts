@@ -35,6 +35,12 @@ type Listener = (projectId: string, touch: IdentityTouch) => void;
 
 const listeners = new WeakMap<object, Listener>();
 
+/**
+ * A user's ids (`user_ids i`) in order of first use (decisions §3), ties by id; those stored before
+ * first uses were kept (migration 9) come first, in the order they were stored.
+ */
+export const ALIAS_ORDER = 'i.used_at NULLS FIRST, CASE WHEN i.used_at IS NULL THEN i.seq END, i.id';
+
 export function onIdentityTouched(writer: object, listener: Listener): () => void {
   listeners.set(writer, listener);
   return () => {
@@ -102,7 +108,7 @@ export async function userRecord(q: Queryable, scope: Scope, userId: string): Pr
   // Ids of merged anonymous users still name them; they count as this user's through the pointer.
   const ids = await q.all<{ id: string }>(
     `SELECT i.id FROM user_ids i JOIN users u ON u.project_id = i.project_id AND u.user_id = i.user_id
-      WHERE i.project_id = $1 AND u.canonical_user_id = $2 ORDER BY i.seq`,
+      WHERE i.project_id = $1 AND u.canonical_user_id = $2 ORDER BY ${ALIAS_ORDER}`,
     [scope.projectId, userId],
   );
   return {

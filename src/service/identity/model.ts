@@ -51,6 +51,8 @@ export class NotLoadedError extends Error {
 export class IdentityMaps {
   /** caller id → the user it was given to (user_ids). */
   readonly ids = new Map<string, string>();
+  /** caller id → when it was first used, epoch ms (user_ids.used_at); null: not known. */
+  readonly idUses = new Map<string, number | null>();
   /** device id → its user (devices). */
   readonly devices = new Map<string, string>();
   /** device id → when it was linked to that user, epoch ms (devices.linked_at); null: not known. */
@@ -62,8 +64,9 @@ export class IdentityMaps {
   constructor(readonly maybe?: { ids: MaybeSet; devices: MaybeSet }) {}
 
   /** Records a caller id's user; the filter learns the key too, so it is looked up if ever forgotten. */
-  setId(id: string, userId: string): void {
+  setId(id: string, userId: string, usedAt: number | null): void {
     this.ids.set(id, userId);
+    this.idUses.set(id, usedAt);
     this.maybe?.ids.add(id);
   }
 
@@ -122,8 +125,9 @@ export class IdentityMaps {
 export class IdentityChanges {
   /** New users (inserted with their final state). */
   readonly newUsers = new Set<string>();
-  /** New caller ids, in order of first use (their `seq`). */
+  /** New caller ids, in order of arrival (their `seq`). */
   readonly newIds: string[] = [];
+  private readonly newIdSet = new Set<string>();
   readonly newDevices = new Set<string>();
   /** Existing devices moved from one identified user to another, or claimed again later. */
   readonly relinkedDevices = new Set<string>();
@@ -133,9 +137,20 @@ export class IdentityChanges {
   readonly traitPatches = new Map<string, Traits>();
   readonly primaryChanged = new Set<string>();
   readonly createdAtLowered = new Set<string>();
+  /** Stored caller ids an earlier record named: their first use moves back. */
+  readonly idUsesLowered = new Set<string>();
 
   isNew(userId: string): boolean {
     return this.newUsers.has(userId);
+  }
+
+  addNewId(id: string): void {
+    this.newIds.push(id);
+    this.newIdSet.add(id);
+  }
+
+  isNewId(id: string): boolean {
+    return this.newIdSet.has(id);
   }
 
   get empty(): boolean {
@@ -147,7 +162,8 @@ export class IdentityChanges {
       this.mergedAnons.size === 0 &&
       this.traitPatches.size === 0 &&
       this.primaryChanged.size === 0 &&
-      this.createdAtLowered.size === 0
+      this.createdAtLowered.size === 0 &&
+      this.idUsesLowered.size === 0
     );
   }
 }

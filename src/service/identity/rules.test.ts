@@ -117,6 +117,42 @@ describe('identity rules (decisions §3)', () => {
     }
   });
 
+  it("keeps each id's first use, the earliest record naming it, whatever order the records come in", () => {
+    type Step = (maps: IdentityMaps, ch: IdentityChanges) => unknown;
+    const steps: Step[] = [
+      (m, c) => identify(m, c, { id: 'a' }, 10),
+      (m, c) => alias(m, c, { id: 'b', previous_id: 'a' }, 40),
+      (m, c) => alias(m, c, { id: 'c', previous_id: 'a' }, 20),
+      // An older record naming b: b was in use from 30.
+      (m, c) => identify(m, c, { id: 'b' }, 30),
+    ];
+    // Every order in which a exists before it is aliased, and b before it is named again.
+    for (const order of [
+      [0, 1, 2, 3],
+      [0, 2, 1, 3],
+      [0, 1, 3, 2],
+    ]) {
+      const maps = new IdentityMaps();
+      const ch = new IdentityChanges();
+      for (const i of order) steps[i]!(maps, ch);
+      const byFirstUse = [...maps.idUses].sort(([x, s], [y, t]) => (s ?? 0) - (t ?? 0) || (x < y ? -1 : 1));
+      expect(byFirstUse, order.join()).toEqual([
+        ['a', 10],
+        ['c', 20],
+        ['b', 30],
+      ]);
+    }
+    // A stored id named by an earlier record is written back with its earlier time.
+    const maps = new IdentityMaps();
+    storedUser(maps, 'u_a', { primaryId: 'a', createdAt: 10, traits: {}, traitTimes: {} });
+    maps.setId('a', 'u_a', 50);
+    const ch = new IdentityChanges();
+    identify(maps, ch, { id: 'a' }, 40);
+    identify(maps, ch, { id: 'a' }, 45);
+    expect([...ch.idUsesLowered]).toEqual(['a']);
+    expect(maps.idUses.get('a')).toBe(40);
+  });
+
   it('keeps the later write of each trait, whatever order the writes come in', () => {
     const writes: Array<[number, Record<string, string | number>]> = [
       [10, { plan: 'free', seats: 1 }],

@@ -48,10 +48,21 @@ function createUser(
     traits: {},
     traitTimes: {},
   });
-  maps.setId(callerId, userId);
+  maps.setId(callerId, userId, at);
   ch.newUsers.add(userId);
-  ch.newIds.push(callerId);
+  ch.addNewId(callerId);
   return userId;
+}
+
+/**
+ * Records that a record of time `at` named the caller id: its first use is the earliest such time,
+ * whatever order records arrive in, and a user's aliases are listed in that order (decisions §3).
+ */
+function usedAt(maps: IdentityMaps, ch: IdentityChanges, id: string, at: number): void {
+  const first = maps.idUses.get(id);
+  if (first === undefined || first === null || at >= first) return;
+  maps.idUses.set(id, at);
+  if (!ch.isNewId(id)) ch.idUsesLowered.add(id);
 }
 
 /** Records that the user was seen at `at`: created_at is the earliest timestamp seen (imports go back). */
@@ -112,6 +123,7 @@ function addTraits(
 export function ensureIdentified(maps: IdentityMaps, ch: IdentityChanges, id: string, at: number): string {
   const existing = userOfCallerId(maps, id);
   if (existing !== undefined) {
+    usedAt(maps, ch, id, at);
     seenAt(maps, ch, existing, at);
     return existing;
   }
@@ -243,10 +255,11 @@ export function alias(
   if (userId === undefined) return { ok: false, reason: 'unknown_previous' };
   const owner = userOfCallerId(maps, input.id);
   if (owner !== undefined && owner !== userId) return { ok: false, reason: 'taken', owner };
+  usedAt(maps, ch, input.previous_id, at);
   if (owner === undefined) {
-    maps.setId(input.id, userId);
-    ch.newIds.push(input.id);
-  }
+    maps.setId(input.id, userId, at);
+    ch.addNewId(input.id);
+  } else usedAt(maps, ch, input.id, at);
   const info = maps.user(userId);
   // A device's anonymous user given a caller id is identified from then on: a later identify of its
   // device with another id moves the device, and no longer merges this user (with its id) away.

@@ -74,12 +74,18 @@ export async function loadIdentity(
   const ids = [...new Set(keys.ids ?? [])].filter((k) => maps.needsLoad('ids', k));
   const devices = [...new Set(keys.devices ?? [])].filter((k) => maps.needsLoad('devices', k));
   const users = new Set(keys.users ?? []);
-  const idRows = await rowsByKeys<{ id: string; user_id: string }>(q, ids, (chunk) => ({
-    sql: 'SELECT id, user_id FROM user_ids WHERE project_id = $1 AND id IN (SELECT unnest($2))',
-    params: [text(project), texts(chunk)],
-  }));
+  const idRows = await rowsByKeys<{ id: string; user_id: string; used_at: number | null }>(
+    q,
+    ids,
+    (chunk) => ({
+      sql: `SELECT id, user_id, epoch_ms(used_at)::DOUBLE AS used_at
+              FROM user_ids WHERE project_id = $1 AND id IN (SELECT unnest($2))`,
+      params: [text(project), texts(chunk)],
+    }),
+  );
   for (const r of idRows) {
     maps.ids.set(r.id, r.user_id);
+    maps.idUses.set(r.id, r.used_at === null ? null : Number(r.used_at));
     users.add(r.user_id);
   }
   for (const id of ids) if (!maps.ids.has(id)) maps.absent.ids.add(id);
@@ -160,7 +166,18 @@ export async function writeIdentity(
     ch.newIds,
     ch.newIds.map((id) => maps.ids.get(id)!),
     seqs,
+    ch.newIds.map((id) => maps.idUses.get(id) ?? null),
   ]);
+  if (ch.idUsesLowered.size > 0) {
+    const lowered = [...ch.idUsesLowered];
+    await exec(
+      q,
+      `UPDATE user_ids i SET used_at = ${tsFromMs('m.at')}
+         FROM (SELECT unnest($2) AS id, unnest($3) AS at) m
+        WHERE i.project_id = $1 AND i.id = m.id`,
+      [text(project), texts(lowered), ints(lowered.map((id) => maps.idUses.get(id) ?? null))],
+    );
+  }
   const devices = [...ch.newDevices];
   await appendColumns(q, 'devices', [
     devices.map(() => project),

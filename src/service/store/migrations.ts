@@ -122,6 +122,14 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
     name: 'the time of each device link',
     sql: 'ALTER TABLE devices ADD COLUMN linked_at TIMESTAMPTZ;',
   },
+  {
+    // When each caller id was first used (the earliest record naming it, whatever order records
+    // arrive in): a user's aliases are listed in that order (decisions §3). Null: ids stored before,
+    // listed first, in the order they were stored.
+    version: 9,
+    name: 'the time each caller id was first used',
+    sql: 'ALTER TABLE user_ids ADD COLUMN used_at TIMESTAMPTZ;',
+  },
 ];
 
 export async function migrate(db: Queryable): Promise<void> {

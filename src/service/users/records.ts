@@ -1,6 +1,6 @@
 import type { UserRecord } from '../../shared/users.js';
 import { notFound } from '../errors.js';
-import type { Scope } from '../identity/identity.js';
+import { ALIAS_ORDER, type Scope } from '../identity/identity.js';
 import type { Queryable } from '../store/database.js';
 import type { StoreValue } from '../store/statements.js';
 
@@ -36,7 +36,7 @@ export async function userRecords(
   const offset = query.offset === undefined ? '' : `OFFSET ${Math.trunc(query.offset)}`;
   const rows = await q.all<Row>(
     `WITH ids AS (
-       SELECT u.canonical_user_id AS owner, list(i.id ORDER BY i.seq) AS aliases
+       SELECT u.canonical_user_id AS owner, list(i.id ORDER BY ${ALIAS_ORDER}) AS aliases
          FROM user_ids i JOIN users u ON u.project_id = i.project_id AND u.user_id = i.user_id
         WHERE i.project_id = $1 GROUP BY ALL)
      SELECT b.user_id, b.primary_id, b.traits::VARCHAR AS traits, b.created_at, ids.aliases,
