@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rulesOf } from '../intents/store.js';
 import { type Database, openDatabase } from '../store/database.js';
 import type { AnalysisInput } from './analyser.js';
 import {
@@ -91,5 +92,39 @@ describe('intent rules files', () => {
       checkPatterns(db.read, [{ name: 'x', patterns: ['a', '[z-a]'] }], 'bad.json'),
     ).rejects.toThrow(/^bad\.json: \[0\]\.patterns\[1\]: not a valid RE2 regex/);
     expect(ruleRegex(RULES[0]!)).toBe('(?:where.*(order|package))|(?:tracking)');
+  });
+
+  it("matches an intent without patterns by its name's whole words, in any script and with punctuation", async () => {
+    const names = ['café', 'C++', 'track_order', 'Ärger'];
+    const rules = rulesOf(
+      names.map((name, i) => ({
+        user_defined_intent_id: `udi_${i}`,
+        intent: { name, description: '' },
+        attributes: [],
+        archived: false,
+        patterns: [],
+      })),
+    );
+    const said = [
+      ['un café, svp', 'CAFÉ noir', 'cafés are nice', 'nescafé'],
+      ['I write C++ daily', 'C++', 'C# is not it', 'C'],
+      ['track order', 'where to TRACK-ORDER', 'track my order', 'backtrack orders'],
+      ['so viel Ärger!', 'ärgerlich'],
+    ];
+    const found = await new LexicalAnalyser().analyse(
+      db.read,
+      rules,
+      said.flat().map((u) => input([u])),
+    );
+    const matched = said.flat().filter((_, i) => (found[i]?.intents.length ?? 0) > 0);
+    expect(matched).toEqual([
+      'un café, svp',
+      'CAFÉ noir',
+      'I write C++ daily',
+      'C++',
+      'track order',
+      'where to TRACK-ORDER',
+      'so viel Ärger!',
+    ]);
   });
 });

@@ -121,11 +121,15 @@ export async function seedUdis(
   return added;
 }
 
-/** RE2 for an intent without patterns: its name's words, in order, as whole words (`track_order` ~ "track order"). */
+/**
+ * RE2 for an intent without patterns: its name's words, in order, as whole words (`track_order` ~
+ * "track order"). Whole by letters and digits of any script: RE2's `\b` knows only ASCII word
+ * characters, so "café" never matched "un café" (and did match "cafés"), nor "C++" anything.
+ */
 export function namePattern(name: string): string {
   const words = name.split(/[\s_-]+/).filter((w) => w.length > 0);
   const quoted = words.map((w) => w.replace(/[!-/:-@[-`{-~]/g, (c) => `\\${c}`));
-  return `\\b${quoted.join('[\\s_-]+')}\\b`;
+  return `(?:^|[^\\p{L}\\p{N}_])${quoted.join('[\\s_-]+')}(?:$|[^\\p{L}\\p{N}_])`;
 }
 
 /** The rules the analyser uses: every intent not archived, in creation order. */
