@@ -259,10 +259,16 @@ describe('user-defined intents', () => {
     });
     expect(updated.status).toBe(200);
     expect(await converse('u4', 'I want to fly to Rome')).toEqual(['book_flight']);
+    // A replace as a client of the hosted API sends it, without our patterns, keeps them.
+    const described = await call(t, 'PUT', `/bc/v1/udi/${id}`, {
+      intent: { name: 'book_flight', description: 'wants to fly' },
+      attributes: [],
+    });
+    expect(described.json).toMatchObject({ intent: { description: 'wants to fly' }, patterns: ['fly to'] });
+    expect(await converse('u4b', 'I want to fly to Rome')).toEqual(['book_flight']);
     const archived = await call(t, 'PUT', `/bc/v1/udi/${id}`, {
       intent: { name: 'book_flight', description: '' },
       attributes: [],
-      patterns: ['fly to'],
       archived: true,
     });
     expect(archived.status).toBe(200);

@@ -27,7 +27,9 @@ export const udiBodySchema = z.strictObject({
     .array(z.string().min(1, 'must not be empty').max(1000, 'must be at most 1000 characters'))
     .max(100, 'at most 100 patterns')
     .optional()
-    .describe('our extension: RE2 patterns matched case-insensitively in user utterances'),
+    .describe(
+      'our extension: RE2 patterns matched case-insensitively in user utterances; omitted on PUT, the stored ones are kept',
+    ),
   user_defined_intent_id: z.string().optional().describe('accepted and ignored'),
 });
 export type UdiBody = z.output<typeof udiBodySchema>;

@@ -27,7 +27,7 @@ async function patternIssues(q: Queryable, body: UdiBody): Promise<Issue[]> {
 }
 
 const ABOUT =
-  'Intents are found in user utterances when a conversation closes (decisions §5; turn intent labels win). patterns (our extension) are RE2, case-insensitive, anywhere in an utterance; without patterns the intent name\'s words are looked for (track_order: "track order"). Archived intents are kept but not found. Names are unique per project (409). Changes apply to conversations closing from then on; stored ones are not re-analysed.';
+  'Intents are found in user utterances when a conversation closes (decisions §5; turn intent labels win). patterns (our extension) are RE2, case-insensitive, anywhere in an utterance; without patterns the intent name\'s words are looked for (track_order: "track order"). Archived intents are kept but not found. Names are unique per project (409). A replace (PUT) without patterns keeps the stored ones. Changes apply to conversations closing from then on; stored ones are not re-analysed.';
 
 export function udiRoutes(db: Database, ingestor: Ingestor) {
   /** Writes, then hands the project's new rules to the ingest cache (after the commit). */

@@ -74,7 +74,8 @@ export async function saveUdi(
     body.intent.description,
     JSON.stringify(body.attributes),
     body.archived,
-    JSON.stringify(body.patterns ?? []),
+    // Our extension, which clients of the hosted API do not know: a replace without it keeps the stored ones.
+    body.patterns === undefined ? (id === undefined ? '[]' : null) : JSON.stringify(body.patterns),
   ];
   if (id === undefined) {
     await tx.run(
@@ -83,7 +84,8 @@ export async function saveUdi(
     );
   } else {
     await tx.run(
-      `UPDATE user_defined_intents SET name = $3, description = $4, attributes = $5::JSON, archived = $6, patterns = $7::JSON
+      `UPDATE user_defined_intents SET name = $3, description = $4, attributes = $5::JSON, archived = $6,
+              patterns = coalesce($7::JSON, patterns)
         WHERE project_id = $1 AND udi_id = $2`,
       values,
     );
