@@ -31,25 +31,7 @@ export function compileList(
   const p = q.params;
   const values = new ScanValues(p);
   const items = build(values);
-  const scan = eventScan(
-    q,
-    ctx,
-    span(
-      items.map((m) => m.window),
-      ctx.window,
-    ),
-    values,
-  );
-  const hits = items.map((m) => `(${m.condition}) AND ${windowCondition(p, m.window)}`);
-  const columns = hits.flatMap((hit, i) => [
-    `count(*) FILTER (WHERE ${hit})::DOUBLE AS c${i}`,
-    `min(s.ts) FILTER (WHERE ${hit}) AS f${i}`,
-  ]);
-  const cte = q.cte(
-    q.fresh('list'),
-    `SELECT s.${key} AS key, ${columns.join(', ')} FROM ${scan} s
-     WHERE s.${key} IS NOT NULL AND (${hits.map((h) => `(${h})`).join(' OR ')}) GROUP BY s.${key}`,
-  );
+  const cte = countsCte(q, ctx, key, items, values, true);
   return {
     cte,
     predicate(alias) {
@@ -64,4 +46,39 @@ export function compileList(
       return acc === '' ? 'TRUE' : acc;
     },
   };
+}
+
+/**
+ * One scan counting every item at once: per `key`, c<i> (matches of item i in its window) and, with
+ * `firsts`, f<i> (its first match, which `then` compares). `values` must be the ones the items were
+ * built with.
+ */
+export function countsCte(
+  q: Query,
+  ctx: ChartContext,
+  key: 'person' | 'session_id',
+  items: ReadonlyArray<Matcher>,
+  values: ScanValues,
+  firsts: boolean,
+): string {
+  const p = q.params;
+  const scan = eventScan(
+    q,
+    ctx,
+    span(
+      items.map((m) => m.window),
+      ctx.window,
+    ),
+    values,
+  );
+  const hits = items.map((m) => `(${m.condition}) AND ${windowCondition(p, m.window)}`);
+  const columns = hits.flatMap((hit, i) => [
+    `count(*) FILTER (WHERE ${hit})::DOUBLE AS c${i}`,
+    ...(firsts ? [`min(s.ts) FILTER (WHERE ${hit}) AS f${i}`] : []),
+  ]);
+  return q.cte(
+    q.fresh('list'),
+    `SELECT s.${key} AS key, ${columns.join(', ')} FROM ${scan} s
+     WHERE s.${key} IS NOT NULL AND (${hits.map((h) => `(${h})`).join(' OR ')}) GROUP BY s.${key}`,
+  );
 }

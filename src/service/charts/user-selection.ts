@@ -1,10 +1,10 @@
 import type { IntentFilter, UserFilter } from '../../shared/chart-filters.js';
-import { cohortCondition } from '../cohorts/condition.js';
+import { cohortCondition, type TermCount } from '../cohorts/condition.js';
 import type { ChartContext } from './context.js';
-import { eventMatcher, intentMatcher, type Matcher } from './event-filter.js';
-import { compileList } from './filter-list.js';
+import { countCondition, eventMatcher, intentMatcher, type Matcher } from './event-filter.js';
+import { compileList, countsCte } from './filter-list.js';
 import { jsonValue, propertyCondition } from './property-filter.js';
-import { personsCte, type ScanValues } from './scan.js';
+import { personsCte, ScanValues } from './scan.js';
 import { all, type Query } from './sql.js';
 
 /**
@@ -32,10 +32,21 @@ export function userSelection(
     return list.predicate(alias);
   };
 
+  // Every event and intent term of the cohorts named is counted in one scan: a join of its own per
+  // term made a cohort of 100 event terms too expensive for 2 stored events, and 500 a DuckDB error.
+  const termValues = new ScanValues(p);
+  const terms: Matcher[] = [];
+  const TERMS = 'cohort_terms';
+  const term: TermCount = (build) => {
+    const m = build(termValues);
+    terms.push(m);
+    return countCondition(p, `coalesce(${TERMS}.c${terms.length - 1}, 0)`, m.op, m.n);
+  };
+
   let combined = '';
   filters.forEach((f, i) => {
     const holds = all([
-      f.cohort === undefined ? 'TRUE' : cohortCondition(p, ctx, f.cohort, `userFilters[${i}].cohort`, join),
+      f.cohort === undefined ? 'TRUE' : cohortCondition(p, ctx, f.cohort, `userFilters[${i}].cohort`, term),
       ...(f.with ?? []).map((w) => propertyCondition(p, w, jsonValue(p, 'u.traits', w.property_name))),
       join(f.shown_intents?.length ?? 0, (v) =>
         (f.shown_intents ?? []).map((s) => intentMatcher(p, ctx, s, v)),
@@ -50,6 +61,10 @@ export function userSelection(
   const chartIntents = join(intents.length, (v) =>
     intents.map((s) => ({ ...intentMatcher(p, ctx, s, v), combine: 'or' as const })),
   );
+  if (terms.length > 0) {
+    const counts = countsCte(q, ctx, 'person', terms, termValues, false);
+    joins.push(`LEFT JOIN ${counts} ${TERMS} ON ${TERMS}.key = u.person`);
+  }
   const where = all([combined === '' ? 'TRUE' : combined, chartIntents]);
   return q.cte('selected', `SELECT u.person FROM ${personsCte(q, ctx)} u ${joins.join(' ')} WHERE ${where}`);
 }

@@ -8,8 +8,11 @@ import { all, type Params } from '../charts/sql.js';
 import { invalidInput } from '../errors.js';
 import { refuseLarge } from './size.js';
 
-/** How user-selection.ts joins one filter list and gets its per-person predicate. */
-export type JoinList = (count: number, build: (values: ScanValues) => Matcher[]) => string;
+/**
+ * How user-selection.ts counts one event or intent term among all the cohorts' terms (one scan for
+ * them all) and gets its per-person predicate.
+ */
+export type TermCount = (build: (values: ScanValues) => Matcher) => string;
 
 type Counting = Extract<CohortTermFilter, { type: 'event' | 'intent' }>;
 
@@ -34,7 +37,7 @@ export function cohortCondition(
   ctx: ChartContext,
   name: string,
   path: string,
-  join: JoinList,
+  term: TermCount,
   seen: ReadonlySet<string> = new Set(),
 ): string {
   if (name === ALL_USERS) return 'TRUE';
@@ -48,21 +51,21 @@ export function cohortCondition(
   }
   const inner = new Set([...seen, name]);
   let combined = '';
-  terms.forEach((term, i) => {
-    const f = term.termFilter;
+  terms.forEach((t, i) => {
+    const f = t.termFilter;
     let holds: string;
     if (f.type === 'trait') {
       holds = all(f.with.map((w) => propertyCondition(p, w, jsonValue(p, 'u.traits', w.property_name))));
     } else if (f.type === 'event') {
       const filter: EventFilter = { event_name: f.event_name, ...counting(f) };
-      holds = join(1, (v) => [eventMatcher(p, ctx, filter, v)]);
+      holds = term((v) => eventMatcher(p, ctx, filter, v));
     } else if (f.type === 'intent') {
       const filter: IntentFilter = { intent: f.intent, ...counting(f) };
-      holds = join(1, (v) => [intentMatcher(p, ctx, filter, v)]);
+      holds = term((v) => intentMatcher(p, ctx, filter, v));
     } else {
-      holds = cohortCondition(p, ctx, f.name, path, join, inner);
+      holds = cohortCondition(p, ctx, f.name, path, term, inner);
     }
-    combined = i === 0 ? holds : `(${combined}) ${term.operator === 'or' ? 'OR' : 'AND'} (${holds})`;
+    combined = i === 0 ? holds : `(${combined}) ${t.operator === 'or' ? 'OR' : 'AND'} (${holds})`;
   });
   return combined === '' ? 'TRUE' : combined;
 }
