@@ -248,6 +248,20 @@ describe('cohorts', () => {
     expect((await members(atLeast3)).length).toBeLessThan((await members(big)).length);
   });
 
+  // Found by probing: "Pro " and "Pro" were two cohorts, "  " a name, and a name could be another's id.
+  it('trims names, and refuses empty ones and names of the form of an id', async () => {
+    const terms = [{ termFilter: { type: 'trait', with: [{ property_name: 'plan', values: ['pro'] }] } }];
+    const save = (name: string) => call(t, 'POST', '/bc/v1/cohorts', { name, terms });
+    const trimmed = await save(' Trimmed ');
+    expect(trimmed.json).toMatchObject({ name: 'Trimmed' });
+    expect((await save('Trimmed')).status).toBe(409);
+    for (const name of ['   ', `coh_${'a'.repeat(24)}`]) {
+      const res = await save(name);
+      expect(res.status, name).toBe(400);
+      expect(res.json).toMatchObject({ issues: [{ path: 'name' }] });
+    }
+  });
+
   it('updates and deletes', async () => {
     const nested = await ok<{ cohort_id: string }>(t, '/bc/v1/cohorts/byName', { name: 'planned or beta' });
     const renamed = await call(t, 'PUT', withQuery('/bc/v1/cohorts', { cohort_id: nested.cohort_id }), {
@@ -331,6 +345,17 @@ describe('user-defined intents', () => {
       (await call(t, 'POST', '/bc/v1/udi', { intent: { name: 'cancel', description: '' }, attributes: [] }))
         .status,
     ).toBe(409);
+    // Patterns match whatever the case, so one name in two cases would be found twice; filters
+    // use "Any Intent" for every intent; an attribute named twice is a mistake (found by probing).
+    expect((await call(t, 'POST', '/bc/v1/udi', { intent: { name: 'CANCEL' } })).status).toBe(409);
+    for (const [body, path] of [
+      [{ intent: { name: 'any intent' } }, 'intent.name'],
+      [{ intent: { name: 'x1' }, attributes: [{ name: 'a' }, { name: 'a' }] }, 'attributes[1].name'],
+    ] as const) {
+      const res = await call(t, 'POST', '/bc/v1/udi', body);
+      expect(res.status, path).toBe(400);
+      expect(res.json).toMatchObject({ issues: [{ path }] });
+    }
     const badPattern = await call(t, 'POST', '/bc/v1/udi', {
       intent: { name: 'z', description: '' },
       attributes: [],

@@ -1,4 +1,3 @@
-import { HttpError } from '../client/errors.js';
 import type { Client } from '../client/http-client.js';
 import {
   createCohort,
@@ -8,7 +7,7 @@ import {
   getCohortByName,
   listCohorts,
 } from '../client/routes.js';
-import { type CohortBodyInput, type CohortRecord, cohortBodySchema } from '../shared/cohorts.js';
+import { COHORT_ID, type CohortBodyInput, type CohortRecord, cohortBodySchema } from '../shared/cohorts.js';
 import { formatPath } from '../shared/errors.js';
 import type { UserRecord } from '../shared/users.js';
 import { parseWhere } from './chart-expr.js';
@@ -120,14 +119,9 @@ export async function runCohortList(_options: unknown, deps: { client: Client })
   return listCohorts(deps.client);
 }
 
-/** A cohort by name, else by id (names are what people type; ids what scripts keep). */
+/** A cohort by name, or by id (names are what people type; ids what scripts keep; no name looks like an id). */
 export async function findCohort(client: Client, nameOrId: string): Promise<CohortRecord> {
-  try {
-    return await getCohortByName(client, nameOrId);
-  } catch (error) {
-    if (!(error instanceof HttpError && error.status === 404)) throw error;
-  }
-  return getCohortById(client, nameOrId);
+  return COHORT_ID.test(nameOrId) ? getCohortById(client, nameOrId) : getCohortByName(client, nameOrId);
 }
 
 export interface CohortShow {

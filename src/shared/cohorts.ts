@@ -68,8 +68,19 @@ const recordEcho = {
   updated_at: z.string().optional(),
 };
 
+/** What a cohort id looks like (service/cohorts/store.ts): no name may, or `show <id>` could find either. */
+export const COHORT_ID = /^coh_[0-9a-f]{24}$/;
+
+/** Names are what people type: trimmed, so "Pro " is "Pro", and never the form of an id. */
+const cohortNameSchema = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(100, 'must be at most 100 characters')
+  .refine((name) => !COHORT_ID.test(name), { message: 'has the form of a cohort id (coh_…)' });
+
 export const cohortBodySchema = z.strictObject({
-  name: idSchema,
+  name: cohortNameSchema,
   description: z.string().max(2000, 'must be at most 2000 characters').optional(),
   terms: z.array(cohortTermSchema).min(1, 'give at least one term').max(100, 'at most 100 terms'),
   ...recordEcho,

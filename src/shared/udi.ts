@@ -16,11 +16,26 @@ export const udiNameSchema = z
   .min(1, 'must not be empty')
   .max(100, 'must be at most 100 characters');
 
+/** Chart filters' word for every intent: an intent of that name could never be picked alone. */
+const ANY_INTENT = 'Any Intent';
+
 export const udiBodySchema = z.strictObject({
-  intent: z.strictObject({ name: udiNameSchema, description: text(2000).default('') }),
+  intent: z.strictObject({
+    name: udiNameSchema.refine((name) => name.toLowerCase() !== ANY_INTENT.toLowerCase(), {
+      message: `"${ANY_INTENT}" is reserved: filters use it for every intent`,
+    }),
+    description: text(2000).default(''),
+  }),
   attributes: z
     .array(z.strictObject({ name: udiNameSchema, description: text(2000).default('') }))
     .max(100, 'at most 100 attributes')
+    .superRefine((attributes, ctx) => {
+      const seen = new Set<string>();
+      attributes.forEach((a, i) => {
+        if (seen.has(a.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: 'named twice' });
+        seen.add(a.name);
+      });
+    })
     .default([]),
   archived: z.boolean().default(false),
   patterns: z

@@ -47,7 +47,8 @@ export async function getUdi(q: Queryable, projectId: string, id: string): Promi
 
 async function nameTaken(q: Queryable, projectId: string, name: string, except?: string): Promise<boolean> {
   const row = await q.one<{ n: bigint }>(
-    'SELECT count(*) AS n FROM user_defined_intents WHERE project_id = $1 AND name = $2 AND udi_id IS DISTINCT FROM $3',
+    // Patterns match case-insensitively, so "refund" and "Refund" would be one intent found twice.
+    'SELECT count(*) AS n FROM user_defined_intents WHERE project_id = $1 AND lower(name) = lower($2) AND udi_id IS DISTINCT FROM $3',
     [projectId, name, except ?? null],
   );
   return Number(row?.n ?? 0) > 0;
