@@ -29,16 +29,19 @@ const cellsOf = (item: FileItem | undefined) =>
 
 describe('readCsv', () => {
   // Excel's "CSV (Macintosh)": read as one header row, it imported nothing and said nothing.
-  it('reads lines ended by CR alone, at any chunk size; CR LF and LF files are untouched', async () => {
-    const mac = 'a,b\r1,"x\ry"\r2,z\r';
+  // Quoted fields keep their CRs and CR LFs: turned into LFs, the same record exported with other
+  // line ends got another content id and was stored twice (found by probing).
+  it('reads lines ended by CR alone, at any chunk size, quoted fields as they are; CR LF and LF files are untouched', async () => {
+    const mac = 'a,b\r1,"x\ry"\r2,"p\r\nq ""r""\rs"\r3,z\r';
     for (const size of [1, 2, 5, 1 << 16]) {
       const { items } = await read(mac, size);
       expect(
         items.map((i) => [i.line, cellsOf(i)]),
         `chunks of ${size}`,
       ).toEqual([
-        [2, ['1', 'x\ny']],
-        [4, ['2', 'z']],
+        [2, ['1', 'x\ry']],
+        [4, ['2', 'p\r\nq "r"\rs']],
+        [7, ['3', 'z']],
       ]);
     }
     for (const size of [1, 3, 1 << 16]) {

@@ -49,7 +49,9 @@ export async function* readCsv(
       first = false;
     }
     suspect ||= hasInvalidUtf8(chunk, text);
-    yield* toBatches(splitter.push(endings.read(text), suspect), state, defer);
+    const read = endings.read(text);
+    splitter.crLines = endings.crOnly === true;
+    yield* toBatches(splitter.push(read, suspect), state, defer);
   }
   const tail = endings.read(decoder.decode()) + endings.end();
   suspect ||= tail.includes('\uFFFD');
@@ -59,15 +61,21 @@ export async function* readCsv(
 /**
  * Lines ended by CR alone (classic Mac OS; Excel's "CSV (Macintosh)") read as lines: the file's first
  * line break decides. Read as they were, the whole file was one header row, and nothing was imported,
- * without a word (found by probing).
+ * without a word (found by probing). Only line ends change: a CR or CR LF inside a quoted field is
+ * the field's text, as in any other file (turned into LFs, the same record exported with other line
+ * ends got another content id and was stored twice; found by probing). Quotes are followed as the
+ * splitter follows them: one opens a field only at its start, and `""` inside one is a quote.
  */
 class LineEndings {
-  private crOnly: boolean | undefined;
+  /** Undefined until the first line break is read. */
+  crOnly: boolean | undefined;
   /** A CR that ended a chunk before the first line break: a CR LF may be cut between chunks. */
   private held = '';
+  /** Outside quotes (at a field's start or not), inside a quoted field, or just after a quote in one. */
+  private quoting: 'start' | 'out' | 'in' | 'quote' = 'start';
 
   read(chunk: string): string {
-    let text = this.held + chunk;
+    const text = this.held + chunk;
     this.held = '';
     if (this.crOnly === undefined) {
       const at = text.search(/[\r\n]/);
@@ -79,8 +87,31 @@ class LineEndings {
         return text.slice(0, -1);
       }
     }
-    if (this.crOnly) text = text.replaceAll('\r', '\n');
-    return text;
+    return this.crOnly ? this.lineEnds(text) : text;
+  }
+
+  private lineEnds(text: string): string {
+    let out = '';
+    let from = 0;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (this.quoting === 'quote') {
+        // `""`: a quote in the field, which goes on; anything else follows the field's closing quote.
+        this.quoting = c === 34 ? 'in' : 'out';
+        if (c === 34) continue;
+      }
+      if (this.quoting === 'in') {
+        if (c === 34) this.quoting = 'quote';
+        continue;
+      }
+      if (c === 34 && this.quoting === 'start') this.quoting = 'in';
+      else if (c === 13) {
+        out += `${text.slice(from, i)}\n`;
+        from = i + 1;
+        this.quoting = 'start';
+      } else this.quoting = c === 44 || c === 10 ? 'start' : 'out';
+    }
+    return out + text.slice(from);
   }
 
   end(): string {

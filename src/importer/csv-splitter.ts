@@ -42,6 +42,12 @@ export class CsvSplitter {
    */
   private skip: { line: number; head: string; inQuote: boolean } | undefined;
 
+  /**
+   * The file ends its lines with CR alone (csv-reader.ts turns those into LFs outside quoted fields):
+   * a CR left inside a quoted field is a line of the file too, for the line numbers records report.
+   */
+  crLines = false;
+
   constructor(private readonly maxRecordChars = MAX_RECORD_CHARS) {}
 
   /**
@@ -157,7 +163,7 @@ export class CsvSplitter {
 
   /** Drops `buf[start, end)` of an oversized record, counting its lines. */
   private drop(end: number): void {
-    this.line += countNewlines(this.buf, this.start, end);
+    this.line += countNewlines(this.buf, this.start, end, this.crLines);
     this.start = end;
     this.pos = end;
     this.quoteAt = -1;
@@ -223,7 +229,7 @@ export class CsvSplitter {
   }
 
   private lineOf(index: number): number {
-    return this.line + countNewlines(this.buf, this.start, index);
+    return this.line + countNewlines(this.buf, this.start, index, this.crLines);
   }
 
   /** Closes the record `buf[start, end)`; a record without a final newline gets one. */
@@ -231,7 +237,7 @@ export class CsvSplitter {
     const s = this.buf;
     let text = s.slice(this.start, end);
     const line = this.line;
-    this.line += countNewlines(s, this.start, end);
+    this.line += countNewlines(s, this.start, end, this.crLines);
     if (s.charCodeAt(end - 1) !== LF) {
       text += '\n';
       this.line++;
@@ -255,7 +261,7 @@ export class CsvSplitter {
     const end = nl === -1 ? s.length : nl + 1;
     const line = this.line;
     const text = s.slice(this.start, end);
-    this.line += countNewlines(s, this.start, end);
+    this.line += countNewlines(s, this.start, end, this.crLines);
     this.start = end;
     this.quoteAt = -1;
     this.bad(line, text, `broken quoting: ${detail}`);
@@ -275,8 +281,12 @@ export class CsvSplitter {
   }
 }
 
-function countNewlines(s: string, from: number, to: number): number {
+/** Line breaks in s[from, to): LFs, and with `crLines` also CRs not followed by an LF. */
+function countNewlines(s: string, from: number, to: number, crLines = false): number {
   let n = 0;
   for (let i = s.indexOf('\n', from); i !== -1 && i < to; i = s.indexOf('\n', i + 1)) n++;
+  if (crLines)
+    for (let i = s.indexOf('\r', from); i !== -1 && i < to; i = s.indexOf('\r', i + 1))
+      if (s.charCodeAt(i + 1) !== LF) n++;
   return n;
 }
