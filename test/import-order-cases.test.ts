@@ -241,20 +241,16 @@ describe('two people identifying on one device, in files imported in any order',
     writeFileSync(path, `${JSON.stringify(record)}\n`);
     return path;
   };
-  const first = file('dev-a', {
-    kind: 'identify',
-    id: 'dev-owner-a',
-    device_id: 'shared-dev',
-    timestamp: '2025-03-01T00:00:00Z',
-    traits: { plan: 'a-plan' },
-  });
-  const second = file('dev-b', {
-    kind: 'identify',
-    id: 'dev-owner-b',
-    device_id: 'shared-dev',
-    timestamp: '2025-03-02T00:00:00Z',
-    traits: { plan: 'b-plan' },
-  });
+  const identify = (who: 'a' | 'b', day: number) =>
+    file(`dev-${who}`, {
+      kind: 'identify',
+      id: `dev-owner-${who}`,
+      device_id: 'shared-dev',
+      timestamp: `2025-03-0${day}T00:00:00Z`,
+      traits: { plan: `${who}-plan` },
+    });
+  const first = identify('a', 1);
+  const second = identify('b', 2);
   const later = file('dev-session', {
     kind: 'turn',
     device_id: 'shared-dev',

@@ -74,33 +74,28 @@ export async function loadIdentity(
   const ids = [...new Set(keys.ids ?? [])].filter((k) => maps.needsLoad('ids', k));
   const devices = [...new Set(keys.devices ?? [])].filter((k) => maps.needsLoad('devices', k));
   const users = new Set(keys.users ?? []);
-  const idRows = await rowsByKeys<{ id: string; user_id: string; used_at: number | null }>(
-    q,
-    ids,
-    (chunk) => ({
-      sql: `SELECT id, user_id, epoch_ms(used_at)::DOUBLE AS used_at
-              FROM user_ids WHERE project_id = $1 AND id IN (SELECT unnest($2))`,
+  // Each key's user and the time kept with it (an id's first use, a device's link).
+  const keyed = (
+    table: 'user_ids' | 'devices',
+    key: 'id' | 'device_id',
+    time: 'used_at' | 'linked_at',
+    keys: string[],
+  ) =>
+    rowsByKeys<{ key: string; user_id: string; at: number | null }>(q, keys, (chunk) => ({
+      sql: `SELECT ${key} AS key, user_id, epoch_ms(${time})::DOUBLE AS at
+              FROM ${table} WHERE project_id = $1 AND ${key} IN (SELECT unnest($2))`,
       params: [text(project), texts(chunk)],
-    }),
-  );
-  for (const r of idRows) {
-    maps.ids.set(r.id, r.user_id);
-    maps.idUses.set(r.id, r.used_at === null ? null : Number(r.used_at));
+    }));
+  const at = (r: { at: number | null }) => (r.at === null ? null : Number(r.at));
+  for (const r of await keyed('user_ids', 'id', 'used_at', ids)) {
+    maps.ids.set(r.key, r.user_id);
+    maps.idUses.set(r.key, at(r));
     users.add(r.user_id);
   }
   for (const id of ids) if (!maps.ids.has(id)) maps.absent.ids.add(id);
-  const deviceRows = await rowsByKeys<{ device_id: string; user_id: string; linked_at: number | null }>(
-    q,
-    devices,
-    (chunk) => ({
-      sql: `SELECT device_id, user_id, epoch_ms(linked_at)::DOUBLE AS linked_at
-              FROM devices WHERE project_id = $1 AND device_id IN (SELECT unnest($2))`,
-      params: [text(project), texts(chunk)],
-    }),
-  );
-  for (const r of deviceRows) {
-    maps.devices.set(r.device_id, r.user_id);
-    maps.deviceLinks.set(r.device_id, r.linked_at === null ? null : Number(r.linked_at));
+  for (const r of await keyed('devices', 'device_id', 'linked_at', devices)) {
+    maps.devices.set(r.key, r.user_id);
+    maps.deviceLinks.set(r.key, at(r));
     users.add(r.user_id);
   }
   for (const d of devices) if (!maps.devices.has(d)) maps.absent.devices.add(d);
