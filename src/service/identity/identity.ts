@@ -36,10 +36,11 @@ type Listener = (projectId: string, touch: IdentityTouch) => void;
 const listeners = new WeakMap<object, Listener>();
 
 /**
- * A user's ids (`user_ids i`) in order of first use (decisions §3), ties by id; those stored before
- * first uses were kept (migration 9) come first, in the order they were stored.
+ * A user's ids (`user_ids i`) in order of first use (decisions §3); ids used at the same instant (a
+ * batch of events without timestamps, stamped on arrival) and those stored before first uses were
+ * kept (migration 9, listed first) in the order they were stored.
  */
-export const ALIAS_ORDER = 'i.used_at NULLS FIRST, CASE WHEN i.used_at IS NULL THEN i.seq END, i.id';
+export const ALIAS_ORDER = 'i.used_at NULLS FIRST, i.seq';
 
 export function onIdentityTouched(writer: object, listener: Listener): () => void {
   listeners.set(writer, listener);
