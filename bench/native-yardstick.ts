@@ -105,7 +105,7 @@ export async function nativeImport(file: string, dir: string): Promise<{ seconds
     );
     await run(
       `INSERT INTO users SELECT 'bench', uid, uid, any_value(user_id), false, '{}', min(ts), NULL, NULL FROM t GROUP BY uid;
-       INSERT INTO user_ids SELECT 'bench', user_id, uid, row_number() OVER (ORDER BY min(ts)) FROM t
+       INSERT INTO user_ids SELECT 'bench', user_id, uid, row_number() OVER (ORDER BY min(ts)), min(ts) FROM t
          GROUP BY user_id, uid`,
     );
     await run('COMMIT');
