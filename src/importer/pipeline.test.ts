@@ -202,3 +202,63 @@ describe('runPipeline against a queue server', () => {
     }
   });
 });
+
+// Found by a CI run: `timeout -s INT 5 cas import` stored 119,999 of 120,000 turns once run again.
+// Stopped where no session was open yet (the first record of the run, or the first after the users
+// and aliases), the run saved the record it had not placed as done, and the resume skipped it.
+describe('a run stopped where no session is open', () => {
+  it('saves a checkpoint before the record it did not place, so the resume stores it', async () => {
+    const jsonl = join(dir.path, 'identities-then-turns.jsonl');
+    const lines: string[] = [];
+    // 64 identify records (the identity group), then turns: record 64 starts a GRAIN, with no session open.
+    for (let i = 0; i < 64; i++)
+      lines.push(JSON.stringify({ kind: 'identify', id: `p${i}`, timestamp: '2024-01-01T00:00:00Z' }));
+    for (let i = 0; i < 200; i++)
+      lines.push(
+        JSON.stringify({
+          kind: 'turn',
+          timestamp: new Date(Date.UTC(2024, 0, 2) + i * 60_000).toISOString(),
+          user_id: `p${i % 64}`,
+          user: `q${i}`,
+          assistant: `a${i}`,
+        }),
+      );
+    writeFileSync(jsonl, `${lines.join('\n')}\n`);
+    const files = [{ path: jsonl, display: 'identities-then-turns.jsonl', format: 'jsonl' as const }];
+    const spec = buildMappingSpec({ tz: 'UTC' });
+    if (!spec.ok) throw new Error(spec.error);
+    const clean = await startQueueServer();
+    const server = await startQueueServer();
+    try {
+      await importInto(clean.url, { files, spec: spec.spec });
+      const controller = new AbortController();
+      const client = createClient({ endpoint: server.url, apiKey: 'k', projectId: 'p', retries: 0 });
+      let saved: CheckpointData | undefined;
+      const first = await importInto(server.url, {
+        files,
+        spec: spec.spec,
+        signal: controller.signal,
+        // The users' batches are answered, then the run is stopped: it stops at record 64.
+        send: {
+          send: async (events) => {
+            const answer = await postQueue(client, events);
+            if (events.some((e) => e.type === 'identify')) controller.abort();
+            return answer;
+          },
+          refusal: () => undefined,
+        },
+        onCheckpoint: async (c) => {
+          saved = c;
+        },
+      });
+      await client.close();
+      expect(first.end).toBe('interrupted');
+      expect(saved?.position).toBeLessThanOrEqual(64);
+      const second = await importInto(server.url, { files, spec: spec.spec, resume: saved });
+      expect(second.end).toBe('complete');
+      expect([...server.stored.keys()].sort()).toEqual([...clean.stored.keys()].sort());
+    } finally {
+      await Promise.all([clean.close(), server.close()]);
+    }
+  });
+});
