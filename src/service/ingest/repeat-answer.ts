@@ -4,6 +4,7 @@ import type { Scope } from '../identity/identity.js';
 import { leaseRead } from '../read/lease.js';
 import type { Database } from '../store/database.js';
 import { rows, text } from '../store/statements.js';
+import { type EventRow, routeEvent } from './rows.js';
 
 interface Row extends Record<string, unknown> {
   type: WireType;
@@ -39,16 +40,20 @@ export async function repeatAnswer(db: Database, tenant: Scope, eventId: string)
       [text(tenant.projectId), text(eventId)],
     ),
   );
-  return found.map((r) => ({
-    type: r.type,
-    event: r.event,
-    ...(r.session_id === null ? {} : { session_id: r.session_id }),
-    ...(r.conversation_id === null ? {} : { conversation_id: r.conversation_id }),
-    timestamp: new Date(r.ts).toISOString(),
-    event_id: r.event_id,
-    ...(r.primary_id === null ? {} : { user_id: r.primary_id }),
-    ...(r.device_id === null ? {} : { device_id: r.device_id }),
-    ...(r.properties === null ? {} : { properties: JSON.parse(r.properties) as RouteEvent['properties'] }),
-    ...(r.origin_event_id === null ? {} : { origin_event_id: r.origin_event_id }),
-  }));
+  return found.map((r) =>
+    routeEvent(
+      {
+        eventId: r.event_id,
+        event: r.event,
+        type: r.type,
+        ts: r.ts,
+        sessionId: r.session_id,
+        conversationId: r.conversation_id,
+        properties: r.properties === null ? null : (JSON.parse(r.properties) as EventRow['properties']),
+        originEventId: r.origin_event_id,
+        ...(r.device_id === null ? {} : { deviceId: r.device_id }),
+      },
+      r.primary_id ?? undefined,
+    ),
+  );
 }

@@ -46,19 +46,26 @@ export function generatedId(originId: string, what: string): string {
  */
 export function routeAnswer(rows: readonly EventRow[], maps: IdentityMaps): RouteEvent[] {
   const ordered = rows.map((row, i) => ({ row, i })).sort((a, b) => a.row.ts - b.row.ts || a.i - b.i);
-  return ordered.map(({ row }) => {
-    const user = row.userId === null ? undefined : maps.user(maps.canonical(row.userId)).primaryId;
-    return {
-      type: row.type,
-      event: row.event,
-      ...(row.sessionId === null ? {} : { session_id: row.sessionId }),
-      ...(row.conversationId === null ? {} : { conversation_id: row.conversationId }),
-      timestamp: new Date(row.ts).toISOString(),
-      event_id: row.eventId,
-      ...(user === undefined ? {} : { user_id: user }),
-      ...(row.deviceId === undefined ? {} : { device_id: row.deviceId }),
-      ...(row.properties === null ? {} : { properties: row.properties }),
-      ...(row.originEventId === null ? {} : { origin_event_id: row.originEventId }),
-    };
-  });
+  return ordered.map(({ row }) =>
+    routeEvent(row, row.userId === null ? undefined : maps.user(maps.canonical(row.userId)).primaryId),
+  );
+}
+
+/** One event as a per-event route answers it, `primaryId` the person's current primary caller id. */
+export function routeEvent(
+  row: Omit<EventRow, 'owner' | 'userId'>,
+  primaryId: string | undefined,
+): RouteEvent {
+  return {
+    type: row.type,
+    event: row.event,
+    ...(row.sessionId === null ? {} : { session_id: row.sessionId }),
+    ...(row.conversationId === null ? {} : { conversation_id: row.conversationId }),
+    timestamp: new Date(row.ts).toISOString(),
+    event_id: row.eventId,
+    ...(primaryId === undefined ? {} : { user_id: primaryId }),
+    ...(row.deviceId === undefined ? {} : { device_id: row.deviceId }),
+    ...(row.properties === null ? {} : { properties: row.properties }),
+    ...(row.originEventId === null ? {} : { origin_event_id: row.originEventId }),
+  };
 }
