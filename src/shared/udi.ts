@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ANY_INTENT } from './chart-filters.js';
 
 /**
  * User-defined intents (`/udi`): a project's named intents, found in closed conversations' user
@@ -16,11 +17,9 @@ export const udiNameSchema = z
   .min(1, 'must not be empty')
   .max(100, 'must be at most 100 characters');
 
-/** Chart filters' word for every intent: an intent of that name could never be picked alone. */
-const ANY_INTENT = 'Any Intent';
-
 export const udiBodySchema = z.strictObject({
   intent: z.strictObject({
+    // Chart filters' word for every intent: an intent of that name could never be picked alone.
     name: udiNameSchema.refine((name) => name.toLowerCase() !== ANY_INTENT.toLowerCase(), {
       message: `"${ANY_INTENT}" is reserved: filters use it for every intent`,
     }),
