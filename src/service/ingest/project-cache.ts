@@ -118,6 +118,7 @@ export class ProjectCache {
     this.history.clear();
     this.derived.clear();
     this.identity.ids.clear();
+    this.identity.idUses.clear();
     this.identity.devices.clear();
     this.identity.deviceLinks.clear();
     this.identity.users.clear();
@@ -130,6 +131,7 @@ export class ProjectCache {
     for (const id of touch.ids) {
       this.known.ids.add(id);
       this.identity.ids.delete(id);
+      this.identity.idUses.delete(id);
       this.identity.absent.ids.delete(id);
     }
     for (const device of touch.devices) {
