@@ -172,6 +172,51 @@ describe('replaying sessions with new history', () => {
     expect(placed.map((e) => e.event_id)).toContain('g6');
   });
 
+  it("a client's event older than a conversation its end closed is refused too, not replayed into it", async () => {
+    const s = 'client-closed-early';
+    const t = await service();
+    const c = { conversation_id: 'c1' };
+    expect(
+      (
+        await queue(t, [
+          { type: 'track', event: 'Opened', session_id: s, user_id: 'u9', timestamp: at(0), event_id: 'k0' },
+          turn(s, at(60), { user: 'I love it' }, { event_id: 'k1', ...c }),
+          {
+            type: 'track',
+            event: 'Conversation Ended',
+            session_id: s,
+            timestamp: at(90),
+            event_id: 'k2',
+            ...c,
+          },
+        ])
+      ).status,
+    ).toBe(200);
+    const before = await stored(t);
+    // Before the conversation's start (inside the session), and before the session's start.
+    for (const [ts, id] of [
+      [30, 'k3'],
+      [-30, 'k4'],
+    ] as const) {
+      const late = await queue(t, [turn(s, at(ts), { user: 'this is terrible' }, { event_id: id, ...c })]);
+      expect(late.status, JSON.stringify(late.json)).toBe(409);
+      expect(late.json).toMatchObject({
+        code: 'conversation_closed',
+        issues: [{ path: '[0].conversation_id' }],
+      });
+      const custom = {
+        type: 'track',
+        event: 'Clicked',
+        session_id: s,
+        timestamp: at(ts),
+        event_id: `${id}c`,
+        ...c,
+      };
+      expect((await queue(t, [custom])).status).toBe(409);
+    }
+    expect(await stored(t)).toEqual(before);
+  });
+
   it('derived sessions of a key join and merge across runs, named by key and earliest start', async () => {
     const k = 'replay-user';
     // One run: 0, 20 and 45 minutes are one session (each within the 30-minute gap of the next).

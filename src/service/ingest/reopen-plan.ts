@@ -2,7 +2,7 @@ import { derivedSessionId } from '../../shared/derived-session.js';
 import type { WireEvent } from '../../shared/event-bodies.js';
 import { conversationKey } from './conversation-key.js';
 import type { ProjectCache } from './project-cache.js';
-import type { SessionState } from './state.js';
+import type { ConversationState, SessionState } from './state.js';
 
 /** Sessions replayed as one (target) with some of the request's events (replan.ts). */
 export interface Replay {
@@ -47,13 +47,21 @@ function beforeItsPlace(
   ts: number,
   history: boolean,
 ): boolean {
+  const c = joined(cache, s, e);
+  // A client's event for a conversation a final end closed is refused where it is planned (409
+  // conversation_closed), whatever its time: replayed before that end, it was taken, and the
+  // conversation's summary rewritten (found by probing).
+  if (!history && c !== undefined && c.endedAt !== null) return false;
   // A final end before the start is refused where it is planned (plan-session.ts), not replayed.
   if (ts < s.startedAt) return e.kind !== 'end_session';
-  if (!CONVERSATION_KINDS.has(e.kind) || !('session_id' in e)) return false;
-  const named = 'conversation_id' in e ? e.conversation_id : undefined;
-  const id = named ?? (s.open.length === 1 ? s.open[0] : undefined);
-  const c = id === undefined ? undefined : cache.conversations.get(conversationKey(s.id, id));
   return c !== undefined && (ts < c.startedAt || (history && c.endedAt !== null && ts < c.endedAt));
+}
+
+/** The stored conversation an event names, or the open one a conversation kind joins unnamed. */
+function joined(cache: ProjectCache, s: SessionState, e: WireEvent): ConversationState | undefined {
+  const named = 'conversation_id' in e ? e.conversation_id : undefined;
+  const id = named ?? (CONVERSATION_KINDS.has(e.kind) && s.open.length === 1 ? s.open[0] : undefined);
+  return id === undefined ? undefined : cache.conversations.get(conversationKey(s.id, id));
 }
 
 /**
