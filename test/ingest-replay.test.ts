@@ -217,6 +217,30 @@ describe('replaying sessions with new history', () => {
     expect(await stored(t)).toEqual(before);
   });
 
+  it("a per-event route's answer for an event that reopens its session lists only that event and what it generated", async () => {
+    const s = 'answer-replay';
+    const t = await service();
+    expect(
+      (
+        await queue(t, [
+          turn(s, at(60), { user: 'one' }, { user_id: 'u10', event_id: 'm1' }),
+          turn(s, at(120), { user: 'two' }, { event_id: 'm2' }),
+        ])
+      ).status,
+    ).toBe(200);
+    const late = { type: 'track', event: 'Late', session_id: s, timestamp: at(0), event_id: 'm0' };
+    const res = await t.post('/bc/v1/events/event/track', late);
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    const answer = res.json as Array<{ event: string; event_id: string; timestamp: string }>;
+    expect(answer.map((e) => [e.event, e.event_id, e.timestamp])).toEqual([
+      ['Session Started', 'm0#session-started', at(0)],
+      ['Late', 'm0', at(0)],
+    ]);
+    // The stored turns were planned again, not lost.
+    const turns = (await stored(t)).events.filter((e) => e.event === 'Conversation Turn');
+    expect(turns.map((e) => e.event_id)).toEqual(['m1', 'm2']);
+  });
+
   it('derived sessions of a key join and merge across runs, named by key and earliest start', async () => {
     const k = 'replay-user';
     // One run: 0, 20 and 45 minutes are one session (each within the 30-minute gap of the next).

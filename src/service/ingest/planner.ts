@@ -114,6 +114,14 @@ export class Planner {
     this.duplicate = false;
   }
 
+  /**
+   * Rows planned from here on belong to the request's event `index`; a stored event that a replay
+   * plans again (replan.ts) belongs to none, so no per-event route answers with it.
+   */
+  ownRows(index: number | undefined): void {
+    this.owner = index ?? STORED;
+  }
+
   /** The event asks for nothing new (e.g. an import's end of a session already ended). */
   markDuplicate(): void {
     this.duplicate = true;
@@ -168,7 +176,7 @@ export class Planner {
       userId: this.userOf(s),
       origin: x.eventId,
       ts: x.ts,
-      owner: x.index,
+      owner: this.owner,
     };
     this.closes.push(pending);
     this.slots.push({ close: pending });
@@ -184,3 +192,6 @@ export class Planner {
 }
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** The owner of a replayed stored event's rows (Planner.ownRows). */
+export const STORED = -1;

@@ -240,12 +240,14 @@ function replaySegment(
   });
   const first = segment[0]!;
   const explicit = first.event.kind === 'start_session';
+  p.ownRows(first.index);
   const reopened = openSession(p, id, owner.userId, device, ctx(first), explicit);
   for (const r of segment) p.touchSession(reopened, r.ts);
   reopened.derivedKey = key;
   for (const r of segment) {
     const x = ctx(r);
     const event = r.event.session_id === id ? r.event : ({ ...r.event, session_id: id } as WireEvent);
+    p.ownRows(r.index);
     if (r === first && event.kind === 'start_session') {
       // The explicit start: its row, as planStart writes it (the session is open already).
       if (r.index !== undefined) p.accepted++;

@@ -16,7 +16,10 @@ export interface EventRow {
   conversationId: string | null;
   properties: Record<string, PropertyValue> | null;
   originEventId: string | null;
-  /** Index of the request's event this row belongs to (its own row or one generated for it). */
+  /**
+   * Index of the request's event this row belongs to (its own row or one generated for it); negative
+   * for a stored event's row that a replay made again.
+   */
   owner: number;
   /** The device the caller's event named (events.device_id), echoed in per-event route answers. */
   deviceId?: string;
@@ -45,7 +48,9 @@ export function generatedId(originId: string, what: string): string {
  * A new session's `Session Started` comes first: same time as its cause, stored before it.
  */
 export function routeAnswer(rows: readonly EventRow[], maps: IdentityMaps): RouteEvent[] {
-  const ordered = rows.map((row, i) => ({ row, i })).sort((a, b) => a.row.ts - b.row.ts || a.i - b.i);
+  // Rows a replay made again for stored events (owner < 0) are other requests' (replan.ts).
+  const own = rows.filter((row) => row.owner >= 0);
+  const ordered = own.map((row, i) => ({ row, i })).sort((a, b) => a.row.ts - b.row.ts || a.i - b.i);
   return ordered.map(({ row }) =>
     routeEvent(row, row.userId === null ? undefined : maps.user(maps.canonical(row.userId)).primaryId),
   );
