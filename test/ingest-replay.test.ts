@@ -241,6 +241,42 @@ describe('replaying sessions with new history', () => {
     expect(turns.map((e) => e.event_id)).toEqual(['m1', 'm2']);
   });
 
+  it("a client's event that reopens its session keeps the session's conversations as named", async () => {
+    const t = await service();
+    const ok = async (events: unknown[]) => {
+      const res = await queue(t, events);
+      expect(res.status, JSON.stringify(res.json)).toBe(200);
+    };
+    const opened = (s: string, ts: number) => ({
+      type: 'track',
+      event: 'Opened',
+      session_id: s,
+      timestamp: at(ts),
+    });
+    // A custom event naming the default conversation a turn opened.
+    await ok([turn('n1', at(60), { user: 'hi' }, { user_id: 'u11' })]);
+    await ok([
+      { type: 'track', event: 'Clicked', session_id: 'n1', conversation_id: 'n1/1', timestamp: at(70) },
+    ]);
+    // A conversation the caller named in the default form.
+    await ok([turn('n2', at(60), { user: 'hi' }, { user_id: 'u11', conversation_id: 'n2/7' })]);
+    // Two open default conversations, the second named by a turn.
+    await ok([
+      { type: 'track', event: 'Conversation Started', session_id: 'n3', user_id: 'u11', timestamp: at(60) },
+      { type: 'track', event: 'Conversation Started', session_id: 'n3', timestamp: at(61) },
+      turn('n3', at(62), { user: 'hi' }, { conversation_id: 'n3/2' }),
+    ]);
+    const before = await stored(t);
+    for (const s of ['n1', 'n2', 'n3']) await ok([opened(s, 0)]);
+    const after = await stored(t);
+    const named = (rows: Array<Record<string, unknown>>) =>
+      rows
+        .filter((e) => e.event !== 'Opened' && e.event !== 'Session Started')
+        .map((e) => [e.event, e.conversation_id]);
+    expect(named(after.events)).toEqual(named(before.events));
+    expect(after.conversations.map((c) => c.conversation_id)).toEqual(['n1/1', 'n2/7', 'n3/1', 'n3/2']);
+  });
+
   it('derived sessions of a key join and merge across runs, named by key and earliest start', async () => {
     const k = 'replay-user';
     // One run: 0, 20 and 45 minutes are one session (each within the 30-minute gap of the next).

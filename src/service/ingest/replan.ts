@@ -46,10 +46,14 @@ export async function loadHistory(q: Queryable, cache: ProjectCache, ids: readon
 
 /**
  * A stored row as the wire event that made it (validated again, as any event), in session
- * `sessionId`. A default conversation of its old session (`<old>/<n>`) loses its name: the merged
- * session numbers its default conversations afresh, as one run would.
+ * `sessionId`. With `renumber`, a default conversation of its old session (`<old>/<n>`) loses its
+ * name: the merged session numbers its default conversations afresh, as one run would. A stored row
+ * cannot tell a default name from a caller's own, so only history (an import's runs, which must end
+ * as one run would) and merged sessions renumber: a client's late event keeps every conversation of
+ * its session as named (a custom event lost its conversation, and a session holding two open default
+ * conversations refused the late event with 400: found by probing).
  */
-function wireOf(row: StoredRow, sessionId: string, from: string): WireEvent | string {
+function wireOf(row: StoredRow, sessionId: string, from: string, renumber: boolean): WireEvent | string {
   const properties = row.properties === null ? undefined : (JSON.parse(row.properties) as unknown);
   const raw: Record<string, unknown> = {
     type: row.type,
@@ -61,7 +65,9 @@ function wireOf(row: StoredRow, sessionId: string, from: string): WireEvent | st
   if (row.type === 'track') {
     raw.event = row.event;
     const defaulted =
-      row.conversation_id?.startsWith(`${from}/`) && /^\d+$/.test(row.conversation_id.slice(from.length + 1));
+      renumber &&
+      row.conversation_id?.startsWith(`${from}/`) &&
+      /^\d+$/.test(row.conversation_id.slice(from.length + 1));
     if (row.conversation_id !== null && !defaulted) raw.conversation_id = row.conversation_id;
     if (properties !== undefined) raw.properties = properties;
   } else if (properties !== undefined) raw.attributes = properties;
@@ -127,7 +133,7 @@ export function replanSession(p: Planner, replay: Replay, events: readonly WireE
   const merged: Replayed[] = [];
   for (const { s, history } of sessions) {
     for (const row of history) {
-      const event = wireOf(row, target, s.id);
+      const event = wireOf(row, target, s.id, p.history || s.id !== target);
       if (typeof event === 'string') {
         p.conflict(at, 'session_id', `${event}; session "${s.id}" cannot take new history`);
         return;
