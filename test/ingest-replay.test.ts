@@ -277,6 +277,53 @@ describe('replaying sessions with new history', () => {
     expect(after.conversations.map((c) => c.conversation_id)).toEqual(['n1/1', 'n2/7', 'n3/1', 'n3/2']);
   });
 
+  it("a client's events of one instant replay in the order they came", async () => {
+    const t = await service();
+    const s = 'same-instant';
+    // Sent without timestamps: all take the request's time. The session's device is the first one
+    // its events name; by id, the turn would come first.
+    const first = await queue(t, [
+      { type: 'track', event: 'Clicked', session_id: s, user_id: 'u12', device_id: 'dZ', event_id: 'z1' },
+      {
+        type: 'track',
+        event: 'Conversation Turn',
+        session_id: s,
+        device_id: 'dA',
+        event_id: 'a1',
+        properties: { user: 'first', assistant: 'x' },
+      },
+      { type: 'track', event: 'Conversation Ended', session_id: s },
+      {
+        type: 'track',
+        event: 'Conversation Turn',
+        session_id: s,
+        properties: { user: 'second', assistant: 'y' },
+      },
+    ]);
+    expect(first.status, JSON.stringify(first.json)).toBe(200);
+    const before = await stored(t);
+    expect(before.sessions.map((x) => x.device_id)).toEqual(['dZ']);
+    const late = await queue(t, [
+      {
+        type: 'track',
+        event: 'App Opened',
+        session_id: s,
+        timestamp: '2025-01-01T00:00:00Z',
+        event_id: 'o1',
+      },
+    ]);
+    expect(late.status, JSON.stringify(late.json)).toBe(200);
+    const after = await stored(t);
+    expect(after.sessions.map((x) => x.device_id)).toEqual(['dZ']);
+    expect(after.conversations.map((c) => [c.conversation_id, c.ended === null])).toEqual([
+      [`${s}/1`, false],
+      [`${s}/2`, true],
+    ]);
+    const content = (x: typeof after) =>
+      x.events.filter((e) => e.event === 'Conversation Turn' || e.event === 'Conversation Summary');
+    expect(content(after)).toEqual(content(before));
+  });
+
   it('derived sessions of a key join and merge across runs, named by key and earliest start', async () => {
     const k = 'replay-user';
     // One run: 0, 20 and 45 minutes are one session (each within the 30-minute gap of the next).

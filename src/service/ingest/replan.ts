@@ -22,6 +22,8 @@ export type StoredRow = {
   properties: string | null;
   /** The device the event named (null for events stored before migration 6 recorded it). */
   device_id: string | null;
+  /** The row's place in the table (DuckDB's rowid): rows are appended in the order they were planned. */
+  seq: number;
 };
 
 /**
@@ -32,7 +34,7 @@ export async function loadHistory(q: Queryable, cache: ProjectCache, ids: readon
   if (ids.length === 0) return;
   const rows = await rowsByKeys<StoredRow & { session_id: string }>(q, [...ids], (chunk) => ({
     sql: `SELECT session_id, event_id, event, type, epoch_ms(ts)::DOUBLE AS ts, conversation_id,
-            properties::VARCHAR AS properties, device_id FROM events
+            properties::VARCHAR AS properties, device_id, rowid::DOUBLE AS seq FROM events
            WHERE project_id = $1 AND session_id IN (SELECT unnest($2)) AND origin_event_id IS NULL
              AND type NOT IN ('identify', 'alias')`,
     params: [text(cache.projectId), texts(chunk)],
@@ -93,6 +95,8 @@ interface Replayed {
   ts: number;
   /** The request's index of a new event; undefined for a stored one. */
   index: number | undefined;
+  /** Arrival order: a stored row's seq, then the request's events in their order. */
+  arrival: number;
 }
 
 /** An explicit start opens its session whatever its time (the session still starts at its earliest event). */
@@ -112,6 +116,14 @@ const byTimeRankId = (a: Replayed, b: Replayed): number =>
   a.ts - b.ts ||
   eventRank(a.event) - eventRank(b.event) ||
   byId(a.event.event_id ?? '', b.event.event_id ?? '');
+
+/**
+ * A client's events of one instant stay in the order they came, as the planner took them: ranked,
+ * a turn sent after a `Conversation Ended` of the same instant went before it, and two conversations
+ * became one (found by probing, with events sent without a timestamp).
+ */
+const byTimeArrival = (a: Replayed, b: Replayed): number =>
+  sortTime(a) - sortTime(b) || a.ts - b.ts || a.arrival - b.arrival;
 
 /**
  * Reopens stored sessions with new history (reopen-plan.ts says when): every row of them (identity
@@ -138,7 +150,7 @@ export function replanSession(p: Planner, replay: Replay, events: readonly WireE
         p.conflict(at, 'session_id', `${event}; session "${s.id}" cannot take new history`);
         return;
       }
-      merged.push({ event, ts: row.ts, index: undefined });
+      merged.push({ event, ts: row.ts, index: undefined, arrival: row.seq });
     }
   }
   for (const index of indices) {
@@ -150,12 +162,14 @@ export function replanSession(p: Planner, replay: Replay, events: readonly WireE
       event_id: sent.event_id ?? newEventId(p.receivedAt),
     } as WireEvent;
     const ts = event.timestamp === undefined ? p.receivedAt : Date.parse(event.timestamp);
-    merged.push({ event, ts, index });
+    merged.push({ event, ts, index, arrival: Number.MAX_SAFE_INTEGER / 2 + index });
   }
   // An end the import added closes the session after its last event, wherever its own time falls.
   const latest = Math.max(...merged.map((r) => r.ts));
   for (const r of merged) if (isProvisionalEnd(r.event)) r.ts = Math.max(r.ts, latest);
-  merged.sort(byTimeRankId);
+  // History is ordered as the importer sorts it (by rank, then content), so any split of the runs
+  // replays alike.
+  merged.sort(p.history ? byTimeRankId : byTimeArrival);
   for (const { s } of sessions) p.wipe(s, target);
   const owner = sessions[0]!.s;
   const segments = segmentsOf(merged, replay.key).filter((segment) => {
@@ -211,7 +225,12 @@ function endAgain(p: Planner, last: Replayed[], target: string): void {
   if (last.some((r) => r.event.kind === 'end_session')) return;
   const ts = Math.max(...last.map((r) => r.ts));
   const end = { kind: 'end_session', type: 'end_session', session_id: target, provisional: true } as const;
-  last.push({ event: { ...end, timestamp: new Date(ts).toISOString() }, ts, index: undefined });
+  last.push({
+    event: { ...end, timestamp: new Date(ts).toISOString() },
+    ts,
+    index: undefined,
+    arrival: Number.MAX_SAFE_INTEGER,
+  });
 }
 
 /**
