@@ -324,6 +324,31 @@ describe('replaying sessions with new history', () => {
     expect(content(after)).toEqual(content(before));
   });
 
+  it("a replay keeps the start and device a session's identify gave it", async () => {
+    const t = await service();
+    const ok = async (events: unknown[]) => {
+      const res = await queue(t, events);
+      expect(res.status, JSON.stringify(res.json)).toBe(200);
+    };
+    // The identify opens each session, an hour before its first turn; a later turn goes before that.
+    await ok([
+      { type: 'identify', session_id: 'id1', device_id: 'devC', timestamp: at(0), event_id: 'i1' },
+      turn('id1', at(3600), { user: 'a' }, { device_id: 'devD', conversation_id: 'c', event_id: 'i2' }),
+    ]);
+    await ok([
+      { type: 'identify', session_id: 'id2', user_id: 'u13', timestamp: at(0), event_id: 'j1' },
+      turn('id2', at(3600), { user: 'a' }, { conversation_id: 'c', event_id: 'j2' }),
+    ]);
+    const before = await stored(t);
+    await ok([turn('id1', at(2700), { user: 'b' }, { conversation_id: 'c', event_id: 'i3' })]);
+    await ok([turn('id2', at(2700), { user: 'b' }, { conversation_id: 'c', event_id: 'j3' })]);
+    const after = await stored(t);
+    expect(after.sessions).toEqual(before.sessions);
+    const starts = (x: typeof after) => x.events.filter((e) => e.event === 'Session Started');
+    expect(starts(after)).toEqual(starts(before));
+    expect(starts(after).map((e) => e.ts)).toEqual([Date.parse(at(0)), Date.parse(at(0))]);
+  });
+
   it('derived sessions of a key join and merge across runs, named by key and earliest start', async () => {
     const k = 'replay-user';
     // One run: 0, 20 and 45 minutes are one session (each within the 30-minute gap of the next).

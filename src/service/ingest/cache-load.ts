@@ -9,7 +9,7 @@ import { type ConversationKey, conversationKey, conversationKeySql, keyOf } from
 import { KnownIds } from './known-ids.js';
 import { ProjectCache } from './project-cache.js';
 import { reopenPlan, replayedSessions } from './reopen-plan.js';
-import { loadHistory } from './replan.js';
+import { loadHistory } from './replay-rows.js';
 import { type ConversationState, emptyTotals, type SessionState } from './state.js';
 import { accumulate, type CountedKind } from './totals.js';
 

@@ -4,7 +4,7 @@ import { IdentityMaps } from '../identity/model.js';
 import { type ConversationKey, conversationKey } from './conversation-key.js';
 import { DerivedIndex } from './derived-index.js';
 import type { KnownIds } from './known-ids.js';
-import type { StoredRow } from './replan.js';
+import type { StoredRow } from './replay-rows.js';
 import type { ConversationState, SessionState } from './state.js';
 
 export interface KnownSets {
