@@ -69,6 +69,15 @@ describe('slow and refused clients (issue 15, DoS 2)', () => {
     expect(outcome?.text).toContain('"status":408');
   }, 15_000);
 
+  it('an idle keep-alive connection is closed after the headers timeout, not held for a minute', async () => {
+    const c = await openRaw(url);
+    await c.write('GET /healthz HTTP/1.1\r\nHost: cas\r\n\r\n');
+    const outcome = await within(c.ended, 8_000, undefined);
+    c.socket.destroy();
+    expect(outcome?.status).toBe(200);
+    expect(outcome?.serverEnded).toBe(true);
+  }, 15_000);
+
   it('headers trickled a byte at a time get 408 and the socket closed', async () => {
     const c = await openRaw(url);
     await c.write('POST /bc/v1/user/identify HTTP/1.1\r\nHost: cas\r\n');

@@ -80,6 +80,10 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     // A client trickling its headers or body gets 408 and its socket closed (clientErrorHandler).
     // Node checks these on a timer: every `connectionsCheckingInterval`, 30 s unless set.
     requestTimeout: limits.requestTimeoutMs,
+    // An idle keep-alive connection is one waiting for its next request's headers, so it is held to
+    // that timeout too (at most Node's own 5 s). Fastify's 72 s let 100 idle sockets, a request each
+    // and no key, fill the per-address cap that every local client shares (found by probing).
+    keepAliveTimeout: Math.min(5_000, limits.headersTimeoutMs),
     http: {
       requestTimeout: limits.requestTimeoutMs,
       headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
