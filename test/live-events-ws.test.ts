@@ -4,6 +4,7 @@ import { errorBodySchema } from '../src/shared/errors.js';
 import { liveFrameSchema } from '../src/shared/live-events.js';
 import { at, storedEvents } from './helpers/ingest.js';
 import { openSocket, realtimeKey, SocketRefused, sdkSocketUrl } from './helpers/live-socket.js';
+import { within } from './helpers/raw-http.js';
 import { startServiceOn, type TestService } from './helpers/service.js';
 import { tempDir } from './helpers/temp.js';
 
@@ -155,6 +156,29 @@ describe('live events as the Python SDK reads them', () => {
     ).catch((e: unknown) => e);
     expect(wrong).toBeInstanceOf(SocketRefused);
     expect((wrong as SocketRefused).status).toBe(401);
+  });
+});
+
+describe('a revoked API key', () => {
+  it('voids the live tokens issued to it and closes their open sockets', async () => {
+    const secret = 'live-contractor-key-0001';
+    const org = (await t.get('/bc/v1/orgkeys')).json as Array<{ organization_id: string }>;
+    const organization_id = org[0]!.organization_id;
+    const put = await t.request('PUT', '/bc/v1/orgkeys', { organization_id, apikey: secret });
+    expect(put.status, JSON.stringify(put.json)).toBe(200);
+    const theirs = { authorization: `Bearer ${secret}`, 'x-app-id': t.projectId };
+    const [early, late] = [await realtimeKey(t, undefined, theirs), await realtimeKey(t, undefined, theirs)];
+    const open = await openSocket(t.url.replace(/^http/, 'ws'), sdkHeaders(early));
+    // The service's own key keeps its socket.
+    const own = await openSocket(t.url.replace(/^http/, 'ws'), sdkHeaders(await realtimeKey(t)));
+    const revoked = await t.request('DELETE', `/bc/v1/orgkeys?apikey=${secret}`);
+    expect(revoked.status, JSON.stringify(revoked.json)).toBe(200);
+    expect((await within(open.closed, 10_000, { code: 'still open' })).code).toBe(1008);
+    const refused = await openSocket(t.url.replace(/^http/, 'ws'), sdkHeaders(late)).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(SocketRefused);
+    expect((refused as SocketRefused).status).toBe(401);
+    expect(own.ws.readyState).toBe(WebSocket.OPEN);
+    own.ws.close();
   });
 });
 

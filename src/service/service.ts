@@ -125,7 +125,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await installIntentRules(db, options.provision?.projectId ?? local.project_id, options.intents);
     }
     const ingestor = new Ingestor(db, new LexicalAnalyser(), log);
-    const live = liveEvents({ reader: db.read, log, limits: options.live });
+    const live = liveEvents({ reader: db.read, log, limits: options.live, keys: tenants });
     ingestor.onCommitted = live.committed;
 
     const rateLimiter = new RateLimiter({

@@ -28,6 +28,8 @@ export const LIVE_CLOSE = {
   goingAway: 1001,
   /** The reader fell behind its buffer: reconnect and catch up from `live-events/events`. */
   tooSlow: 1013,
+  /** The API key the socket's token was issued to was revoked (policy violation). */
+  revoked: 1008,
 } as const;
 
 export const realtimeResponseSchema = z.object({ authorization_key: z.string().min(1) });

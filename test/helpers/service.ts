@@ -14,6 +14,13 @@ export interface TestService {
     headers?: Record<string, string>,
   ): Promise<{ status: number; json: unknown }>;
   get(path: string, headers?: Record<string, string>): Promise<{ status: number; json: unknown }>;
+  /** Any method; a body is sent as JSON. */
+  request(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; json: unknown }>;
   stop(): Promise<void>;
 }
 
@@ -63,6 +70,7 @@ export async function startServiceOn(
     headers,
     post: (path, body, extra) => call('POST', path, body, extra),
     get: (path, extra) => call('GET', path, undefined, extra),
+    request: (method, path, body, extra) => call(method, path, body, extra),
     stop: () => service.close(),
   };
 }

@@ -87,6 +87,12 @@ export class LiveHub {
   }
 
   closeAll(code: number, reason: string): void {
-    for (const set of [...this.projects.values()]) for (const s of [...set]) s.close(code, reason);
+    this.closeWhere(() => true, code, reason);
+  }
+
+  closeWhere(which: (scope: LiveScope) => boolean, code: number, reason: string): void {
+    for (const set of [...this.projects.values()]) {
+      for (const s of [...set]) if (which(s.scope)) s.close(code, reason);
+    }
   }
 }

@@ -3,11 +3,12 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { ErrorBody } from '../../shared/errors.js';
 import type { Limits } from '../../shared/limits.js';
-import { LIVE_LIMITS, LIVE_SOCKET_PATH, type LiveLimits } from '../../shared/live-events.js';
+import { LIVE_CLOSE, LIVE_LIMITS, LIVE_SOCKET_PATH, type LiveLimits } from '../../shared/live-events.js';
 import { guardConnections } from '../http/connection-guard.js';
 import type { RouteSpec } from '../http/route.js';
 import type { CommitListener } from '../ingest/commit-listener.js';
 import type { Queryable } from '../store/database.js';
+import type { Tenants } from '../store/tenants.js';
 import { LiveFeed } from './feed.js';
 import { LiveHub } from './hub.js';
 import { realtimeRoute } from './routes.js';
@@ -45,12 +46,22 @@ export function liveEvents(options: {
   reader: Queryable;
   log: (line: string) => void;
   limits?: Partial<LiveLimits> | undefined;
+  /** The API keys: a token of a revoked key opens no socket, and its open sockets are closed. */
+  keys: Pick<Tenants, 'keyIdActive' | 'onKeysChanged'>;
 }): LiveEvents {
   const limits = { ...LIVE_LIMITS, ...options.limits };
   const hub = new LiveHub();
   const tokens = new LiveTokens();
   const feed = new LiveFeed(hub, options.reader, options.log);
-  const sockets = liveSockets({ hub, tokens, log: options.log, ...limits });
+  const keyActive = (keyId: string) => options.keys.keyIdActive(keyId);
+  const sockets = liveSockets({ hub, tokens, keyActive, log: options.log, ...limits });
+  options.keys.onKeysChanged(() =>
+    hub.closeWhere(
+      (scope) => scope.keyId !== undefined && !keyActive(scope.keyId),
+      LIVE_CLOSE.revoked,
+      'the API key this socket was opened with was revoked',
+    ),
+  );
   const extra: Server[] = [];
 
   return {

@@ -17,6 +17,8 @@ export interface LiveSocketOptions {
   queuedBytes: number;
   /** Open sockets one organization may hold. */
   socketsPerOrganization: number;
+  /** Whether the API key a token was issued to (LiveScope.keyId) is still held. */
+  keyActive: (keyId: string) => boolean;
   log: (line: string) => void;
 }
 
@@ -59,12 +61,19 @@ function header(req: IncomingMessage, name: string): string {
 }
 
 /** The socket's scope from its key and query, or a refusal that says no more than "not this key". */
-function scopeOf(req: IncomingMessage, url: URL, tokens: LiveTokens): LiveScope {
+function scopeOf(
+  req: IncomingMessage,
+  url: URL,
+  tokens: LiveTokens,
+  keyActive: (keyId: string) => boolean,
+): LiveScope {
   const bearer = header(req, 'authorization').replace(/^bearer(\s+|$)/i, '');
   const key = bearer !== '' ? bearer : (url.searchParams.get('authorization_key') ?? '');
   if (key === '') throw new Refusal(401, 'unauthorized', NO_KEY);
   const scope = tokens.verify(key);
-  if (!scope) throw new Refusal(401, 'unauthorized', BAD_KEY);
+  if (!scope || (scope.keyId !== undefined && !keyActive(scope.keyId))) {
+    throw new Refusal(401, 'unauthorized', BAD_KEY);
+  }
   // A client naming its project (the hosted SDKs' X-App-ID) must name the key's own.
   const project = header(req, 'x-app-id');
   if (project !== '' && project !== scope.projectId) throw new Refusal(401, 'unauthorized', BAD_KEY);
@@ -155,7 +164,7 @@ export function liveSockets(options: LiveSocketOptions): LiveSockets {
       }
       const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, '') : url.pathname;
       checkHandshake(req, path);
-      const scope = scopeOf(req, url, options.tokens);
+      const scope = scopeOf(req, url, options.tokens, options.keyActive);
       if (options.hub.size(scope.orgId) >= options.socketsPerOrganization) {
         throw new Refusal(
           429,

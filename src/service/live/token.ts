@@ -6,6 +6,11 @@ import type { Scope } from '../identity/identity.js';
 /** What a socket may see: one project, or one session of it. */
 export interface LiveScope extends Scope {
   sessionId?: string;
+  /**
+   * The public name (Tenants.keyId) of the API key the token was issued to: revoking that key voids
+   * the token and closes its sockets.
+   */
+  keyId?: string;
 }
 
 const payloadSchema = z.object({
@@ -13,6 +18,7 @@ const payloadSchema = z.object({
   o: z.string(),
   p: z.string(),
   s: z.string().optional(),
+  k: z.string().optional(),
   /** Expiry, epoch ms. */
   e: z.number().int(),
 });
@@ -39,6 +45,7 @@ export class LiveTokens {
       o: scope.orgId,
       p: scope.projectId,
       ...(scope.sessionId === undefined ? {} : { s: scope.sessionId }),
+      ...(scope.keyId === undefined ? {} : { k: scope.keyId }),
       e: this.now() + this.ttlMs,
     };
     const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
@@ -61,8 +68,13 @@ export class LiveTokens {
     }
     const parsed = payloadSchema.safeParse(json);
     if (!parsed.success || parsed.data.e <= this.now()) return undefined;
-    const { o, p, s } = parsed.data;
-    return { orgId: o, projectId: p, ...(s === undefined ? {} : { sessionId: s }) };
+    const { o, p, s, k } = parsed.data;
+    return {
+      orgId: o,
+      projectId: p,
+      ...(s === undefined ? {} : { sessionId: s }),
+      ...(k === undefined ? {} : { keyId: k }),
+    };
   }
 
   private sign(body: string): string {

@@ -27,6 +27,7 @@ export function newApiKey(): string {
 export class Tenants {
   private keys = new Map<string, string>();
   private projects = new Map<string, string>();
+  private readonly keysChanged: Array<() => void> = [];
 
   private constructor(private readonly db: Database) {}
 
@@ -45,6 +46,18 @@ export class Tenants {
     );
     this.keys = new Map(keys.map((k) => [k.key_hash, k.org_id]));
     this.projects = new Map(projects.map((p) => [p.project_id, p.org_id]));
+    for (const listener of this.keysChanged) listener();
+  }
+
+  /** Told after every change of the key index (a key added, revoked or rotated). */
+  onKeysChanged(listener: () => void): void {
+    this.keysChanged.push(listener);
+  }
+
+  /** Whether a key of this public name (Tenants.keyId) is still held by some organization. */
+  keyIdActive(keyId: string): boolean {
+    for (const hash of this.keys.keys()) if (Tenants.keyId(hash) === keyId) return true;
+    return false;
   }
 
   /**
