@@ -57,6 +57,15 @@ export class FieldReader {
     return v;
   }
 
+  /**
+   * A turn's utterance: required, but a JSONL record's `""` is an empty one (an image-only message,
+   * as the wire allows), where an empty value of other fields means none.
+   */
+  utterance(field: string, what: string): string {
+    if (this.text(field) === undefined && this.access.has(field)) return '';
+    return this.requiredText(field, what);
+  }
+
   jsonText(field: string): string | undefined {
     const v = this.access.get(field);
     return v === undefined ? undefined : need(asJsonText(this.label(field), v));

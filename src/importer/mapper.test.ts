@@ -81,9 +81,26 @@ describe('mapRecord: turns from CSV', () => {
     expect(parseWireEventRaw(e).ok).toBe(true);
   });
 
+  it('takes an empty utterance (an image-only message) from JSONL, as the wire does', () => {
+    // A CSV cell cannot tell an empty text from none.
+    expect(reason(mapRecord(csv({ ...row, user: '' }), planOf()))).toMatch(/missing user utterance/);
+    const fromJsonl = ok(
+      mapRecord(jsonl({ kind: 'turn', user_id: 'u1', user: 'thanks', assistant: '' }), planOf()),
+    );
+    expect(wire({ ok: true, mapped: fromJsonl }).properties).toMatchObject({ user: 'thanks', assistant: '' });
+    expect(parseWireEventRaw(wire({ ok: true, mapped: fromJsonl })).ok).toBe(true);
+    // A record without the field (no key, or null) still lacks it.
+    expect(reason(mapRecord(jsonl({ kind: 'turn', user_id: 'u1', user: 'q' }), planOf()))).toMatch(
+      /missing assistant utterance/,
+    );
+    expect(
+      reason(mapRecord(jsonl({ kind: 'turn', user_id: 'u1', user: null, assistant: 'a' }), planOf())),
+    ).toMatch(/missing user utterance/);
+  });
+
   it('names the field and its column when a value is missing or of the wrong type', () => {
     const plan = planOf({ map: ['user=question'] });
-    expect(reason(mapRecord(csv({ ...row, user: 'x', question: '' }), plan))).toMatch(
+    expect(reason(mapRecord(csv({ ...row, user: 'x' }), plan))).toMatch(
       /missing user utterance: no value for user \(from "question"\)/,
     );
     expect(reason(mapRecord(csv({ ...row, prompt_tokens: 'many' }), planOf()))).toBe(

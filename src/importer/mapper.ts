@@ -98,8 +98,8 @@ function body(kind: RecordKind, r: FieldReader, into: Into, event: WireJson): vo
   switch (kind) {
     case 'turn':
       event.properties = into('prop', r.object('properties'), {
-        user: r.requiredText('user', 'user utterance'),
-        assistant: r.requiredText('assistant', 'assistant utterance'),
+        user: r.utterance('user', 'user utterance'),
+        assistant: r.utterance('assistant', 'assistant utterance'),
         assistant_id: r.text('assistant_id'),
         model: r.text('model'),
         prompt_tokens: r.number('prompt_tokens', true),

@@ -20,6 +20,8 @@ export interface RecordAccess {
   get(field: string): unknown;
   /** The record's own value of a field, without the `--set` constant. */
   own(field: string): unknown;
+  /** The record has the field, though perhaps empty (a JSONL key that is not null). */
+  has(field: string): boolean;
   /** Columns/keys no field of `kind` reads: they become properties or traits. */
   extras(kind: RecordKind): Extra[];
 }
@@ -128,6 +130,11 @@ class CsvAccess implements RecordAccess {
     return cell === '' ? undefined : cell;
   }
 
+  /** An empty cell is no value: CSV cannot tell it from an empty text. */
+  has(field: string): boolean {
+    return this.own(field) !== undefined;
+  }
+
   extras(kind: RecordKind): Extra[] {
     const out: Extra[] = [];
     for (const { i, name, target } of csvExtras(this.header, this.hp, kind, this.plan)) {
@@ -153,11 +160,23 @@ class JsonlAccess implements RecordAccess {
   }
 
   own(field: string): unknown {
+    const v = this.value(field);
+    return v === null || v === '' ? undefined : v;
+  }
+
+  has(field: string): boolean {
+    const v = this.value(field);
+    return v !== undefined && v !== null;
+  }
+
+  private value(field: string): unknown {
     const path = this.plan.paths.get(field);
     const key = path === undefined ? field : path.length === 1 ? path[0]! : undefined;
-    const v =
-      key === undefined ? atPath(this.obj, path!) : Object.hasOwn(this.obj, key) ? this.obj[key] : undefined;
-    return v === null || v === '' ? undefined : v;
+    return key === undefined
+      ? atPath(this.obj, path!)
+      : Object.hasOwn(this.obj, key)
+        ? this.obj[key]
+        : undefined;
   }
 
   extras(kind: RecordKind): Extra[] {
