@@ -134,6 +134,10 @@ describe('cas import into the embedded service', () => {
     expect(run.stderr).toMatch(/:7: broken quoting/);
     expect(run.stderr).toMatch(/:8: invalid UTF-8/);
     expect(summaryOf(run.stdout)).toMatchObject({ records: 8, rejected: 5 });
+    // Run again, it is already imported, and says so of the same 8 records.
+    const again = await runCli(['import', file, '--kind', 'turn', '--data-dir', data, '--json']);
+    expect(again.stderr).toMatch(/already imported/);
+    expect(summaryOf(again.stdout)).toMatchObject({ records: 8, skipped: 3, rejected: 5 });
     const written = readFileSync(rejects, 'utf8')
       .trim()
       .split('\n')

@@ -201,7 +201,8 @@ export async function runImport(
   if (previous?.complete) {
     await connection?.close();
     Object.assign(stats, {
-      records: previous.position,
+      // Checkpoints written before `records` was kept count only the records mapped.
+      records: previous.records ?? previous.position,
       skipped: previous.position,
       rejected: previous.rejected,
     });

@@ -21,6 +21,8 @@ export const checkpointSchema = z.object({
   complete: z.boolean(),
   /** Records the service refused before `position` (so a resumed run still exits 6 for them). */
   rejected: z.number().int().min(0),
+  /** Records the input held, mapped or not: on a complete checkpoint, what a re-run reports. */
+  records: z.number().int().min(0).optional(),
   /** An event id of this import the service stored (see `CheckpointData.witness`). */
   witness: z.string().optional(),
 });

@@ -77,8 +77,13 @@ export interface CheckpointData {
   /** Records of the sorted run before this index are stored (or rejected for good). */
   position: number;
   complete: boolean;
-  /** Records the service refused before `position` (mapping rejections are found again on resume). */
+  /**
+   * Records the service refused before `position` (mapping rejections are found again on resume);
+   * on a complete checkpoint, every rejection of the import.
+   */
   rejected: number;
+  /** On a complete checkpoint: the records the input held (`position` counts only those mapped). */
+  records?: number;
   /**
    * The id of the last event of this import the service acknowledged before the checkpoint: a store
    * that lacks it (one restored from an older backup) does not hold what the checkpoint says was
@@ -250,6 +255,7 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
         position: index,
         complete: true,
         rejected: stats.rejected,
+        records: stats.records,
         ...(witness === undefined ? {} : { witness }),
       });
       return;
