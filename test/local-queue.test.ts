@@ -78,6 +78,18 @@ describe('the in-process queue', () => {
     expect(body.issues.length).toBe(2);
   });
 
+  it("takes the importer's own events (built) normalized, and refuses one it changed into an invalid one as HTTP does", async () => {
+    const send = localQueueSender(service.localQueue, credentials(service), { built: true });
+    const batch = [turn(30), { ...turn(31), session_key: 'lq-user', session_gap_ms: 60_000 }];
+    expect(await send(batch)).toEqual({ status: 'ok', accepted: 2, duplicates: 0 });
+    const bad = [turn(32), { ...turn(33), session_id: 'x'.repeat(101) }];
+    const local = await refusal(send(bad));
+    const http = await httpAnswer(service, bad);
+    expect(local.status).toBe(400);
+    expect(http.status).toBe(400);
+    expect(local.issues).toEqual((http.body as { issues: unknown[] }).issues);
+  });
+
   it('validates itself when its limits are not the ones the sender parsed under', async () => {
     const send = localQueueSender(strict.localQueue, credentials(strict));
     const big = turn(20, 'x'.repeat(700));

@@ -288,7 +288,7 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
         postQueue: localQueueSender(
           service.queue,
           { apiKey, projectId },
-          { history: true, onAttempt: verboseAttempts(config, deps) },
+          { history: true, built: true, onAttempt: verboseAttempts(config, deps) },
         ),
         close: async () => {
           await client.close();

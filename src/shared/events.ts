@@ -135,7 +135,7 @@ function walkJson(value: unknown): { bytes: number; forbidden: RawIssue[] } {
 }
 
 /** Chooses the kind from `type`, then from `event` for `track`, so errors come from one schema only. */
-function kindOf(raw: Record<string, unknown>): Parsed<WireEventKind> {
+export function kindOf(raw: Record<string, unknown>): Parsed<WireEventKind> {
   const { type, event } = raw;
   if (type === undefined) return fail(['type'], `required: one of ${WIRE_TYPES.join(', ')}`);
   if (typeof type !== 'string' || !(WIRE_TYPES as readonly string[]).includes(type)) {
