@@ -8,9 +8,10 @@ import type { ChartScope } from './context.js';
  * a response grew with filters x points (300 filters over a year by day ran the heap out). Now a
  * point's id is the query's hash plus the point's coordinates, and the query is remembered here once:
  * in memory (an LRU bounded in bytes) and, for the service, in the `drilldown_queries` table (the
- * newest `rowsPerProject` per project), so ids survive a restart and work from the next CLI process
- * over the same data directory. Everything is keyed by project: an id carried to another project
- * names nothing there.
+ * `rowsPerProject` most recently charted per project: charting a query again renews it, so the ids of
+ * a report or dashboard that is run keep working however many other charts are made), so ids survive
+ * a restart and work from the next CLI process over the same data directory. Everything is keyed by
+ * project: an id carried to another project names nothing there.
  */
 
 export interface StoredQuery {
@@ -22,7 +23,12 @@ export interface StoredQuery {
 interface Entry {
   json: string;
   bytes: number;
+  /** When the table last heard this query was charted (epoch ms; 0: not by this process). */
+  renewed: number;
 }
+
+/** A query charted again renews its row at most this often (a write per chart would be too many). */
+const RENEW_MS = 60 * 60 * 1000;
 
 export interface DrilldownStoreOptions {
   /** Where queries are kept across restarts; memory only when absent (unit tests, benchmarks). */
@@ -44,7 +50,7 @@ export class DrilldownStore {
 
   constructor(private readonly options: DrilldownStoreOptions = {}) {
     this.memoryBytes = options.memoryBytes ?? 16 * 1024 * 1024;
-    this.rowsPerProject = options.rowsPerProject ?? 1_000;
+    this.rowsPerProject = options.rowsPerProject ?? 10_000;
   }
 
   /** The hash naming `query` in `project`; the first time, the query is stored in the background. */
@@ -58,13 +64,21 @@ export class DrilldownStore {
       .subarray(0, HASH_BYTES)
       .toString('base64url');
     const key = `${project}\u0000${hash}`;
-    if (this.remember(key, json)) return hash;
+    const entry = this.remember(key, json);
+    const now = Date.now();
+    if (now - entry.renewed < RENEW_MS) return hash;
+    entry.renewed = now;
     const db = this.options.db;
     // A chart does not wait for this write: the id works from memory at once, and from the table
     // once it commits. Ids answered in the last moments before a crash may be lost; the chart can
     // simply be run again.
     void db
       ?.write(async (tx) => {
+        // created_at is when the query was last charted: the newest are kept.
+        await tx.run(
+          'UPDATE drilldown_queries SET created_at = now() WHERE project_id = $1 AND query_hash = $2',
+          [project, hash],
+        );
         await tx.run(
           `INSERT INTO drilldown_queries SELECT $1, $2, $3::JSON, now()
            WHERE NOT EXISTS (SELECT 1 FROM drilldown_queries WHERE project_id = $1 AND query_hash = $2)`,
@@ -101,11 +115,11 @@ export class DrilldownStore {
     return JSON.parse(json) as StoredQuery;
   }
 
-  /** Moves `key` to the young end of the LRU; returns whether it was known already. */
-  private remember(key: string, json: string): boolean {
+  /** Moves `key` to the young end of the LRU; returns its entry. */
+  private remember(key: string, json: string): Entry {
     const known = this.cache.get(key);
     if (known) this.cache.delete(key);
-    const entry = known ?? { json, bytes: 2 * (key.length + json.length) };
+    const entry = known ?? { json, bytes: 2 * (key.length + json.length), renewed: 0 };
     this.cache.set(key, entry);
     if (!known) this.bytes += entry.bytes;
     for (const [oldest, e] of this.cache) {
@@ -113,6 +127,6 @@ export class DrilldownStore {
       this.cache.delete(oldest);
       this.bytes -= e.bytes;
     }
-    return known !== undefined;
+    return entry;
   }
 }
