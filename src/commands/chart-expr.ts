@@ -1,4 +1,9 @@
-import type { CountOperator, PropertyFilterInput, PropertyOperator } from '../shared/chart-filters.js';
+import {
+  type CountOperator,
+  type PropertyFilterInput,
+  type PropertyOperator,
+  TEXT_OPERATORS,
+} from '../shared/chart-filters.js';
 import type { Scalar } from '../shared/primitives.js';
 import { UsageError } from './errors.js';
 import { parseTraitValue } from './identify.js';
@@ -30,13 +35,6 @@ const WORDS: ReadonlyArray<readonly [RegExp, PropertyOperator]> = [
   [/^in(?=\s|$)/i, 'in'],
   [/^between(?=\s|$)/i, 'between'],
 ];
-/** Operators whose value is matched as text: typing `~ 1` as a number would make the regex invalid. */
-const TEXT_OPS: ReadonlySet<PropertyOperator> = new Set([
-  'regex',
-  'not_regex',
-  'case_insensitive_eq',
-  'case_insensitive_neq',
-]);
 const COUNT_SYMBOLS: Readonly<Record<string, CountOperator>> = {
   '=': 'eq',
   '>': 'gt',
@@ -142,7 +140,7 @@ export function parseWhere(expression: string, flag = '--where'): PropertyFilter
         `e.g. ${flag} "age between 18,65"`,
       );
     }
-  } else if (TEXT_OPS.has(operator)) {
+  } else if (TEXT_OPERATORS.has(operator)) {
     values = [unquote(valueText)];
   } else {
     values = [parseTraitValue(valueText)];

@@ -26,6 +26,17 @@ export const PROPERTY_OPERATORS = [
 ] as const;
 export type PropertyOperator = (typeof PROPERTY_OPERATORS)[number];
 
+/**
+ * Operators whose values are matched as text: where values arrive untyped (the CLI's `--where`, the
+ * bracket form of `chartControls`), `~ 404` stays the regex "404", not the number 404.
+ */
+export const TEXT_OPERATORS: ReadonlySet<string> = new Set<PropertyOperator>([
+  'regex',
+  'not_regex',
+  'case_insensitive_eq',
+  'case_insensitive_neq',
+]);
+
 export const COUNT_OPERATORS = ['eq', 'gt', 'gte', 'lt', 'lte'] as const;
 export type CountOperator = (typeof COUNT_OPERATORS)[number];
 

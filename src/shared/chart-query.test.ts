@@ -98,6 +98,26 @@ describe('controlsFromQuery, bracket form', () => {
     expect(result).toEqual({ ok: true, value: { eventFilters: [{ event_name: '42' }] } });
   });
 
+  it('keeps as text the values of an operator that matches text (a regex of digits stays a regex)', () => {
+    const filter = (operator: string) =>
+      controlsFromQuery({
+        'chartControls[eventFilters][0][event_name]': 'Start',
+        'chartControls[eventFilters][0][with][0][property_name]': 'code',
+        'chartControls[eventFilters][0][with][0][operator]': operator,
+        'chartControls[eventFilters][0][with][0][values][0]': '404',
+      });
+    for (const op of ['regex', 'not_regex', 'case_insensitive_eq', 'case_insensitive_neq']) {
+      expect(filter(op)).toMatchObject({
+        ok: true,
+        value: { eventFilters: [{ with: [{ values: ['404'] }] }] },
+      });
+    }
+    expect(filter('eq')).toMatchObject({
+      ok: true,
+      value: { eventFilters: [{ with: [{ values: [404] }] }] },
+    });
+  });
+
   it('names the place of each structural problem', () => {
     expect(
       problems({

@@ -5,6 +5,7 @@ import {
   type Parsed,
   parseChartControls,
 } from './chart-controls.js';
+import { TEXT_OPERATORS } from './chart-filters.js';
 import { formatPath, type Issue } from './errors.js';
 import { FORBIDDEN_KEYS } from './primitives.js';
 
@@ -54,7 +55,8 @@ function coerceNumber(value: string): string | number {
   return /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
 }
 
-function coerceLeafValue(value: string, field: string | undefined, inList: boolean): unknown {
+function coerceLeafValue(value: string, field: string | undefined, inList: boolean, text: boolean): unknown {
+  if (text) return value;
   if (inList) return coerceScalar(value);
   if (field !== undefined && NUMBER_FIELDS.has(field)) return coerceNumber(value);
   return value;
@@ -98,11 +100,20 @@ class TreeBuilder {
     this.issues.push({ path: issuePath(segments), message });
   }
 
-  /** `field` is the object key this node sits under; array elements inherit their array's key. */
-  toValue(node: Node, segments: readonly string[], field: string | undefined, inList: boolean): unknown {
+  /**
+   * `field` is the object key this node sits under; array elements inherit their array's key. `text`:
+   * the values of a filter whose operator matches text (TEXT_OPERATORS), kept as given.
+   */
+  toValue(
+    node: Node,
+    segments: readonly string[],
+    field: string | undefined,
+    inList: boolean,
+    text = false,
+  ): unknown {
     const listField = inList || (field !== undefined && SCALAR_LIST_FIELDS.has(field));
     if (node.kind === 'leaf') {
-      const values = node.values.map((v) => coerceLeafValue(v, field, listField));
+      const values = node.values.map((v) => coerceLeafValue(v, field, listField, text));
       // A lone `values=x` still means a one-element list: the schema wants an array there.
       if (node.list || values.length > 1 || (listField && !inList)) return values;
       return values[0];
@@ -116,11 +127,16 @@ class TreeBuilder {
       }
       return indices.map((i) => {
         const child = node.children.get(String(i))!;
-        return this.toValue(child, [...segments, String(i)], field, listField);
+        return this.toValue(child, [...segments, String(i)], field, listField, text);
       });
     }
+    const operator = node.children.get('operator');
+    const textValues =
+      operator?.kind === 'leaf' && operator.values.length === 1 && TEXT_OPERATORS.has(operator.values[0]!);
     const out: Record<string, unknown> = {};
-    for (const [key, child] of node.children) out[key] = this.toValue(child, [...segments, key], key, false);
+    for (const [key, child] of node.children) {
+      out[key] = this.toValue(child, [...segments, key], key, false, textValues && key === 'values');
+    }
     return out;
   }
 }
