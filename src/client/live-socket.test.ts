@@ -14,7 +14,7 @@ afterEach(async () => {
 /** A real local server misbehaving on purpose: `realtime` answers as given, upgrades as `upgrade` says. */
 async function fakeService(
   realtime: (n: number) => { status: number; body: unknown },
-  upgrade: (n: number) => 'refuse' | 'drop' | 'end-session',
+  upgrade: (n: number) => 'refuse' | 'drop' | 'end-session' | 'silent',
 ): Promise<string> {
   const wss = new WebSocketServer({ noServer: true });
   let keys = 0;
@@ -32,6 +32,8 @@ async function fakeService(
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
+      // Open, then nothing at all, not even pings: a connection cut without a close.
+      if (what === 'silent') return;
       const frame: LiveFrame = {
         organization_id: 'o',
         app_id: 'p',
@@ -82,6 +84,25 @@ describe('live socket client', () => {
     expect(opens).toBe(2);
     // The count restarts after a socket that opened: 1 (refused), 1 (dropped after opening), 2 (refused).
     expect(retries).toEqual([1, 1, 2]);
+  });
+
+  it('opens again a socket that hears nothing from the service, not even its pings', async () => {
+    const plan = ['silent', 'end-session'] as const;
+    const endpoint = await fakeService(
+      (n) => ({ status: 200, body: { authorization_key: `key-${n}` } }),
+      (n) => plan[n - 1] ?? 'refuse',
+    );
+    const reasons: string[] = [];
+    const socket = openLiveSocket({
+      client: client(endpoint),
+      sessionId: 's',
+      onFrame: () => undefined,
+      onRetry: ({ error }) => reasons.push(error.message),
+      silenceMs: 300,
+      backoff: { baseDelayMs: 5, maxDelayMs: 20 },
+    });
+    expect(await socket.done).toEqual({ reason: 'session-ended' });
+    expect(reasons).toEqual(['the service sent nothing for 0.3 s']);
   });
 
   it('gives up at once on a service without live events, and on a refused key', async () => {

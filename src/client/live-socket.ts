@@ -1,5 +1,11 @@
 import WebSocket from 'ws';
-import { LIVE_CLOSE, LIVE_SOCKET_PATH, type LiveFrame, liveFrameSchema } from '../shared/live-events.js';
+import {
+  LIVE_CLOSE,
+  LIVE_PING_MS,
+  LIVE_SOCKET_PATH,
+  type LiveFrame,
+  liveFrameSchema,
+} from '../shared/live-events.js';
 import { HttpError, isClientError } from './errors.js';
 import type { Client } from './http-client.js';
 import { backoffDelay, type RetryPolicy, sleep } from './retry.js';
@@ -52,6 +58,12 @@ export interface LiveSocketOptions {
   refresh?: (() => Promise<Client | undefined>) | undefined;
   /** Connection attempts in a row before giving up; default unlimited. */
   maxAttempts?: number | undefined;
+  /**
+   * Silence after which an open socket counts as dropped and is opened again: the service pings
+   * every LIVE_PING_MS, and a connection cut without a close (a sleeping laptop, a NAT that forgot
+   * it) sends nothing at all. Default 2.5 pings.
+   */
+  silenceMs?: number | undefined;
   /** Backoff between attempts: 500 ms doubling to 8 s by default, with equal jitter. */
   backoff?: { baseDelayMs: number; maxDelayMs: number } | undefined;
   random?: (() => number) | undefined;
@@ -103,6 +115,8 @@ export function openLiveSocket(options: LiveSocketOptions): LiveSocketHandle {
   options.signal?.addEventListener('abort', abort, { once: true });
   const signal = controller.signal;
   let current: WebSocket | undefined;
+  /** The open socket's silence timer, restarted on resume. */
+  let heardOf: (() => void) | undefined;
   let paused = false;
   let client = options.client;
   const policy: RetryPolicy = {
@@ -136,10 +150,25 @@ export function openLiveSocket(options: LiveSocketOptions): LiveSocketHandle {
       let failure: LiveSocketError | undefined;
       const onAbort = () => ws.close(1000, 'closed by the client');
       signal.addEventListener('abort', onAbort, { once: true });
+      const silenceMs = options.silenceMs ?? 2.5 * LIVE_PING_MS;
+      let quiet: NodeJS.Timeout | undefined;
+      // While paused the socket is not read, so the service's pings cannot be heard.
+      const heard = (): void => {
+        clearTimeout(quiet);
+        if (!opened || ws.isPaused) return;
+        quiet = setTimeout(() => {
+          failure = new LiveSocketError('network', `the service sent nothing for ${silenceMs / 1000} s`);
+          ws.terminate();
+        }, silenceMs);
+        quiet.unref();
+      };
+      heardOf = heard;
       ws.on('open', () => {
         opened = true;
+        heard();
         options.onOpen?.();
       });
+      ws.on('ping', heard);
       ws.on('unexpected-response', (_req, res) => {
         const status = res.statusCode ?? -1;
         failure = new LiveSocketError('refused', `the service refused the socket (HTTP ${status})`, status);
@@ -150,6 +179,7 @@ export function openLiveSocket(options: LiveSocketOptions): LiveSocketHandle {
         failure ??= new LiveSocketError('network', error.message, -1, { cause: error });
       });
       ws.on('message', (data, isBinary) => {
+        heard();
         if (isBinary) return;
         let parsed: unknown;
         try {
@@ -161,6 +191,8 @@ export function openLiveSocket(options: LiveSocketOptions): LiveSocketHandle {
         if (frame.success) options.onFrame(frame.data);
       });
       ws.on('close', (code, reason) => {
+        clearTimeout(quiet);
+        heardOf = undefined;
         signal.removeEventListener('abort', onAbort);
         current = undefined;
         if (signal.aborted) resolve({ ended: { reason: 'closed' } });
@@ -207,10 +239,12 @@ export function openLiveSocket(options: LiveSocketOptions): LiveSocketHandle {
     pause() {
       paused = true;
       current?.pause();
+      heardOf?.();
     },
     resume() {
       paused = false;
       current?.resume();
+      heardOf?.();
     },
     close: () => controller.abort(),
   };

@@ -13,6 +13,8 @@ export const REALTIME_PATH = '/bc/v1/live-events/realtime';
 
 /** How long an `authorization_key` opens sockets; a socket once open outlives it. */
 export const LIVE_TOKEN_TTL_MS = 10 * 60 * 1000;
+/** The service pings every socket this often; a client that hears nothing for a few times this reconnects. */
+export const LIVE_PING_MS = 30_000;
 
 /** The event name of a frame that reports a refused request, as both hosted SDKs check it. */
 export const ML_ERROR_EVENT = 'MLError';

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { ErrorBody, ErrorCode } from '../../shared/errors.js';
 import { LIMITS } from '../../shared/limits.js';
-import { LIVE_CLOSE, LIVE_SOCKET_PATH, REALTIME_PATH } from '../../shared/live-events.js';
+import { LIVE_CLOSE, LIVE_PING_MS, LIVE_SOCKET_PATH, REALTIME_PATH } from '../../shared/live-events.js';
 import type { LiveHub } from './hub.js';
 import { QueueBudget, SocketSubscriber } from './subscriber.js';
 import type { LiveScope, LiveTokens } from './token.js';
@@ -24,7 +24,6 @@ export interface LiveSocketOptions {
 
 /** RFC 6455 §4.2.1: a base64 nonce of 16 bytes. */
 const SEC_KEY = /^[A-Za-z0-9+/]{22}==$/;
-const PING_MS = 30_000;
 /** How long stopping waits for readers to take their close frame (then their sockets are cut). */
 const CLOSE_WAIT_MS = 500;
 const NO_KEY = `missing authorization key: send "Authorization: Bearer <authorization_key>" (or ?authorization_key=) from GET ${REALTIME_PATH}`;
@@ -146,7 +145,7 @@ export function liveSockets(options: LiveSocketOptions): LiveSockets {
         ws.ping();
       }
     }
-  }, PING_MS);
+  }, LIVE_PING_MS);
   ping.unref();
 
   const upgrade = (server: Server, http: boolean) => (req: IncomingMessage, socket: Duplex, head: Buffer) => {
