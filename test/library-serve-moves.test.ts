@@ -52,4 +52,38 @@ describe('a Client over a data directory whose cas serve moves', () => {
     const sessions = rows.map((r) => r.session_id);
     expect(sessions).toEqual(['after', 'before']);
   }, 60_000);
+
+  it("finds it for the user routes and the session's live events too", async () => {
+    const data = tempDir('cas-library-moves-live-');
+    const first = await startServe(['--data-dir', data.path]);
+    servers.push(first);
+    const client = new Client({ dataDir: data.path, retries: 1 });
+    const errors: ServiceError[] = [];
+    const seen: string[] = [];
+    try {
+      expect((await client.userIdentify({ id: 'u-before' })).id).toBe('u-before');
+      const session = client.createSession({
+        sessionId: 'live-move',
+        id: 'u-before',
+        onError: (e) => errors.push(e),
+        onEvent: (e) => seen.push(e.event),
+      });
+      session.trackEvent({ event: 'Before' });
+      await session.flushAndContinue();
+      expect(await stopChild(first.child, 'SIGTERM')).toBe(0);
+      const second = await startServe(['--data-dir', data.path]);
+      servers.push(second);
+      expect(second.info.url).not.toBe(first.info.url);
+      // It asked the old port until close, for identify as for the socket.
+      expect((await client.userIdentify({ id: 'u-after' })).id).toBe('u-after');
+      session.trackEvent({ event: 'After' });
+      await session.flush();
+      expect(errors).toEqual([]);
+      expect(seen).toEqual(['Session Started', 'Before', 'After']);
+    } finally {
+      await client.close();
+      await stopChild(servers[servers.length - 1]!.child, 'SIGTERM');
+      data.cleanup();
+    }
+  }, 60_000);
 });

@@ -68,19 +68,21 @@ export class Client {
   /** Creates a user or device, or merges traits into it; resolves to the user record (spec part 2). */
   async userIdentify(args: { id?: string; deviceId?: string; traits?: Traits }): Promise<UserRecord> {
     const a = parseArgs('client.userIdentify', identifyArgs, args);
-    const { http } = await this.connect('client.userIdentify');
-    return identify(http, {
-      ...(a.id === undefined ? {} : { id: a.id }),
-      ...(a.deviceId === undefined ? {} : { device_id: a.deviceId }),
-      ...(a.traits === undefined ? {} : { traits: a.traits }),
-    });
+    return this.onService('client.userIdentify', ({ http }) =>
+      identify(http, {
+        ...(a.id === undefined ? {} : { id: a.id }),
+        ...(a.deviceId === undefined ? {} : { device_id: a.deviceId }),
+        ...(a.traits === undefined ? {} : { traits: a.traits }),
+      }),
+    );
   }
 
   /** Gives the user found by `previousId` the new primary id `id`. */
   async userAlias(args: { id: string; previousId: string }): Promise<UserRecord> {
     const a = parseArgs('client.userAlias', aliasArgs, args);
-    const { http } = await this.connect('client.userAlias');
-    return alias(http, { id: a.id, previous_id: a.previousId });
+    return this.onService('client.userAlias', ({ http }) =>
+      alias(http, { id: a.id, previous_id: a.previousId }),
+    );
   }
 
   createSession(options: SessionOptions): Session {
@@ -89,24 +91,19 @@ export class Client {
     const session = new QueuedSession(o, {
       queue: {
         send: async (events) => {
-          const connection = await this.connect('send');
-          try {
-            await postQueue(connection.http, events);
-          } catch (error) {
-            if (!(error instanceof NetworkError) || connection.local !== true) throw error;
-            // The cas serve that server.json named went away (stopped, or restarted on another port)
-            // after its retries: look again, once, for the one there is now, or the embedded service.
-            // The connection was kept for good, and every later event was lost.
-            await this.forget(connection);
-            await postQueue((await this.connect('send')).http, events);
-          }
+          await this.onService('send', ({ http }) => postQueue(http, events));
         },
         budget: this.budget,
         batch: DEFAULT_BATCH,
         log: this.log,
       },
       listen: (sessionId, handlers) =>
-        openLiveEvents(() => this.connect('onEvent'), sessionId, handlers, this.log),
+        openLiveEvents(
+          { connect: () => this.connect('onEvent'), refresh: (used) => this.refresh(used) },
+          sessionId,
+          handlers,
+          this.log,
+        ),
       log: this.log,
       onClosed: (s) => this.sessions.delete(s),
     });
@@ -127,6 +124,34 @@ export class Client {
       await connection?.close();
     })();
     return this.closing;
+  }
+
+  /**
+   * Runs a call on the connection. A local one that fails on the network after its retries (the
+   * `cas serve` that server.json named stopped, or restarted on another port) is let go, and the
+   * call made once more on the one found now (or the embedded service): kept, it failed every later
+   * call, the user routes' too (found by probing).
+   */
+  private async onService<T>(call: string, run: (connection: LibConnection) => Promise<T>): Promise<T> {
+    const connection = await this.connect(call);
+    try {
+      return await run(connection);
+    } catch (error) {
+      if (!(error instanceof NetworkError) || connection.local !== true) throw error;
+      await this.forget(connection);
+      return run(await this.connect(call));
+    }
+  }
+
+  /**
+   * For a live socket that failed on the network over `used`: the connection to use now, if it may
+   * have changed (a local one, found again), else undefined.
+   */
+  private async refresh(used: LibConnection): Promise<LibConnection | undefined> {
+    if (used.local !== true) return undefined;
+    if (this.connection !== undefined && this.connection !== used) return this.connection;
+    await this.forget(used);
+    return this.connect('onEvent');
   }
 
   /** Lets go of a local connection that failed, so the next call finds the service afresh. */

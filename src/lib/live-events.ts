@@ -12,6 +12,8 @@ export interface LiveHandlers {
 export interface LiveListener {
   /** Resolves once the socket is open (or could not be): events sent before would not be seen. */
   readonly ready: Promise<void>;
+  /** Events about to be sent: the session's own, which a backfill may deliver. */
+  sending(eventIds: readonly string[]): void;
   /** Events the service acknowledged: flush() waits until the socket has delivered them. */
   acknowledged(eventIds: readonly string[]): void;
   /** A 400/409 the HTTP client got: the service reports the same refusal as an MLError frame. */
@@ -31,16 +33,24 @@ const STORED_PAGE = 10_000;
  * `onEvent` (library.md): a socket scoped to the session, opened through the client of
  * `src/client/live-socket.ts` (loaded only when a session asks for events, so an app without
  * `onEvent` never loads `ws`). Each event is delivered once, in commit order. After a reconnect
- * (a restart of the service), the session's stored events are read to fill the gap. `MLError`
- * frames become errors, except those repeating a refusal the session already got over HTTP.
+ * (a restart of the service), or a first open later than the session's first batch, the session's
+ * stored events are read to fill the gap: those this session sent and what they generated, not what
+ * an earlier process stored under the same session id. `MLError` frames become errors, except those
+ * repeating a refusal the session already got over HTTP.
  */
 export function openLiveEvents(
-  connect: () => Promise<LibConnection>,
+  service: {
+    connect: () => Promise<LibConnection>;
+    /** The connection to use after a network failure over `used`, if it may have changed. */
+    refresh: (used: LibConnection) => Promise<LibConnection | undefined>;
+  },
   sessionId: string,
   handlers: LiveHandlers,
   log: ((line: string) => void) | undefined,
 ): LiveListener {
   const delivered = new Set<string>();
+  /** Ids of the events this session sent. */
+  const ours = new Set<string>();
   const awaited = new Set<string>();
   const refusals = new Map<string, number>();
   const heldErrors: Array<{ key: string; error: ServiceError; timer: NodeJS.Timeout }> = [];
@@ -56,7 +66,12 @@ export function openLiveEvents(
   const ready = new Promise<void>((resolve) => {
     markReady = resolve;
   });
-  const readyTimer = setTimeout(markReady, OPEN_WAIT_MS);
+  /** The session went on sending before the socket opened: its first open must fill the gap too. */
+  let late = false;
+  const readyTimer = setTimeout(() => {
+    late = true;
+    markReady();
+  }, OPEN_WAIT_MS);
   readyTimer.unref();
 
   const deliver = (frame: LiveFrame): void => {
@@ -91,7 +106,7 @@ export function openLiveEvents(
     else deliver(frame);
   };
 
-  /** After a reconnect: the session's stored events not yet delivered, then what arrived meanwhile. */
+  /** After a reconnect (or a late first open): the session's stored events not yet delivered, then what arrived meanwhile. */
   const backfill = async (connection: LibConnection): Promise<void> => {
     backfilling = [];
     try {
@@ -102,8 +117,12 @@ export function openLiveEvents(
         limit: STORED_PAGE,
         session_id: sessionId,
       });
-      // Newest first from the route: reversed, commit order.
-      for (const row of rows.reverse()) deliver(row as LiveFrame);
+      // Newest first from the route: reversed, commit order. Only this session's own and what they
+      // generated: an earlier process's events of the same session id were never this one's to see.
+      for (const row of rows.reverse() as LiveFrame[]) {
+        if (ours.has(row.event_id) || (row.origin_event_id !== undefined && ours.has(row.origin_event_id)))
+          deliver(row);
+      }
     } catch (error) {
       log?.(`live events of ${sessionId}: the gap after a reconnect could not be read: ${message(error)}`);
     } finally {
@@ -114,7 +133,7 @@ export function openLiveEvents(
   };
 
   const start = async (): Promise<void> => {
-    const connection = await connect();
+    let connection = await service.connect();
     const { openLiveSocket } = await import('../client/live-socket.js');
     if (stopped) return;
     const socket = openLiveSocket({
@@ -124,7 +143,14 @@ export function openLiveEvents(
       onOpen: () => {
         opens++;
         if (opens === 1) markReady();
-        else void backfill(connection);
+        if (opens > 1 || late) void backfill(connection);
+      },
+      // A `cas serve` found through server.json that restarted on another port: the socket follows
+      // it, as sending does (it kept asking the old port until close: found by probing).
+      refresh: async () => {
+        const next = await service.refresh(connection);
+        if (next !== undefined) connection = next;
+        return next?.http;
       },
       onRetry: (info) => {
         lastProblem = info.error.message;
@@ -153,6 +179,9 @@ export function openLiveEvents(
 
   return {
     ready,
+    sending(eventIds) {
+      for (const id of eventIds) ours.add(id);
+    },
     acknowledged(eventIds) {
       for (const id of eventIds) if (!delivered.has(id)) awaited.add(id);
     },

@@ -84,6 +84,7 @@ export class QueuedSession implements Session {
         ? async (events) => {
             // Events sent before the socket listens would never reach onEvent.
             await live.ready;
+            live.sending(events.map((e) => e.event_id));
             try {
               await send(events);
             } catch (error) {
