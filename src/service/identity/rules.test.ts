@@ -117,6 +117,21 @@ describe('identity rules (decisions §3)', () => {
     }
   });
 
+  it("keeps a device's anonymous id's first use, the device's earliest record, whatever order they come in", () => {
+    const anon = anonymousId('D');
+    for (const times of [
+      [10, 9],
+      [9, 10],
+    ]) {
+      const maps = new IdentityMaps();
+      const ch = new IdentityChanges();
+      for (const t of times) identify(maps, ch, { device_id: 'D' }, t);
+      identify(maps, ch, { id: 'U', device_id: 'D' }, 9.5);
+      expect(maps.idUses.get(anon), times.join()).toBe(9);
+      expect(maps.idUses.get('U')).toBe(9.5);
+    }
+  });
+
   it("keeps each id's first use, the earliest record naming it, whatever order the records come in", () => {
     type Step = (maps: IdentityMaps, ch: IdentityChanges) => unknown;
     const steps: Step[] = [

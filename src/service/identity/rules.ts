@@ -135,6 +135,7 @@ function ensureAnonymous(maps: IdentityMaps, ch: IdentityChanges, device: string
   const anonId = anonymousId(device);
   const existing = userOfCallerId(maps, anonId);
   if (existing !== undefined) {
+    usedAt(maps, ch, anonId, at);
     seenAt(maps, ch, existing, at);
     return existing;
   }
@@ -231,6 +232,10 @@ export function identify(maps: IdentityMaps, ch: IdentityChanges, input: Identif
       if (userId === undefined) {
         userId = ensureAnonymous(maps, ch, input.device_id, at);
         linkDevice(maps, ch, input.device_id, userId, at);
+      } else {
+        // A record of the device alone names its anonymous id, if it has one: the id was in use from
+        // the device's earliest record, whatever order they come in (aliases are listed by first use).
+        usedAt(maps, ch, anonymousId(input.device_id), at);
       }
     }
   }
