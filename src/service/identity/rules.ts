@@ -224,22 +224,32 @@ export function claimDevice(
  * becomes one of the user's aliases). A device alone resolves to its user, or its anonymous one.
  */
 export function identify(maps: IdentityMaps, ch: IdentityChanges, input: IdentifyInput, at: number): string {
-  let userId = input.id === undefined ? undefined : ensureIdentified(maps, ch, input.id, at);
-  if (input.device_id !== undefined) {
-    if (userId !== undefined) claimDevice(maps, ch, userId, input.device_id, at);
-    else {
-      userId = userOfDevice(maps, input.device_id);
-      if (userId === undefined) {
-        userId = ensureAnonymous(maps, ch, input.device_id, at);
-        linkDevice(maps, ch, input.device_id, userId, at);
-      } else {
-        // A record of the device alone names its anonymous id, if it has one: the id was in use from
-        // the device's earliest record, whatever order they come in (aliases are listed by first use).
-        usedAt(maps, ch, anonymousId(input.device_id), at);
-      }
-    }
+  if (input.id !== undefined)
+    return identifyUser(maps, ch, ensureIdentified(maps, ch, input.id, at), input, at);
+  if (input.device_id === undefined) throw new Error('identify needs an id or a device_id');
+  let userId = userOfDevice(maps, input.device_id);
+  if (userId === undefined) {
+    userId = ensureAnonymous(maps, ch, input.device_id, at);
+    linkDevice(maps, ch, input.device_id, userId, at);
+  } else {
+    // A record of the device alone names its anonymous id, if it has one: the id was in use from
+    // the device's earliest record, whatever order they come in (aliases are listed by first use).
+    usedAt(maps, ch, anonymousId(input.device_id), at);
   }
-  if (userId === undefined) throw new Error('identify needs an id or a device_id');
+  seenAt(maps, ch, userId, at);
+  addTraits(maps, ch, userId, input.traits, at);
+  return userId;
+}
+
+/** An identify of a known user (a caller id's, or an identified session's): its device claimed, its traits written. */
+export function identifyUser(
+  maps: IdentityMaps,
+  ch: IdentityChanges,
+  userId: string,
+  input: Omit<IdentifyInput, 'id'>,
+  at: number,
+): string {
+  if (input.device_id !== undefined) claimDevice(maps, ch, userId, input.device_id, at);
   seenAt(maps, ch, userId, at);
   addTraits(maps, ch, userId, input.traits, at);
   return userId;

@@ -1,5 +1,5 @@
 import { EVENT_NAMES, type WireEvent, type WireEventOf } from '../../shared/event-bodies.js';
-import { alias, claimDevice, identify, userOfCallerId } from '../identity/rules.js';
+import { alias, claimDevice, identify, identifyUser, userOfCallerId } from '../identity/rules.js';
 import { type EventCtx, iso, type Planner } from './planner.js';
 import { generatedId } from './rows.js';
 import { mergeProps, newSession, type SessionState } from './state.js';
@@ -158,7 +158,14 @@ function planIdentify(p: Planner, e: WireEventOf<'identify'>, x: EventCtx): void
     const known = p.cache.session(e.session_id) !== undefined;
     s = known ? sessionFor(p, { session_id: e.session_id }, x) : undefined;
     if (known && (!s || !checkUser(p, s, e.user_id, x))) return;
-    userId = identify(p.maps, p.ch, { ...input, device_id: e.device_id ?? s?.deviceId ?? undefined }, x.ts);
+    const sessionUser = s === undefined ? undefined : p.userOf(s);
+    if (e.user_id === undefined && sessionUser !== undefined && !p.maps.user(sessionUser).anonymous) {
+      // Naming no user, it is about the session's, as the session's events are: a device-only
+      // identify made a second, anonymous user of the same person (found by probing).
+      userId = identifyUser(p.maps, p.ch, sessionUser, input, x.ts);
+    } else {
+      userId = identify(p.maps, p.ch, { ...input, device_id: e.device_id ?? s?.deviceId ?? undefined }, x.ts);
+    }
     s ??= sessionFor(p, { session_id: e.session_id, device_id: e.device_id }, x, { userId });
     if (!s) return;
   }
