@@ -48,3 +48,24 @@ describe("an identify in an identified user's session that names only a device",
     });
   }
 });
+
+describe("an alias in another identified user's session", () => {
+  it('is refused (409), as an identify of that user there is', async () => {
+    const t = await startTestService();
+    services.push(t);
+    const other = { type: 'identify', user_id: 'B', timestamp: '2025-01-01T08:00:00Z' };
+    expect((await queue(t, [turn, other])).status).toBe(200);
+    const identifyThere = await queue(t, [{ ...other, session_id: 's1', timestamp: '2025-01-01T08:01:00Z' }]);
+    expect(identifyThere.status).toBe(409);
+    const aliasThere = await queue(t, [
+      { type: 'alias', id: 'B2', previous_id: 'B', session_id: 's1', timestamp: '2025-01-01T08:01:00Z' },
+    ]);
+    expect(aliasThere.status, JSON.stringify(aliasThere.json)).toBe(409);
+    expect(aliasThere.json).toMatchObject({ issues: [{ path: '[0].previous_id' }] });
+    // The session's own user may alias there.
+    const own = await queue(t, [
+      { type: 'alias', id: 'A2', previous_id: 'A', session_id: 's1', timestamp: '2025-01-01T08:02:00Z' },
+    ]);
+    expect(own.status, JSON.stringify(own.json)).toBe(200);
+  });
+});

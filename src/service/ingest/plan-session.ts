@@ -184,6 +184,22 @@ function planIdentify(p: Planner, e: WireEventOf<'identify'>, x: EventCtx): void
 }
 
 function planAlias(p: Planner, e: WireEventOf<'alias'>, x: EventCtx): void {
+  // One session has one user: an alias of another identified user's is refused there, as an
+  // identify of that user is (decisions §4; it was taken: found by probing).
+  const stored = e.session_id === undefined ? undefined : p.cache.session(e.session_id);
+  const named = userOfCallerId(p.maps, e.previous_id);
+  if (stored !== undefined && named !== undefined) {
+    const owner = p.userOf(stored);
+    if (!p.maps.user(owner).anonymous && p.maps.canonical(named) !== owner) {
+      const who = p.maps.user(owner).primaryId;
+      p.conflict(
+        x.index,
+        'previous_id',
+        `session "${stored.id}" belongs to user "${who}"; one session has one user`,
+      );
+      return;
+    }
+  }
   const outcome = alias(p.maps, p.ch, { id: e.id, previous_id: e.previous_id }, x.ts);
   if (!outcome.ok) {
     if (outcome.reason === 'unknown_previous')
