@@ -236,9 +236,8 @@ export function identify(maps: IdentityMaps, ch: IdentityChanges, input: Identif
     // the device's earliest record, whatever order they come in (aliases are listed by first use).
     usedAt(maps, ch, anonymousId(input.device_id), at);
   }
-  seenAt(maps, ch, userId, at);
-  addTraits(maps, ch, userId, input.traits, at);
-  return userId;
+  // The device is the user's already: only its traits are written.
+  return identifyUser(maps, ch, userId, input.traits === undefined ? {} : { traits: input.traits }, at);
 }
 
 /** An identify of a known user (a caller id's, or an identified session's): its device claimed, its traits written. */
