@@ -255,6 +255,26 @@ describe('POST /v1/traces, answers', () => {
     expect(byName(await storedEvents(t, 'raw-1'), 'Conversation Turn')).toHaveLength(1);
   });
 
+  it("rejects only the span the ingest core refuses (another user's, in the session), and stores the rest", async () => {
+    const attrs = (user: string) => [
+      model,
+      { key: 'session.id', value: { stringValue: 'mixed-users' } },
+      { key: 'user.id', value: { stringValue: user } },
+    ];
+    const spans = Array.from({ length: 40 }, (_, i) =>
+      // Span ids of their own: the trace id is shared with the other tests of this service.
+      span((0x100 + i).toString(16).padStart(16, '0'), attrs(i === 39 ? 'mallory' : 'alice')),
+    );
+    const res = await t.post('/v1/traces', { resourceSpans: [{ scopeSpans: [{ spans }] }] });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ partialSuccess: { rejectedSpans: 1 } });
+    const message = (res.json as { partialSuccess: { errorMessage: string } }).partialSuccess.errorMessage;
+    expect(message).toMatch(
+      /^otel-[0-9a-f]+-0000000000000127: user_id: session "mixed-users" belongs to user "alice"/,
+    );
+    expect(byName(await storedEvents(t, 'mixed-users'), 'Conversation Turn')).toHaveLength(39);
+  });
+
   it('refuses an export of too many entries or nested too deep with 400 before parsing it, and stays up', async () => {
     const many = await t.post('/v1/traces', { resourceSpans: Array.from({ length: 10_001 }, () => ({})) });
     expect(many.status).toBe(400);

@@ -62,7 +62,9 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 /**
  * The events through the same ingest core as `POST /bc/v1/events/queue`, in requests of at most
  * `eventsPerRequest`. A request the core refuses (400/409: a closed conversation, a session that
- * belongs to another user) is sent again one span at a time, so only the refused spans are rejected.
+ * belongs to another user) names the refused events in its issues: they are rejected and the rest
+ * sent again, so only the refused spans are rejected. One span at a time, as this used to be, took
+ * 41 s for one refused span among 2,000 (found by probing); that is left for a refusal naming none.
  */
 async function ingestSpans(
   ingestor: Ingestor,
@@ -72,22 +74,47 @@ async function ingestSpans(
 ): Promise<string[]> {
   const rejected = [...mapped.rejected];
   const receivedAt = Date.now();
+  const refusal = (error: unknown): ServiceError => {
+    if (!(error instanceof ServiceError) || (error.status !== 400 && error.status !== 409)) throw error;
+    return error;
+  };
   for (const batch of chunks(mapped.events, limits.eventsPerRequest)) {
-    try {
-      await ingestor.ingest(tenant, () => batch, receivedAt);
-    } catch (error) {
-      if (!(error instanceof ServiceError) || (error.status !== 400 && error.status !== 409)) throw error;
-      for (const event of batch) {
-        try {
-          await ingestor.ingest(tenant, () => [event], receivedAt);
-        } catch (alone) {
-          if (!(alone instanceof ServiceError) || (alone.status !== 400 && alone.status !== 409)) throw alone;
-          rejected.push(`${event.event_id ?? 'span'}: ${alone.message}`);
+    let pending = batch;
+    while (pending.length > 0) {
+      try {
+        await ingestor.ingest(tenant, () => pending, receivedAt);
+        break;
+      } catch (error) {
+        const refused = refusedEvents(refusal(error), pending.length);
+        if (refused.size === 0) {
+          for (const event of pending) {
+            try {
+              await ingestor.ingest(tenant, () => [event], receivedAt);
+            } catch (alone) {
+              rejected.push(`${event.event_id ?? 'span'}: ${refusal(alone).message}`);
+            }
+          }
+          break;
         }
+        const sent = pending;
+        for (const [i, why] of refused) rejected.push(`${sent[i]?.event_id ?? 'span'}: ${why}`);
+        pending = sent.filter((_, i) => !refused.has(i));
       }
     }
   }
   return rejected;
+}
+
+/** The events a refusal's issues name (`[3].user_id: ...`), each with its first reason. */
+function refusedEvents(error: ServiceError, size: number): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const issue of error.issues ?? []) {
+    const match = /^\[(\d+)\]\.?(.*)$/.exec(issue.path);
+    const index = match ? Number(match[1]) : Number.NaN;
+    if (!Number.isInteger(index) || index >= size || out.has(index)) continue;
+    out.set(index, match?.[2] ? `${match[2]}: ${issue.message}` : issue.message);
+  }
+  return out;
 }
 
 function answer(rejected: readonly string[]): ExportResponse {
