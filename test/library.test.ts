@@ -317,6 +317,8 @@ describe('the client library, used as an app uses it (issue 17)', () => {
       'emb-exit Session Started',
       'emb-exit-2 Pending',
       'emb-exit-2 Session Started',
+      'emb-exit-3 Live',
+      'emb-exit-3 Session Started',
     ]);
   });
 

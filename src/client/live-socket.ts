@@ -56,6 +56,11 @@ export interface LiveSocketOptions {
    * found through server.json that restarted on another port); undefined keeps the one there is.
    */
   refresh?: (() => Promise<Client | undefined>) | undefined;
+  /**
+   * The socket and its waits between attempts do not keep the process alive (the library's `onEvent`:
+   * an app that ends without `close()` still exits); `cas tail`, which only listens, leaves this off.
+   */
+  unref?: boolean | undefined;
   /** Connection attempts in a row before giving up; default unlimited. */
   maxAttempts?: number | undefined;
   /**
@@ -163,6 +168,7 @@ export function openLiveSocket(options: LiveSocketOptions): LiveSocketHandle {
         quiet.unref();
       };
       heardOf = heard;
+      if (options.unref) ws.once('upgrade', (res) => res.socket.unref());
       ws.on('open', () => {
         opened = true;
         heard();
@@ -224,7 +230,7 @@ export function openLiveSocket(options: LiveSocketOptions): LiveSocketHandle {
         }
         const delayMs = backoffDelay(failures, policy);
         options.onRetry?.({ attempt: failures, delayMs, error: result.retry });
-        await sleep(delayMs, signal).catch(() => undefined);
+        await sleep(delayMs, signal, options.unref === true).catch(() => undefined);
         if (result.retry.kind === 'network' && options.refresh && !signal.aborted) {
           client = (await options.refresh().catch(() => undefined)) ?? client;
         }

@@ -106,7 +106,8 @@ export async function withRetries<T>(
 }
 
 /** A wait that Ctrl-C can cut short; rejects with the signal's own reason like undici does. */
-export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** `unref`: the wait does not keep the process alive by itself. */
+export function sleep(ms: number, signal: AbortSignal | undefined, unref = false): Promise<void> {
   if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
     const onAbort = (): void => {
@@ -117,6 +118,7 @@ export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void
       signal?.removeEventListener('abort', onAbort);
       resolve();
     }, ms);
+    if (unref) timer.unref();
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -140,6 +140,8 @@ export function openLiveEvents(
       client: connection.http,
       sessionId,
       onFrame,
+      // An app that ends without close() still exits (library.md's beforeExit flush), as without onEvent.
+      unref: true,
       onOpen: () => {
         opens++;
         if (opens === 1) markReady();
