@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { Client } from '../src/lib/index.js';
 import type { ServiceError } from '../src/lib/types.js';
 import { startServe, stopChild } from './helpers/cli.js';
@@ -77,6 +77,9 @@ describe('a Client over a data directory whose cas serve moves', () => {
       // It asked the old port until close, for identify as for the socket.
       expect((await client.userIdentify({ id: 'u-after' })).id).toBe('u-after');
       session.trackEvent({ event: 'After' });
+      await session.flushAndContinue();
+      // The socket follows the connection the calls above found, at its next attempt (backoff).
+      await vi.waitFor(() => expect(seen).toContain('After'), { timeout: 30_000, interval: 100 });
       await session.flush();
       expect(errors).toEqual([]);
       expect(seen).toEqual(['Session Started', 'Before', 'After']);

@@ -144,14 +144,13 @@ export class Client {
   }
 
   /**
-   * For a live socket that failed on the network over `used`: the connection to use now, if it may
-   * have changed (a local one, found again), else undefined.
+   * For a live socket that failed on the network over `used`: the connection the client's own calls
+   * found since (a send or user call that let go of a dead local one), else undefined. The socket
+   * never connects by itself: it would start an embedded service the app let go as it exited (which
+   * then never exited), or take the data directory from a `cas serve` about to start (CI found both).
    */
   private async refresh(used: LibConnection): Promise<LibConnection | undefined> {
-    if (used.local !== true) return undefined;
-    if (this.connection !== undefined && this.connection !== used) return this.connection;
-    await this.forget(used);
-    return this.connect('onEvent');
+    return this.connection !== undefined && this.connection !== used ? this.connection : undefined;
   }
 
   /** Lets go of a local connection that failed, so the next call finds the service afresh. */
