@@ -105,8 +105,10 @@ export async function withRetries<T>(
   }
 }
 
-/** A wait that Ctrl-C can cut short; rejects with the signal's own reason like undici does. */
-/** `unref`: the wait does not keep the process alive by itself. */
+/**
+ * A wait that Ctrl-C can cut short; rejects with the signal's own reason like undici does. With
+ * `unref`, the wait does not keep the process alive by itself.
+ */
 export function sleep(ms: number, signal: AbortSignal | undefined, unref = false): Promise<void> {
   if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {

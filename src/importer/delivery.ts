@@ -1,4 +1,5 @@
 import type { Issue } from '../shared/errors.js';
+import { issueIndex } from '../shared/issue-index.js';
 import type { OutEvent, WireJson } from './types.js';
 
 export interface Ack {
@@ -51,12 +52,6 @@ export function laneOf(key: string, lanes: number): number {
     h = Math.imul(h, 0x01000193);
   }
   return (h >>> 0) % lanes;
-}
-
-/** `[3].properties.user` → 3, for the issues of a refused batch. */
-function issueIndex(path: string): number | undefined {
-  const m = /^\[(\d+)\]/.exec(path);
-  return m ? Number(m[1]) : undefined;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { ClientError, HttpError } from '../client/errors.js';
 import type { Issue } from '../shared/errors.js';
+import { issueIndex } from '../shared/issue-index.js';
 import { type ServiceError, serviceError } from './errors.js';
 import { eventLabel, type WireObject } from './wire.js';
 
@@ -34,12 +35,6 @@ interface Item {
   event: WireObject;
   bytes: number;
   seq: number;
-}
-
-/** `[3].properties.user` → 3, for the issues of a refused batch. */
-function issueIndex(path: string): number | undefined {
-  const m = /^\[(\d+)\]/.exec(path);
-  return m ? Number(m[1]) : undefined;
 }
 
 /** 400 and 409 judge the events themselves (decisions §4); 413 the batch's size. */

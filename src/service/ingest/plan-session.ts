@@ -128,6 +128,18 @@ export function openSession(
  * The event's own device, when it names another than the session's, is claimed too, as it would be
  * had the event opened the session: which event does depends on how an import is split.
  */
+/** An event of another user in a session an identified user has: a conflict (409), and true. */
+function refusedAsAnothers(p: Planner, s: SessionState, field: string, x: EventCtx): boolean {
+  const owner = p.maps.user(p.userOf(s));
+  if (owner.anonymous) return false;
+  p.conflict(
+    x.index,
+    field,
+    `session "${s.id}" belongs to user "${owner.primaryId}"; one session has one user`,
+  );
+  return true;
+}
+
 export function checkUser(
   p: Planner,
   s: SessionState,
@@ -136,13 +148,8 @@ export function checkUser(
   device?: string | undefined,
 ): boolean {
   if (userId === undefined) return true;
-  const current = p.userOf(s);
-  if (userOfCallerId(p.maps, userId) === current) return true;
-  if (!p.maps.user(current).anonymous) {
-    const who = p.maps.user(current).primaryId;
-    p.conflict(x.index, 'user_id', `session "${s.id}" belongs to user "${who}"; one session has one user`);
-    return false;
-  }
+  if (userOfCallerId(p.maps, userId) === p.userOf(s)) return true;
+  if (refusedAsAnothers(p, s, 'user_id', x)) return false;
   s.userId = identify(p.maps, p.ch, { id: userId, device_id: s.deviceId ?? undefined }, x.ts);
   if (device !== undefined && device !== s.deviceId) claimDevice(p.maps, p.ch, s.userId, device, x.ts);
   return true;
@@ -188,18 +195,13 @@ function planAlias(p: Planner, e: WireEventOf<'alias'>, x: EventCtx): void {
   // identify of that user is (decisions §4; it was taken: found by probing).
   const stored = e.session_id === undefined ? undefined : p.cache.session(e.session_id);
   const named = userOfCallerId(p.maps, e.previous_id);
-  if (stored !== undefined && named !== undefined) {
-    const owner = p.userOf(stored);
-    if (!p.maps.user(owner).anonymous && p.maps.canonical(named) !== owner) {
-      const who = p.maps.user(owner).primaryId;
-      p.conflict(
-        x.index,
-        'previous_id',
-        `session "${stored.id}" belongs to user "${who}"; one session has one user`,
-      );
-      return;
-    }
-  }
+  if (
+    stored !== undefined &&
+    named !== undefined &&
+    p.maps.canonical(named) !== p.userOf(stored) &&
+    refusedAsAnothers(p, stored, 'previous_id', x)
+  )
+    return;
   const outcome = alias(p.maps, p.ch, { id: e.id, previous_id: e.previous_id }, x.ts);
   if (!outcome.ok) {
     if (outcome.reason === 'unknown_previous')

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseQueueBody, type WireEvent } from '../../shared/events.js';
+import { issueField, issueIndex } from '../../shared/issue-index.js';
 import type { Limits } from '../../shared/limits.js';
 import { mapGenAiSpan } from '../../shared/otel-genai.js';
 import { otlpSpans } from '../../shared/otlp-spans.js';
@@ -109,10 +110,10 @@ async function ingestSpans(
 function refusedEvents(error: ServiceError, size: number): Map<number, string> {
   const out = new Map<number, string>();
   for (const issue of error.issues ?? []) {
-    const match = /^\[(\d+)\]\.?(.*)$/.exec(issue.path);
-    const index = match ? Number(match[1]) : Number.NaN;
-    if (!Number.isInteger(index) || index >= size || out.has(index)) continue;
-    out.set(index, match?.[2] ? `${match[2]}: ${issue.message}` : issue.message);
+    const index = issueIndex(issue.path);
+    if (index === undefined || index >= size || out.has(index)) continue;
+    const field = issueField(issue.path);
+    out.set(index, field === '' ? issue.message : `${field}: ${issue.message}`);
   }
   return out;
 }
