@@ -77,6 +77,7 @@ beforeAll(async () => {
     'library-app-embedded-exit.mjs',
     'library-app-exit.mjs',
     'library-app-debug.mjs',
+    'library-app-nosocket.mjs',
   ]) {
     copyFileSync(join(ROOT, 'test/support', name), join(app, name));
   }
@@ -339,5 +340,49 @@ describe('the client library, used as an app uses it (issue 17)', () => {
     const tsc = await typesRun;
     expect(tsc.stdout + tsc.stderr).toBe('');
     expect(tsc.code).toBe(0);
+  }, 60_000);
+});
+
+describe('an app whose live socket the service refuses at every attempt', () => {
+  it('still sends its events and exits, flush() returning, onError saying they did not reach onEvent', async () => {
+    const limited = await startServiceOn(join(dir.path, 'nosocket-data'), {
+      limits: { maxConnectionsPerAddress: 1 },
+    });
+    try {
+      const env = {
+        CAS_ENDPOINT: limited.url,
+        CAS_API_KEY: limited.apiKey,
+        CAS_PROJECT_ID: limited.projectId,
+      };
+      // One after the other: both apps' connections would share the one the service allows.
+      for (const [session, args] of [
+        ['nosocket-flush', []],
+        ['nosocket-exit', ['exit']],
+      ] as const) {
+        const result = await run(['library-app-nosocket.mjs', ...args], {
+          ...env,
+          CAS_TEST_SESSION: session,
+        });
+        expect({ session, code: result.code, stderr: result.stderr }).toEqual({
+          session,
+          code: 0,
+          stderr: '',
+        });
+        const { errors } = JSON.parse(result.stdout) as { errors: string[] };
+        // flush() waits for the socket and then says what it missed; an app that just ends does not
+        // ask (close() or flush() is where the library reports it: README).
+        const missed = new RegExp(
+          `^live events of session ${session}: \\d+ stored event\\(s\\) did not reach onEvent before close`,
+        );
+        expect(errors).toEqual(args.length === 0 ? [expect.stringMatching(missed)] : []);
+        const query = `start=2026-01-05&end=2026-01-06&session_id=${session}`;
+        const rows = (await limited.get(`/bc/v1/live-events/events?${query}`)).json as Array<{
+          event: string;
+        }>;
+        expect(rows.map((r) => r.event).reverse()).toEqual(['Session Started', 'Stored', 'Session Ended']);
+      }
+    } finally {
+      await limited.stop();
+    }
   }, 60_000);
 });

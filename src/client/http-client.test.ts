@@ -197,7 +197,25 @@ describe('retries', () => {
     expect((error as Error).message).toBe('interrupted');
     expect(seen).toHaveLength(1);
   });
+
+  it("ends a request waiting to try again when its client closes, with the last attempt's error", async () => {
+    script = [text(503, 'busy', { 'retry-after': '5' })];
+    const c = connect();
+    const started = Date.now();
+    const pending = failure(c.request({ method: 'GET', path: '/x' }));
+    await until(() => seen.length === 1);
+    await c.close();
+    const error = await pending;
+    expect(error).toBeInstanceOf(HttpError);
+    expect((error as HttpError).status).toBe(503);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(seen).toHaveLength(1);
+  });
 });
+
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 10));
+}
 
 describe('error bodies', () => {
   it('turns a plain-text 400 into an HttpError with that message and does not retry', async () => {

@@ -190,14 +190,23 @@ export function createClient(options: ClientOptions): Client {
       idempotent: req.idempotent ?? true,
       signal: req.signal,
       onRetry: options.onRetry,
+      stop: closing.signal,
     });
   }
 
+  // A closed client's requests waiting to try again fail at once, with their last error: a caller
+  // that let go of the client (the library, after a `cas serve` moved) then finds the new one
+  // without first sleeping through the old one's backoff (a live socket did, up to ~7 s).
+  const closing = new AbortController();
+  let closed: Promise<void> | undefined;
   return {
     endpoint: base,
     request,
-    close: async () => {
-      if (ownsDispatcher) await dispatcher.close();
+    // Once: a second close() (a caller and its owner both closing) waits for the first.
+    close: () => {
+      closing.abort();
+      closed ??= ownsDispatcher ? dispatcher.close() : Promise.resolve();
+      return closed;
     },
   };
 }

@@ -81,9 +81,13 @@ export async function withRetries<T>(
     idempotent: boolean;
     signal: AbortSignal | undefined;
     onRetry: ((info: RetryInfo) => void) | undefined;
+    /** Aborted when the client closes: a wait before the next attempt ends with the last attempt's error. */
+    stop?: AbortSignal | undefined;
   },
 ): Promise<T> {
-  const { policy, idempotent, signal, onRetry } = options;
+  const { policy, idempotent, signal, onRetry, stop } = options;
+  const waitSignal =
+    stop === undefined ? signal : signal === undefined ? stop : AbortSignal.any([signal, stop]);
   const deadline = Date.now() + policy.retryTimeMs;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -100,7 +104,12 @@ export async function withRetries<T>(
       // Compare the server's own figure, not the jittered one, so a Retry-After equal to the budget still fits.
       if ((retryAfterMs ?? delayMs) > deadline - Date.now()) throw error;
       onRetry?.({ method: error.method, path: error.path, attempt, delayMs, reason: describe(error), error });
-      await sleep(delayMs, signal);
+      try {
+        await sleep(delayMs, waitSignal);
+      } catch (reason) {
+        if (stop?.aborted && !signal?.aborted) throw error;
+        throw reason;
+      }
     }
   }
 }

@@ -64,7 +64,7 @@ describe('onEvent after a reconnect', () => {
       { onEvent: (e) => seen.push(e.event_id), onError: (e) => errors.push(e.message) },
       undefined,
     );
-    await listener.ready;
+    await listener.ready();
     listener.sending(['mine-1']);
     listener.acknowledged(['mine-1']);
     await listener.close();

@@ -10,8 +10,11 @@ export interface LiveHandlers {
 
 /** A session's socket as its Session drives it. */
 export interface LiveListener {
-  /** Resolves once the socket is open (or could not be): events sent before would not be seen. */
-  readonly ready: Promise<void>;
+  /**
+   * Resolves once the socket is open (or could not be, or a few seconds passed): events sent before
+   * would not be seen. The process stays alive meanwhile, as it does for a send.
+   */
+  ready(): Promise<void>;
   /** Events about to be sent: the session's own, which a backfill may deliver. */
   sending(eventIds: readonly string[]): void;
   /** Events the service acknowledged: flush() waits until the socket has delivered them. */
@@ -63,7 +66,7 @@ export function openLiveEvents(
   let failureReported = false;
   let backfilling: LiveFrame[] | undefined;
   let markReady: () => void = () => undefined;
-  const ready = new Promise<void>((resolve) => {
+  const opened = new Promise<void>((resolve) => {
     markReady = resolve;
   });
   /** The session went on sending before the socket opened: its first open must fill the gap too. */
@@ -180,7 +183,17 @@ export function openLiveEvents(
     });
 
   return {
-    ready,
+    async ready() {
+      // The socket's timers do not keep the process alive (an idle session must not), so a send
+      // waiting for it did not either: an app awaiting flush() exited 13, its events unsent, when
+      // the socket was refused at every attempt (found by probing).
+      const hold = setInterval(() => undefined, OPEN_WAIT_MS);
+      try {
+        await opened;
+      } finally {
+        clearInterval(hold);
+      }
+    },
     sending(eventIds) {
       for (const id of eventIds) ours.add(id);
     },
@@ -198,13 +211,19 @@ export function openLiveEvents(
     async close() {
       stopped = true;
       if (awaited.size > 0 && handle) {
+        // A timer that keeps the process alive: close() and flush() are awaited, and the socket's
+        // own timers would let an app exit (13) in the middle of the wait.
+        let timer: NodeJS.Timeout | undefined;
         await Promise.race([
           new Promise<void>((resolve) => {
             drainWaiter = resolve;
           }),
           running,
-          new Promise((resolve) => setTimeout(resolve, DRAIN_WAIT_MS).unref()),
+          new Promise((resolve) => {
+            timer = setTimeout(resolve, DRAIN_WAIT_MS);
+          }),
         ]);
+        clearTimeout(timer);
       }
       handle?.close();
       await running;

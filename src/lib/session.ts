@@ -83,7 +83,7 @@ export class QueuedSession implements Session {
       send: live
         ? async (events) => {
             // Events sent before the socket listens would never reach onEvent.
-            await live.ready;
+            await live.ready();
             live.sending(events.map((e) => e.event_id));
             try {
               await send(events);
