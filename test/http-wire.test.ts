@@ -166,6 +166,23 @@ describe('wrong methods (issue 15, item 10)', () => {
     },
   );
 
+  it('a route without a body takes the JSON content type with no body; one with a body still refuses it empty', async () => {
+    const made = await call(
+      'POST',
+      '/bc/v1/cohorts',
+      JSON.stringify({ name: 'Wire', terms: [{ termFilter: { type: 'cohort', name: 'All Users' } }] }),
+    );
+    expect(made.status).toBe(200);
+    const id = (made.json as { cohort_id: string }).cohort_id;
+    // Clients that send their JSON headers on every request (found by probing: 400 "body is empty").
+    const removed = await call('DELETE', `/bc/v1/cohorts?cohort_id=${id}`, '');
+    expect(removed.status).toBe(200);
+    expect((await call('GET', '/bc/v1/cohorts')).json).toEqual([]);
+    const empty = await call('POST', '/bc/v1/user/identify', '');
+    expect(empty.status).toBe(400);
+    expect(empty.json).toMatchObject({ message: 'request body is empty; send a JSON value' });
+  });
+
   it('an unknown route is 404 even with a broken JSON body', async () => {
     const res = await call('POST', '/bc/v1/no-such-route', '{');
     expect(res.status).toBe(404);
