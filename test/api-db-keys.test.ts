@@ -232,6 +232,34 @@ describe('GET /db/{collection}/{op}', () => {
     }
   });
 
+  it("sessions: a device's anonymous session names the person it merged into, and is found by that user", async () => {
+    const q = (body: unknown) => call(t, 'POST', '/bc/v1/events/queue', body);
+    const queued = await q([
+      {
+        type: 'start_session',
+        session_id: 'db-anon',
+        device_id: 'db-dev',
+        timestamp: '2025-01-08T09:00:00Z',
+      },
+      { type: 'track', session_id: 'db-anon', event: 'Clicked', timestamp: '2025-01-08T09:01:00Z' },
+      { type: 'end_session', session_id: 'db-anon', timestamp: '2025-01-08T09:15:00Z' },
+    ]);
+    expect(queued.status).toBe(200);
+    const anonymous = String((await sessions({ filter: { session_id: 'db-anon' } }))[0]?.user_id);
+    const merged = await call(t, 'POST', '/bc/v1/user/identify', { id: 'db-person', device_id: 'db-dev' });
+    expect(merged.status).toBe(200);
+    const person = userRecordSchema.parse(merged.json).user_id;
+    expect(person).not.toBe(anonymous);
+    // It named the merged-away user, whom /db/users no longer lists (found by probing).
+    const [doc] = await sessions({ filter: { session_id: 'db-anon' } });
+    expect(doc).toMatchObject({ session_id: 'db-anon', user_id: person, device_id: 'db-dev' });
+    expect(await find('users', 'findOne', { filter: { user_id: person } })).toMatchObject({
+      id: 'db-person',
+    });
+    expect((await sessions({ filter: { user_id: person } })).map((d) => d.session_id)).toEqual(['db-anon']);
+    expect(await sessions({ filter: { user_id: anonymous } })).toEqual([]);
+  });
+
   it.each([
     ['messages/find', {}, 'collection'],
     ['users/count', {}, 'op'],

@@ -20,12 +20,21 @@ interface CollectionSpec {
   json?: { prefix: string; sql: string };
   /** Always-true tenancy and identity conditions; `$project` is replaced by the bound project. */
   base: string;
+  /** The document's columns (default: the row's, the project aside). */
+  select?: string;
   order: string;
 }
 
 const EVENT_PERSON = `(SELECT ep.primary_id FROM users eu
   JOIN users ep ON ep.project_id = eu.project_id AND ep.user_id = eu.canonical_user_id
   WHERE eu.project_id = e.project_id AND eu.user_id = e.user_id)`;
+
+/**
+ * A session's person: the user its row names, or the one that user was merged into (an anonymous
+ * device user that identified later). The row keeps the merged user, whom /db/users no longer lists.
+ */
+const SESSION_PERSON = `coalesce((SELECT su.canonical_user_id FROM users su
+  WHERE su.project_id = s.project_id AND su.user_id = s.user_id), s.user_id)`;
 
 export const COLLECTIONS: Record<DbCollection, CollectionSpec> = {
   users: {
@@ -63,13 +72,14 @@ export const COLLECTIONS: Record<DbCollection, CollectionSpec> = {
     alias: 's',
     fields: {
       session_id: { sql: 's.session_id', kind: 'text' },
-      user_id: { sql: 's.user_id', kind: 'text' },
+      user_id: { sql: SESSION_PERSON, kind: 'text' },
       device_id: { sql: 's.device_id', kind: 'text' },
       started_at: { sql: 's.started_at', kind: 'time' },
       ended_at: { sql: 's.ended_at', kind: 'time' },
     },
     json: { prefix: 'attributes.', sql: 's.attributes' },
     base: 's.project_id = $project',
+    select: `s.* EXCLUDE (project_id) REPLACE (${SESSION_PERSON} AS user_id)`,
     order: 's.started_at, s.session_id',
   },
   conversations: {

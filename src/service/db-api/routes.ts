@@ -41,7 +41,7 @@ async function find(q: Queryable, scope: Scope, name: string, query: DbQuery, li
   }
   const key = { users: 'user_id', sessions: 'session_id', conversations: 'conversation_id' }[collection];
   const rows = await q.all<Doc>(
-    `SELECT ${spec.alias}.* EXCLUDE (project_id) FROM ${spec.table} ${spec.alias} WHERE ${where}
+    `SELECT ${spec.select ?? `${spec.alias}.* EXCLUDE (project_id)`} FROM ${spec.table} ${spec.alias} WHERE ${where}
       ORDER BY ${page.order} LIMIT ${Math.trunc(limit)} OFFSET ${Math.trunc(query.skip)}`,
     p.values,
   );
