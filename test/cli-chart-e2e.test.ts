@@ -161,17 +161,19 @@ describe('cas chart end to end over imported fixtures', () => {
     );
     const series = chartResponseSchemas.segmentation.parse(body);
     expect(series.map((s) => s.event_name)).toEqual(['Conversation Turn', 'Purchase']);
-    const points = series.flatMap((s) => (s.points ?? []).map((p) => ({ name: s.event_name, ...p })));
+    const points = series.flatMap((s, i) =>
+      (s.points ?? []).map((p) => ({ series: i, name: s.event_name, ...p })),
+    );
     expect(points).toHaveLength(8);
 
     expect(csv).toEqual(
       csvOf(
-        'event_name,group,start,end,total,unique,average',
-        points.map((p) => [p.name, '', p.start, p.end, p.total, p.unique, p.average]),
+        'series,event_name,group,start,end,total,unique,average',
+        points.map((p) => [p.series, p.name, '', p.start, p.end, p.total, p.unique, p.average]),
       ),
     );
     const total = (name: string) =>
-      csv.filter((r) => r[0] === name).reduce((sum, r) => sum + Number(r[4]), 0);
+      csv.filter((r) => r[1] === name).reduce((sum, r) => sum + Number(r[5]), 0);
     expect(total('Conversation Turn')).toBe(fixture.turns);
     expect(total('Purchase')).toBe(fixture.bigPurchases);
 

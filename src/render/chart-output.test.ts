@@ -107,6 +107,17 @@ describe('segmentation', () => {
       'Conversation Turn',
       'Conversation Turn where model = gpt-4o and country in US,CA',
     ]);
+    // CSV and JSONL tell them apart by the series' index in eventFilters.
+    const csvRows: Record<string, string>[] = parse(
+      renderChart(view, 'csv', { color: false, verbose: false }),
+      {
+        columns: true,
+      },
+    );
+    expect(csvRows.map((r) => [r.series, r.event_name, r.total])).toEqual([
+      ['0', 'Conversation Turn', '12'],
+      ['1', 'Conversation Turn', '4'],
+    ]);
   });
 
   it('colours only when asked', () => {
@@ -124,8 +135,14 @@ describe('segmentation', () => {
     expect(hasAnsi(text)).toBe(false);
     const records: Record<string, string>[] = parse(text, { columns: true });
     const points = [
-      ...segmentationRaw[0]!.points!.map((p) => ({ event_name: 'Conversation Turn', group: '', ...p })),
+      ...segmentationRaw[0]!.points!.map((p) => ({
+        series: '0',
+        event_name: 'Conversation Turn',
+        group: '',
+        ...p,
+      })),
       ...segmentationRaw[1]!.groups![0]!.points.map((p) => ({
+        series: '1',
         event_name: 'Buy, "now"',
         group: 'pro',
         ...p,
@@ -134,7 +151,12 @@ describe('segmentation', () => {
     expect(records).toHaveLength(points.length);
     records.forEach((record, i) => {
       const point = points[i]!;
-      expect(record).toMatchObject({ event_name: point.event_name, group: point.group, start: point.start });
+      expect(record).toMatchObject({
+        series: point.series,
+        event_name: point.event_name,
+        group: point.group,
+        start: point.start,
+      });
       expect([record.total, record.unique, record.average].map(Number)).toEqual([
         point.total,
         point.unique,
@@ -148,7 +170,12 @@ describe('segmentation', () => {
       .trimEnd()
       .split('\n');
     expect(lines).toHaveLength(6);
-    expect(JSON.parse(lines[2]!)).toEqual({ event_name: 'Conversation Turn', group: '', ...seg(5, 6, 3) });
+    expect(JSON.parse(lines[2]!)).toEqual({
+      series: 0,
+      event_name: 'Conversation Turn',
+      group: '',
+      ...seg(5, 6, 3),
+    });
   });
 });
 

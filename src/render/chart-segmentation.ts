@@ -16,7 +16,20 @@ import { filterText } from './cohorts.js';
 
 /** Segmentation (decisions §6): one table per series, or per group of a grouped series. */
 
-export const SEGMENTATION_COLUMNS = ['event_name', 'group', 'start', 'end', 'total', 'unique', 'average'];
+/**
+ * `series` is the series' index in `eventFilters`: two series of one event (filtered apart by `with`)
+ * gave rows no script could tell apart (found by probing), which the table tells by its titles.
+ */
+export const SEGMENTATION_COLUMNS = [
+  'series',
+  'event_name',
+  'group',
+  'start',
+  'end',
+  'total',
+  'unique',
+  'average',
+];
 
 /** With a series `measure` (our extension) the rows also carry it and its value. */
 export function segmentationColumns(response: SegmentationResponse): string[] {
@@ -28,8 +41,9 @@ export function segmentationColumns(response: SegmentationResponse): string[] {
 export function segmentationRows(response: SegmentationResponse): ChartRow[] {
   const rows: ChartRow[] = [];
   const measured = response.some((r) => r.measure !== undefined);
-  const push = (event: string, group: string, p: SegPoint, measure: string | undefined) =>
+  const push = (series: number, event: string, group: string, p: SegPoint, measure: string | undefined) =>
     rows.push({
+      series,
       event_name: event,
       group,
       start: p.start,
@@ -39,12 +53,12 @@ export function segmentationRows(response: SegmentationResponse): ChartRow[] {
       average: p.average,
       ...(measured ? { measure: measure ?? '', value: p.value ?? '' } : {}),
     });
-  for (const result of response) {
-    for (const point of result.points ?? []) push(result.event_name, '', point, result.measure);
+  response.forEach((result, series) => {
+    for (const point of result.points ?? []) push(series, result.event_name, '', point, result.measure);
     for (const group of result.groups ?? []) {
-      for (const point of group.points) push(result.event_name, group.group, point, result.measure);
+      for (const point of group.points) push(series, result.event_name, group.group, point, result.measure);
     }
-  }
+  });
   return rows;
 }
 
