@@ -190,6 +190,8 @@ describe('cas import flag errors', () => {
     [['--kind', 'chat'], /--kind must be one of/],
     [['--map', 'nonsense'], /--map "nonsense" must look like field=source/],
     [['--mapping', '/nonexistent.json'], /--mapping: cannot read/],
+    // A dry run starts no service, which is what checked it (found by probing).
+    [['--prices', '/nonexistent-prices.json'], /--prices \/nonexistent-prices\.json: .*no such file/],
   ])('%j exits 2 naming the flag', async (flags, message) => {
     const run = await runCli(['import', join(FIXTURES, 'turns.csv'), ...flags, '--dry-run']);
     expect(run.code).toBe(2);

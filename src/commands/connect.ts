@@ -47,8 +47,11 @@ export interface ConnectDeps {
   holdsProcess?: boolean | undefined;
 }
 
-/** A bad price file is a usage error, said before anything starts (loaded only when given). */
-async function checkPriceFile(path: string): Promise<void> {
+/**
+ * A bad price file is a usage error, said before anything starts (loaded only when given); a dry run,
+ * which starts no service, checks it too.
+ */
+export async function checkPriceFile(path: string): Promise<void> {
   const { PriceFileError, readPriceFile } = await import('../service/ingest/price-table.js');
   try {
     readPriceFile(path);

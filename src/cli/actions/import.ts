@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { join, resolve } from 'node:path';
 import ora, { type Ora } from 'ora';
-import { connect } from '../../commands/connect.js';
+import { checkPriceFile, connect } from '../../commands/connect.js';
 import { InterruptedError } from '../../commands/errors.js';
 import { type ImportFlags, runImport } from '../../commands/import.js';
 import { importNeedsOwnThread } from '../../commands/import-thread.js';
@@ -88,6 +88,8 @@ export const importAction: Action = async (ctx, args) => {
   const flags = ctx.flags as ImportFlags & { json?: boolean };
   const format = flags.json === true || !ctx.isTty ? 'json' : 'table';
   const dryRun = flags.dryRun === true;
+  // "--dry-run validates and maps everything" (cli.md): --prices too, which connect() checks otherwise.
+  if (dryRun && typeof ctx.flags.prices === 'string') await checkPriceFile(ctx.flags.prices);
   const stats = newStats();
   const controller = new AbortController();
   // Every request in flight listens to this signal until it ends (up to --concurrency, 16 into a
