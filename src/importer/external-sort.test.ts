@@ -37,7 +37,7 @@ async function sortAll(n: number, budgetBytes: number, make: (i: number) => Stag
       if (sorter.full) await sorter.spill();
     }
     const out: Staged[] = [];
-    for await (const s of sorter.sorted()) out.push(s);
+    for await (const batch of sorter.sorted()) out.push(...batch);
     return { out, spilled: sorter.spilled };
   } finally {
     await sorter.dispose();
@@ -87,7 +87,10 @@ describe('ExternalSorter', () => {
         if (sorter.full) await sorter.spill();
       }
       let seen = 0;
-      for await (const _ of sorter.sorted()) if (++seen === 10) break;
+      for await (const batch of sorter.sorted()) {
+        seen += batch.length;
+        if (seen >= 10) break;
+      }
       expect(sorter.spilled).toBeGreaterThan(5);
       expect(openUnder(dir.path)).toBe(0);
     } finally {

@@ -280,26 +280,28 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
   let identity = true;
   let end: PipelineEnd = 'complete';
   try {
-    for await (const s of sorter.sorted()) {
-      const i = index++;
-      if (i < skip) {
-        stats.skipped++;
+    merge: for await (const batch of sorter.sorted()) {
+      for (const s of batch) {
+        const i = index++;
+        if (i < skip) {
+          stats.skipped++;
+          placedTo = i + 1;
+          continue;
+        }
+        if (identity && s.g[0] !== GROUP.identity) {
+          // Users and aliases are in place before any session names them (see staging.ts).
+          identity = false;
+          if (delivery && !(await delivery.drain())) break merge;
+        }
+        if (i % GRAIN === 0) {
+          if (delivery?.full) await delivery.room();
+          if (o.signal?.aborted || stats.rejected > o.maxErrors) break merge;
+          await checkpoint(false);
+        }
+        sessionizer.add(s, i);
         placedTo = i + 1;
-        continue;
+        stats.placed++;
       }
-      if (identity && s.g[0] !== GROUP.identity) {
-        // Users and aliases are in place before any session names them (see staging.ts).
-        identity = false;
-        if (delivery && !(await delivery.drain())) break;
-      }
-      if (i % GRAIN === 0) {
-        if (delivery?.full) await delivery.room();
-        if (o.signal?.aborted || stats.rejected > o.maxErrors) break;
-        await checkpoint(false);
-      }
-      sessionizer.add(s, i);
-      placedTo = i + 1;
-      stats.placed++;
     }
     if (o.signal?.aborted) end = 'interrupted';
     else if (stats.rejected > o.maxErrors) end = 'max-errors';
