@@ -341,6 +341,13 @@ describe('invalid events name the field', () => {
     expect(issues({ type: 'track', event: 'Session Ended', session_id: 's' })).toEqual([
       { path: '[0].event', message: '"Session Ended" is reserved: send type "end_session" instead' },
     ]);
+    // Stored, it reached live sockets looking like a refusal, which onEvent reported as an error.
+    expect(issues({ type: 'track', event: 'MLError', session_id: 's' })).toEqual([
+      {
+        path: '[0].event',
+        message: '"MLError" is reserved: live events report refused requests by that name',
+      },
+    ]);
   });
 
   it('identity rules: someone to attach to, and id/user_id agreeing', () => {

@@ -29,6 +29,9 @@ export type KnownEventName = (typeof EVENT_NAMES)[keyof typeof EVENT_NAMES];
 export const WIRE_TYPES = ['start_session', 'end_session', 'identify', 'alias', 'track'] as const;
 export type WireType = (typeof WIRE_TYPES)[number];
 
+/** The event name of a live-events frame that reports a refused request, as both hosted SDKs check it. */
+export const ML_ERROR_EVENT = 'MLError';
+
 /**
  * Names a client may not `track` itself: the service records them from other wire types or generates
  * them, and a hand-made copy would double-count sessions or summaries in every chart.
@@ -40,6 +43,8 @@ export const RESERVED_TRACK_NAMES: ReadonlyMap<string, string> = new Map([
   [EVENT_NAMES.userAliased, 'send type "alias" instead'],
   [EVENT_NAMES.conversationSummary, 'the service records it when a conversation closes'],
   [EVENT_NAMES.intentInformed, 'the service records it when a conversation closes'],
+  // Stored, it reached every live socket as a refusal: the SDKs and `onEvent` took it for one.
+  [ML_ERROR_EVENT, 'live events report refused requests by that name'],
 ]);
 
 const TYPE_WORDS: Readonly<Record<string, string>> = {

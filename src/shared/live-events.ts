@@ -1,5 +1,8 @@
 import { z } from 'zod';
+import { ML_ERROR_EVENT } from './event-bodies.js';
 import { type StoredEvent, storedEventSchema } from './events.js';
+
+export { ML_ERROR_EVENT };
 
 /**
  * Live events over a websocket (issue 17, replacing decisions §7's first draft): the wire of
@@ -15,9 +18,6 @@ export const REALTIME_PATH = '/bc/v1/live-events/realtime';
 export const LIVE_TOKEN_TTL_MS = 10 * 60 * 1000;
 /** The service pings every socket this often; a client that hears nothing for a few times this reconnects. */
 export const LIVE_PING_MS = 30_000;
-
-/** The event name of a frame that reports a refused request, as both hosted SDKs check it. */
-export const ML_ERROR_EVENT = 'MLError';
 
 /** The generated event after which a session-scoped socket is closed normally (1000). */
 export const SESSION_ENDED_EVENT = 'Session Ended';
