@@ -44,9 +44,23 @@ const SEGMENT = /\[([^[\]]*)\]/g;
 const UNSAFE = new Set(['__proto__', 'constructor', 'prototype']);
 
 /**
+ * The first bracket-form parameter naming a key that would touch prototypes (`sort[constructor]=1`),
+ * as a path (`sort.constructor`): decisions §1 refuses such keys anywhere, as the JSON form does.
+ */
+export function unsafeBracketKey(query: Readonly<Record<string, unknown>>): string | undefined {
+  for (const key of Object.keys(query)) {
+    const match = BRACKET.exec(key);
+    if (!match) continue;
+    const path = [match[1]!, ...[...match[2]!.matchAll(SEGMENT)].map((m) => m[1]!)];
+    if (path.some((p) => UNSAFE.has(p))) return path.join('.');
+  }
+  return undefined;
+}
+
+/**
  * Rebuilds bracket-form parameters (`range[start]=…`, `picks[0][name]=…`) into `name: object`, so
  * browser-style clients work as decisions §1 asks. Leaves stay strings; a JSON `name` wins. Keys
- * that would touch prototypes are dropped (the schema then reports the field missing).
+ * that would touch prototypes are never written (the service refuses them first: unsafeBracketKey).
  */
 export function bracketObjects(query: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...query };

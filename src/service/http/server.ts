@@ -5,7 +5,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
-import { bracketObjects } from '../../shared/api-params.js';
+import { bracketObjects, unsafeBracketKey } from '../../shared/api-params.js';
 import { issuesFromZod } from '../../shared/errors.js';
 import { LIMITS, type Limits } from '../../shared/limits.js';
 import { invalidInput, ServiceError, storageUnavailable } from '../errors.js';
@@ -238,6 +238,18 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         }
         let query: unknown = request.query;
         if (spec.query) {
+          const unsafe = spec.bracketQuery
+            ? unsafeBracketKey(request.query as Record<string, unknown>)
+            : undefined;
+          if (unsafe !== undefined) {
+            // It was dropped, and the rest of the object taken (found by probing).
+            throw invalidInput([
+              {
+                path: unsafe,
+                message: 'key is not allowed (__proto__, constructor and prototype are reserved)',
+              },
+            ]);
+          }
           const raw = spec.bracketQuery
             ? bracketObjects(request.query as Record<string, unknown>)
             : request.query;
