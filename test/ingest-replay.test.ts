@@ -172,6 +172,33 @@ describe('replaying sessions with new history', () => {
     expect(placed.map((e) => e.event_id)).toContain('g6');
   });
 
+  it("a client's start and end older than the session's stored events: the 409 names the end, once", async () => {
+    const s = 'client-end-before';
+    const t = await service();
+    const track = (ts: string, extra: Record<string, unknown> = {}) => ({
+      type: 'track',
+      event: 'x',
+      session_id: s,
+      timestamp: ts,
+      ...extra,
+    });
+    expect((await queue(t, [track(at(3600), { user_id: 'u1' }), track(at(3601))])).status).toBe(200);
+    const before = await stored(t);
+    const res = await queue(t, [
+      { type: 'start_session', session_id: s, user_id: 'u1', timestamp: at(0) },
+      track(at(60)),
+      { type: 'end_session', session_id: s, timestamp: at(900) },
+    ]);
+    // It named [0], the start, and said so once per stored event (found by probing).
+    expect(res.status).toBe(409);
+    expect(res.json).toMatchObject({
+      code: 'conflict',
+      message: `[2].timestamp: session "${s}" has events until ${at(3601)}: it cannot end before them`,
+      issues: [{ path: '[2].timestamp' }],
+    });
+    expect(await stored(t)).toEqual(before);
+  });
+
   it("a client's event older than a conversation its end closed is refused too, not replayed into it", async () => {
     const s = 'client-closed-early';
     const t = await service();

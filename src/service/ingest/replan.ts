@@ -2,7 +2,7 @@ import { derivedSessionId } from '../../shared/derived-session.js';
 import type { WireEvent } from '../../shared/event-bodies.js';
 import { planConversationEvent } from './plan-conversation.js';
 import { claimForUser, openSession, planSessionEvent } from './plan-session.js';
-import type { EventCtx, Planner } from './planner.js';
+import { type EventCtx, iso, type Planner } from './planner.js';
 import { isProvisionalEnd, type Replay } from './reopen-plan.js';
 import { byTimeArrival, byTimeRankId, type Replayed, storedPoint } from './replay-rows.js';
 import { newEventId } from './rows.js';
@@ -152,9 +152,22 @@ function replaySegment(
   const reopened = openSession(p, id, owner.userId, device, ctx(first), explicit);
   for (const r of segment) p.touchSession(reopened, r.ts);
   reopened.derivedKey = key;
+  /** The request's final end already planned in this segment, if any. */
+  let endedBy: number | undefined;
   for (const r of segment) {
     if (r.anchor) continue;
     const x = ctx(r);
+    if (r.index === undefined && endedBy !== undefined && reopened.endedAt !== null) {
+      // A stored event after the request's end: the end is what conflicts, said once. Each stored
+      // event was refused instead, under the request's first index (found by probing).
+      const last = Math.max(...segment.filter((s) => s.index === undefined && !s.anchor).map((s) => s.ts));
+      p.conflict(
+        endedBy,
+        'timestamp',
+        `session "${id}" has events until ${iso(last)}: it cannot end before them`,
+      );
+      return;
+    }
     const event = r.event.session_id === id ? r.event : ({ ...r.event, session_id: id } as WireEvent);
     p.ownRows(r.index);
     if (r === first && event.kind === 'start_session') {
@@ -180,5 +193,6 @@ function replaySegment(
       continue;
     }
     p.planOne(event, x);
+    if (event.kind === 'end_session' && event.provisional !== true) endedBy = r.index;
   }
 }
