@@ -1,5 +1,5 @@
 import type { ConfigSourcesInput, SettingSource } from '../commands/config-report.js';
-import { configFilePath, readConfigFile } from '../shared/config-file.js';
+import { configFilePath, readConfigFile, xdgDir } from '../shared/config-file.js';
 import { chooseProfile, type GlobalFlags } from './config.js';
 
 /**
@@ -62,7 +62,7 @@ export function configSources(flags: GlobalFlags, env: NodeJS.ProcessEnv): Confi
       fromProfile(profile?.data_dir),
     ) ?? {
       kind: 'default',
-      name: env.XDG_DATA_HOME ? '$XDG_DATA_HOME/cas' : '~/.local/share/cas',
+      name: xdgDir(env.XDG_DATA_HOME) ? '$XDG_DATA_HOME/cas' : '~/.local/share/cas',
     },
     profile: profileSource,
     configFile: path,

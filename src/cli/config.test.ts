@@ -1,4 +1,5 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/temp.js';
@@ -24,6 +25,11 @@ describe('resolveConfig precedence: flag > CAS_* > MLSDK_* > config file > embed
     expect(config.endpoint).toBeUndefined();
     expect(config.dataDir).toBe(join(dir.path, 'data', 'cas'));
     expect(config).toMatchObject({ timeoutMs: 30_000, retries: 5, retryTimeMs: 60_000 });
+  });
+
+  it('ignores a relative XDG_DATA_HOME or XDG_CONFIG_HOME, as the XDG spec asks', () => {
+    const config = resolveConfig({}, { XDG_DATA_HOME: 'relative/data', XDG_CONFIG_HOME: 'relative/config' });
+    expect(config.dataDir).toBe(join(homedir(), '.local', 'share', 'cas'));
   });
 
   it('walks down the chain one level at a time', () => {
@@ -72,6 +78,12 @@ describe('resolveConfig precedence: flag > CAS_* > MLSDK_* > config file > embed
     expect(() => resolveConfig({ profile: 'staging' }, env)).toThrow(/--profile: no profile "staging"/);
     expect(() => resolveConfig({}, { ...env, CAS_PROFILE: 'stage' })).toThrow(
       /CAS_PROFILE: no profile "stage"/,
+    );
+  });
+
+  it('says there is no config file when a profile is named and none exists', () => {
+    expect(() => resolveConfig({}, { ...env, CAS_PROFILE: 'x' })).toThrow(
+      /^CAS_PROFILE: no profile "x": there is no config file .*config\.json$/,
     );
   });
 

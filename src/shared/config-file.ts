@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { fileErrorReason } from './file-errors.js';
 import { parseJsonText } from './json-syntax.js';
@@ -37,13 +37,21 @@ export class ConfigFileError extends Error {
   }
 }
 
+/**
+ * An XDG base directory from the environment: the XDG spec has a relative one ignored, as if unset (it
+ * was taken relative to the working directory: found by probing).
+ */
+export function xdgDir(value: string | undefined): string | undefined {
+  return value !== undefined && isAbsolute(value) ? value : undefined;
+}
+
 export function configFilePath(env: Env): string {
-  return join(env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'cas', 'config.json');
+  return join(xdgDir(env.XDG_CONFIG_HOME) ?? join(homedir(), '.config'), 'cas', 'config.json');
 }
 
 /** The default data directory, `$XDG_DATA_HOME/cas`. */
 export function defaultDataDir(env: Env): string {
-  return join(env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'cas');
+  return join(xdgDir(env.XDG_DATA_HOME) ?? join(homedir(), '.local', 'share'), 'cas');
 }
 
 /**
@@ -99,6 +107,12 @@ export function selectProfile(
     const profile = file.profiles[name];
     if (profile !== undefined) return { name, profile };
     const known = Object.keys(file.profiles);
+    // No file at all said "the config file has no profiles" of a file that does not exist (found by probing).
+    if (!existsSync(path))
+      throw new ConfigFileError(
+        `${from}: no profile "${name}": there is no config file ${path}`,
+        `profiles are read from that file: {"profiles": {"${name}": {"endpoint": "…", "api_key": "…"}}}`,
+      );
     throw new ConfigFileError(
       `${from}: no profile "${name}" in ${path}`,
       known.length > 0 ? `known profiles: ${known.join(', ')}` : 'the config file has no profiles',
