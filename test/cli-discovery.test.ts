@@ -164,14 +164,21 @@ describe.concurrent('cas users', () => {
         .split('\n')
         .map((line) => JSON.parse(line) as unknown);
     };
-    const [list, listLines, shown, shownLines, props, propLines] = await Promise.all([
+    const [list, listLines, shown, shownLines, props, propLines, shownCsv] = await Promise.all([
       json(['users', 'list', '--limit', '100']),
       lines(['users', 'list', '--limit', '100']),
       json(['users', 'show', 'user-7']),
       lines(['users', 'show', 'user-7']),
       json(['properties', 'Conversation Turn']),
       lines(['properties', 'Conversation Turn']),
+      cas(['users', 'show', 'user-7', '--format', 'csv']),
     ]);
+    // CSV's durations are JSON's milliseconds, not the table's rounded "229.3 s" (found by probing).
+    const [head, ...csvRows] = shownCsv.stdout.trim().split('\n');
+    expect(head).toBe('session_id,started_at,ended_at,duration,events');
+    expect(csvRows.map((row) => row.split(',')[3])).toEqual(
+      (shown as { sessions: Array<{ duration: number }> }).sessions.map((x) => String(x.duration)),
+    );
     const users = (list as { users: Array<{ aliases: unknown; traits: unknown }> }).users;
     expect(listLines).toEqual(users);
     // Lists stay lists and traits objects (the table shows them as `a, b` and `plan=pro`).

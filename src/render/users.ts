@@ -53,7 +53,8 @@ export function renderUserShow(
       s.session_id,
       s.started_at,
       s.ended_at,
-      seconds(s.duration),
+      // CSV gives every value whole, as --json does (ms): it gave the table's rounded "229.3 s".
+      format === 'table' ? seconds(s.duration) : s.duration,
       s.events.length,
     ]),
     empty: more ? 'sessions not shown; there are some (--sessions <n>)' : 'no sessions',
