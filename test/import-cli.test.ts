@@ -189,6 +189,7 @@ describe('cas import flag errors', () => {
     [['--tz', 'Mars/Olympus'], /--tz: unknown time zone/],
     [['--kind', 'chat'], /--kind must be one of/],
     [['--map', 'nonsense'], /--map "nonsense" must look like field=source/],
+    [['--set', 'nofield'], /--set "nofield" must look like field=value, e\.g\. --set user_id=demo/],
     [['--mapping', '/nonexistent.json'], /--mapping: cannot read/],
     // A dry run starts no service, which is what checked it (found by probing).
     [['--prices', '/nonexistent-prices.json'], /--prices \/nonexistent-prices\.json: .*no such file/],

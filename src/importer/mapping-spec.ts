@@ -122,8 +122,14 @@ function pairs(flag: string, values: readonly string[]): Array<[string, string]>
   const out: Array<[string, string]> = [];
   for (const v of values) {
     const eq = v.indexOf('=');
-    if (eq <= 0 || eq === v.length - 1)
-      return `${flag} "${v}" must look like field=source, e.g. ${flag} user=question`;
+    if (eq <= 0 || eq === v.length - 1) {
+      // --set takes a value, not a source column (it printed --map's example: found by probing).
+      const example =
+        flag === '--set'
+          ? 'field=value, e.g. --set user_id=demo'
+          : `field=source, e.g. ${flag} user=question`;
+      return `${flag} "${v}" must look like ${example}`;
+    }
     out.push([v.slice(0, eq).trim(), v.slice(eq + 1).trim()]);
   }
   return out;
