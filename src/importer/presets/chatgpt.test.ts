@@ -354,9 +354,24 @@ describe('chatgpt preset', () => {
     ]);
   });
 
-  it('stops walking at a cycle or a missing parent', () => {
+  it('stops walking at a cycle or a missing parent, saying where', () => {
     const mapping = { a: { parent: 'b' }, b: { parent: 'a' } };
-    expect(activeBranch(mapping, 'a').map((n) => n.id)).toEqual(['b', 'a']);
-    expect(activeBranch({ x: { parent: 'gone' } }, 'x').map((n) => n.id)).toEqual(['x']);
+    expect(activeBranch(mapping, 'a')).toEqual({
+      nodes: [
+        { id: 'b', node: { parent: 'a' } },
+        { id: 'a', node: { parent: 'b' } },
+      ],
+      broken: { at: 'mapping.b.parent', reason: '"a" makes a cycle, so the active branch is broken' },
+    });
+    expect(activeBranch({ x: { parent: 'gone' } }, 'x').broken).toEqual({
+      at: 'mapping.x.parent',
+      reason: '"gone" is not a node of mapping, so the active branch is broken',
+    });
+    expect(activeBranch({ r: { parent: null }, x: { parent: 'r' } }, 'x')).toEqual({
+      nodes: [
+        { id: 'r', node: { parent: null } },
+        { id: 'x', node: { parent: 'r' } },
+      ],
+    });
   });
 });

@@ -21,18 +21,35 @@ export const chatgpt: Preset = {
   create: () => ({ map: mapConversation }),
 };
 
-/** The active branch, root first; a broken or cyclic parent chain stops the walk where it breaks. */
-export function activeBranch(mapping: Obj, current: string | undefined): Array<{ id: string; node: Obj }> {
+/**
+ * The active branch, root first. A parent that names no node, or a cycle, breaks it: the walk stops
+ * there and says where, so the conversation is refused rather than cut short without a word (its
+ * messages before the break were lost: found by probing).
+ */
+export function activeBranch(
+  mapping: Obj,
+  current: string | undefined,
+): { nodes: Array<{ id: string; node: Obj }>; broken?: { at: string; reason: string } } {
   const out: Array<{ id: string; node: Obj }> = [];
   const seen = new Set<string>();
-  for (let id = current; id !== undefined && !seen.has(id); ) {
-    seen.add(id);
+  let broken: { at: string; reason: string } | undefined;
+  for (let id = current; id !== undefined; ) {
     const node = obj(mapping[id]);
     if (!node) break;
+    seen.add(id);
     out.push({ id, node });
-    id = str(node.parent);
+    const parent = str(node.parent);
+    if (parent !== undefined && (seen.has(parent) || !obj(mapping[parent]))) {
+      const what = seen.has(parent) ? 'makes a cycle' : 'is not a node of mapping';
+      broken = {
+        at: `mapping.${id}.parent`,
+        reason: `${JSON.stringify(parent)} ${what}, so the active branch is broken`,
+      };
+      break;
+    }
+    id = parent;
   }
-  return out.reverse();
+  return { nodes: out.reverse(), ...(broken ? { broken } : {}) };
 }
 
 const hasMessage = (mapping: Obj): boolean => Object.values(mapping).some((n) => obj(obj(n)?.message));
@@ -115,7 +132,9 @@ function mapConversation(value: unknown): PresetItem[] {
   // A message without create_time takes the time of the message before it in the branch (else the
   // conversation's): never the import's, and never earlier than what it follows.
   let last = secondsMs(c.create_time);
-  for (const { id: nodeId, node } of activeBranch(mapping, current)) {
+  const branch = activeBranch(mapping, current);
+  if (branch.broken) return [{ ok: false, ...branch.broken }];
+  for (const { id: nodeId, node } of branch.nodes) {
     const m = obj(node.message);
     if (!m) continue;
     const own = secondsMs(m.create_time);

@@ -11,6 +11,8 @@ afterAll(() => dir.cleanup());
 describe('detectPreset', () => {
   it.each([
     [{ id: 'c', mapping: {}, current_node: 'n' }, 'chatgpt'],
+    // Without current_node (the preset refuses that one conversation, not the whole file).
+    [{ id: 'c', mapping: {} }, 'chatgpt'],
     [{ uuid: 'c', chat_messages: [] }, 'claude'],
     [{ resourceSpans: [] }, 'otlp'],
     [{ request: {}, response: { object: 'chat.completion', choices: [] } }, 'openai-chat'],

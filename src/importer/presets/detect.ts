@@ -11,7 +11,10 @@ import type { PresetName } from './preset.js';
 export function detectPreset(value: unknown): PresetName | undefined {
   const o = obj(value);
   if (!o || 'kind' in o) return undefined;
-  if (obj(o.mapping) && str(o.current_node) !== undefined) return 'chatgpt';
+  // Not current_node alone: an export whose first conversation lacks it was read by the flat mapping,
+  // every line refused (found by probing); the preset refuses only that conversation.
+  const named = str(o.current_node) ?? str(o.conversation_id) ?? str(o.id);
+  if (obj(o.mapping) && named !== undefined) return 'chatgpt';
   if (Array.isArray(o.chat_messages) && str(o.uuid) !== undefined) return 'claude';
   if (Array.isArray(o.resourceSpans) || Array.isArray(o.resource_spans)) return 'otlp';
   if (str(o.custom_id) !== undefined) {
