@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { chownSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, copyFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { type AddressInfo, connect as connectSocket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomToken, serverProof } from '../src/service/server-identity.js';
+import { dataDirIdentity, randomToken, serverProof } from '../src/service/server-identity.js';
 import { runCli, startServe, stopChild } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
 
@@ -137,10 +137,14 @@ describe('a stale server.json (issue 15 item 4)', () => {
     "another user's server.json gets nothing, even with a valid proof under the secret it chose",
     async () => {
       const secret = randomToken();
-      const fake = stranger((challenge) => ({ status: 'ok', proof: serverProof(secret, challenge) }));
+      let dir = '';
+      const fake = stranger((challenge) => ({
+        status: 'ok',
+        proof: serverProof(secret, challenge, dataDirIdentity(dir)),
+      }));
       strangers.push(fake);
       const url = await fake.listen();
-      const dir = plant({ url, pid: process.pid, secret });
+      dir = plant({ url, pid: process.pid, secret });
       chownSync(join(dir, 'server.json'), 1234, 1234);
       const result = await runCli(['identify', '--id', 'u1', '--data-dir', dir, '--json'], {
         env: { CAS_API_KEY: 'victim-key' },
@@ -196,6 +200,22 @@ describe('the real cas serve proves itself, and its file goes when it does', () 
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ id: 'u1' });
+  });
+
+  it("a server.json copied into another data directory (with a backup) does not lead that directory's commands to it", async () => {
+    const other = tempDir();
+    dirs.push(other);
+    for (const name of ['server.json', 'credentials.json'])
+      copyFileSync(join(dir, name), join(other.path, name));
+    const result = await runCli(['identify', '--id', 'only-in-copy', '--data-dir', other.path, '--json']);
+    // Its proof names the directory it holds: the copy's commands wrote into it (found by probing).
+    expect(result.stderr).toContain('could not prove it is the cas serve that wrote it');
+    expect(result.code, result.stderr).toBe(0);
+    const served = await runCli(['users', 'list', '--data-dir', dir, '--json']);
+    expect(served.code, served.stderr).toBe(0);
+    expect(served.stdout).not.toContain('only-in-copy');
+    const copy = await runCli(['users', 'list', '--data-dir', other.path, '--json']);
+    expect(copy.stdout).toContain('only-in-copy');
   });
 
   it('killed with -9 it leaves server.json; the next command drops it and runs embedded', async () => {

@@ -12,7 +12,7 @@ import {
   serverFilePath,
 } from '../service/data-dir.js';
 import { DataDirLockedError } from '../service/lock-error.js';
-import { isLoopbackUrl, proofMatches, randomToken } from '../service/server-identity.js';
+import { dataDirIdentity, isLoopbackUrl, proofMatches, randomToken } from '../service/server-identity.js';
 import type { QueueResponse } from '../shared/events.js';
 import type { Config } from './config.js';
 import { UsageError } from './errors.js';
@@ -144,7 +144,7 @@ async function provesIdentity(file: ServerFile, where: string, say: Say, dataDir
     result.kind === 'answered' && result.body !== null && typeof result.body === 'object'
       ? (result.body as Record<string, unknown>).proof
       : undefined;
-  if (proofMatches(file.secret, challenge, proof)) return true;
+  if (proofMatches(file.secret, challenge, dataDirIdentity(dataDir), proof)) return true;
   const what =
     result.kind === 'unreachable'
       ? `nothing answers at ${file.url} (${result.reason})`

@@ -12,16 +12,22 @@ describe('server identity proof', () => {
   const secret = randomToken();
   const challenge = randomToken();
 
-  it('accepts only the HMAC of this challenge under this secret', () => {
+  it('accepts only the HMAC of this challenge under this secret, for this data directory', () => {
+    const dir = '/data/cas';
     expect(isToken(secret)).toBe(true);
-    expect(proofMatches(secret, challenge, serverProof(secret, challenge))).toBe(true);
-    expect(proofMatches(secret, challenge, serverProof(randomToken(), challenge))).toBe(false);
-    expect(proofMatches(secret, challenge, serverProof(secret, randomToken()))).toBe(false);
+    expect(proofMatches(secret, challenge, dir, serverProof(secret, challenge, dir))).toBe(true);
+    expect(proofMatches(secret, challenge, dir, serverProof(randomToken(), challenge, dir))).toBe(false);
+    expect(proofMatches(secret, challenge, dir, serverProof(secret, randomToken(), dir))).toBe(false);
+    // The server of another directory (its server.json copied or linked here) proves nothing here.
+    expect(proofMatches(secret, challenge, dir, serverProof(secret, challenge, '/data/cas-copy'))).toBe(
+      false,
+    );
     // Echoing the challenge, or the secret itself, proves nothing.
-    expect(proofMatches(secret, challenge, challenge)).toBe(false);
-    expect(proofMatches(secret, challenge, secret)).toBe(false);
-    for (const junk of [undefined, null, 42, '', 'zz', serverProof(secret, challenge).toUpperCase()]) {
-      expect(proofMatches(secret, challenge, junk)).toBe(false);
+    expect(proofMatches(secret, challenge, dir, challenge)).toBe(false);
+    expect(proofMatches(secret, challenge, dir, secret)).toBe(false);
+    const upper = serverProof(secret, challenge, dir).toUpperCase();
+    for (const junk of [undefined, null, 42, '', 'zz', upper]) {
+      expect(proofMatches(secret, challenge, dir, junk)).toBe(false);
     }
   });
 

@@ -1,4 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
 
 /**
  * How a CLI process tells the `cas serve` that wrote `server.json` from whatever else now listens on
@@ -16,14 +18,29 @@ export function randomToken(): string {
 
 export const isToken = (value: unknown): value is string => typeof value === 'string' && HEX_64.test(value);
 
-export function serverProof(secret: string, challenge: string): string {
-  return createHmac('sha256', secret).update(`cas serve /healthz\n${challenge}`).digest('hex');
+/**
+ * The proof names the data directory the server holds (its real path): a `server.json` copied with a
+ * backup of the directory, or linked into another, proved its server to commands of that other
+ * directory, whose data and key then went to the wrong store (found by probing).
+ */
+export function serverProof(secret: string, challenge: string, dataDir: string): string {
+  return createHmac('sha256', secret).update(`cas serve /healthz\n${challenge}\n${dataDir}`).digest('hex');
 }
 
-/** Whether `proof` answers `challenge` under `secret`; compared in constant time. */
-export function proofMatches(secret: string, challenge: string, proof: unknown): boolean {
+/** Whether `proof` answers `challenge` under `secret` for `dataDir`; compared in constant time. */
+export function proofMatches(secret: string, challenge: string, dataDir: string, proof: unknown): boolean {
   if (!isToken(proof)) return false;
-  return timingSafeEqual(Buffer.from(serverProof(secret, challenge), 'hex'), Buffer.from(proof, 'hex'));
+  const expected = serverProof(secret, challenge, dataDir);
+  return timingSafeEqual(Buffer.from(expected, 'hex'), Buffer.from(proof, 'hex'));
+}
+
+/** A data directory as both sides of the proof name it: its real path (links resolved). */
+export function dataDirIdentity(dataDir: string): string {
+  try {
+    return realpathSync(dataDir);
+  } catch {
+    return resolve(dataDir);
+  }
 }
 
 /**

@@ -26,6 +26,7 @@ import { PriceTable, readPriceFile } from './ingest/price-table.js';
 import { liveEvents } from './live/install.js';
 import { classifyDataDirError, DataDirError, DataDirLockedError } from './lock-error.js';
 import { allRoutes } from './routes/index.js';
+import { dataDirIdentity } from './server-identity.js';
 import { type Database, openDatabase } from './store/database.js';
 import { Tenants } from './store/tenants.js';
 import { checkWal } from './store/wal-check.js';
@@ -144,7 +145,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           ingestor,
           limits,
           reads,
-          serverSecret: options.serverSecret,
+          server:
+            options.serverSecret === undefined
+              ? undefined
+              : { secret: options.serverSecret, dataDir: dataDirIdentity(options.dataDir) },
           live: live.route,
           tenants,
         }),

@@ -20,8 +20,8 @@ export interface RouteDeps {
   limits: Limits;
   /** Reader pool, query time and response-size budgets; READ_LIMITS when absent. */
   reads?: ReadLimits | undefined;
-  /** `cas serve`'s server.json secret, proved on /healthz. */
-  serverSecret?: string | undefined;
+  /** `cas serve`'s server.json secret and the data directory it holds, proved on /healthz. */
+  server?: { secret: string; dataDir: string } | undefined;
   /** Organizations, projects and keys: the /orgkeys routes manage the caller's organization's keys. */
   tenants?: Tenants | undefined;
   /** `GET /bc/v1/live-events/realtime` (service/live/), made with the service's socket keys. */
@@ -31,7 +31,7 @@ export interface RouteDeps {
 /** Every route of the service; each concern contributes its own list. */
 export function allRoutes(deps: RouteDeps): RouteSpec[] {
   const routes: RouteSpec[] = [];
-  routes.push(...metaRoutes(deps.version, () => routes, deps.serverSecret), ...userRoutes(deps.db));
+  routes.push(...metaRoutes(deps.version, () => routes, deps.server), ...userRoutes(deps.db));
   const reads = deps.reads ?? READ_LIMITS;
   const budget = { maxCells: reads.chartCells, maxBytes: reads.responseBytes };
   routes.push(...chartRoutes(deps.db, deps.limits, { budget }));

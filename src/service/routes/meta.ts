@@ -20,11 +20,15 @@ const provenHealthSchema = healthSchema.extend({
 });
 
 /**
- * /healthz and the OpenAPI document; the document describes `routes` plus these two. With a
- * `serverSecret` (a `cas serve`), /healthz proves to the CLI that it is the server named in the data
- * directory's server.json (server-identity.ts).
+ * /healthz and the OpenAPI document; the document describes `routes` plus these two. With `server`
+ * (a `cas serve`: its server.json secret and the data directory it holds), /healthz proves to the CLI
+ * that it is the server named in that directory's server.json (server-identity.ts).
  */
-export function metaRoutes(version: string, routes: () => ReadonlyArray<RouteSpec>, serverSecret?: string) {
+export function metaRoutes(
+  version: string,
+  routes: () => ReadonlyArray<RouteSpec>,
+  server?: { secret: string; dataDir: string },
+) {
   let document: Record<string, unknown> | undefined;
   return [
     route({
@@ -39,8 +43,8 @@ export function metaRoutes(version: string, routes: () => ReadonlyArray<RouteSpe
         status: 'ok' as const,
         version,
         features: [...SERVICE_FEATURES],
-        ...(serverSecret !== undefined && query.challenge !== undefined
-          ? { proof: serverProof(serverSecret, query.challenge) }
+        ...(server !== undefined && query.challenge !== undefined
+          ? { proof: serverProof(server.secret, query.challenge, server.dataDir) }
           : {}),
       }),
     }),
