@@ -218,11 +218,18 @@ describe.skipIf(!canMount)('a full or read-only disk (tmpfs in a private mount n
       `"$NODE" "$CAS" serve --port 0 --json --data-dir "$M/d"; echo "serve=$?"`,
       `ls -A "$M/d" | tr '\\n' ' '; echo`,
       `"$NODE" "$CAS" identify --id u2 --data-dir "$M/fresh"; echo "fresh=$?"`,
+      `echo "fresh holds: $(ls -A "$M/fresh" | tr '\n' ' ')"`,
+      // Once there is room, the directory works: its store cut short was "damaged" (found by probing).
+      `rm "$M/fill"`,
+      `"$NODE" "$CAS" identify --id u3 --data-dir "$M/fresh" >/dev/null; echo "again=$?"`,
     ].join('\n');
     const { code, out, err } = await collect(inTmpfs('6m', script));
     expect(code).toBe(0);
     expect(out).toMatch(/^serve=5$/m);
     expect(out).toMatch(/^fresh=5$/m);
+    expect(out).toMatch(/^fresh holds: /m);
+    expect(out).not.toMatch(/^fresh holds: .*cas\.duckdb/m);
+    expect(out).toMatch(/^again=0$/m);
     expect(out).not.toMatch(/server\.json/);
     const lines = err.split('\n').filter((l) => l.startsWith('cas: '));
     expect(lines).toEqual([

@@ -1,3 +1,4 @@
+import { existsSync, rmSync } from 'node:fs';
 import type { AddressInfo, Socket } from 'node:net';
 import { basename } from 'node:path';
 import { LIMITS, type Limits } from '../shared/limits.js';
@@ -86,6 +87,7 @@ export interface RunningService {
 
 async function open(dataDir: string, memoryLimit: string | undefined, reads: ReadLimits): Promise<Database> {
   const path = databasePath(dataDir);
+  const fresh = !existsSync(path);
   try {
     // DuckDB would silently skip a WAL it cannot parse, acknowledged transactions included.
     const wal = checkWal(`${path}.wal`);
@@ -93,7 +95,13 @@ async function open(dataDir: string, memoryLimit: string | undefined, reads: Rea
     const readPool = { connections: reads.readConnections, timeoutMs: reads.queryTimeoutMs };
     return await openDatabase(path, { readPool, ...(memoryLimit === undefined ? {} : { memoryLimit }) });
   } catch (error) {
-    throw classifyDataDirError(error, dataDir) ?? error;
+    const problem = classifyDataDirError(error, dataDir);
+    // A store the full disk cut short at its creation: left behind, it was "damaged" (exit 9) once
+    // space was freed (found by probing). Not when locked: then another process made the file.
+    if (fresh && problem instanceof DataDirError && problem.problem === 'full') {
+      for (const file of [path, `${path}.wal`]) rmSync(file, { force: true });
+    }
+    throw problem ?? error;
   }
 }
 
