@@ -1,5 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CAS_BIN, cleanEnv, runCli, startServe, stopChild } from './helpers/cli.js';
 import { spawnTracked } from './helpers/processes.js';
@@ -262,12 +264,48 @@ describe('bad serve flag values (issue 15, item 11)', () => {
     [['--request-timeout', '0'], '--request-timeout'],
     [['--max-connections', '-1'], '--max-connections'],
     [['--host', '10.255.255.1', '--port', '0'], '--host'],
+    // One without the other was dropped without a word (found by probing).
+    [['--api-key', 'only-key', '--port', '0'], '--api-key needs --project'],
+    [['--project', 'only-project', '--port', '0'], '--project needs --api-key'],
   ])('cas serve %j exits 2 naming %s', async (args, flag) => {
     const { code, stderr } = await serveExit([...args, '--data-dir', data.path]);
     expect(code, stderr).toBe(2);
     expect(stderr).toContain(flag);
     expect(stderr).not.toMatch(/this is a bug/);
   });
+
+  it('a --project of another organization than the --api-key exits 2 naming it, not "this is a bug"', async () => {
+    const own = tempDir();
+    try {
+      const first = await startServe([
+        '--data-dir',
+        own.path,
+        '--api-key',
+        'org-key',
+        '--project',
+        'org-project',
+      ]);
+      await stopChild(first.child, 'SIGTERM');
+      const local = JSON.parse(readFileSync(join(own.path, 'credentials.json'), 'utf8')) as {
+        project_id: string;
+      };
+      const { code, stderr } = await serveExit([
+        '--data-dir',
+        own.path,
+        '--port',
+        '0',
+        '--api-key',
+        'org-key',
+        '--project',
+        local.project_id,
+      ]);
+      expect(code, stderr).toBe(2);
+      expect(stderr).toContain(`--project ${local.project_id}: belongs to another organization`);
+      expect(stderr).not.toMatch(/this is a bug/);
+    } finally {
+      own.cleanup();
+    }
+  }, 30_000);
 
   it('a port already in use exits 2 naming --port', async () => {
     busy = createServer();

@@ -5,6 +5,7 @@ import { PriceFileError } from '../service/ingest/price-table.js';
 import { classifyDataDirError } from '../service/lock-error.js';
 import { loopbackUrlFor, randomToken } from '../service/server-identity.js';
 import { type RunningService, startService } from '../service/service.js';
+import { ProvisionConflictError } from '../service/store/tenants.js';
 import { fileErrorReason } from '../shared/file-errors.js';
 import { parseJsonText } from '../shared/json-syntax.js';
 import type { Limits } from '../shared/limits.js';
@@ -19,6 +20,8 @@ export interface ServeOptions {
   dataDir: string;
   apiKey?: string | undefined;
   project?: string | undefined;
+  /** Whether `--api-key` or `--project` was given as a flag: then both must be known. */
+  provisionFlag?: boolean | undefined;
   /** Path of a JSON file of user-defined intents (`--intents`). */
   intents?: string | undefined;
   /** Limits given as flags (`--max-body`, `--request-timeout`, ...); the rest keep decisions §2's defaults. */
@@ -86,6 +89,12 @@ export async function runServe(
   options: ServeOptions,
   deps: { log: (line: string) => void },
 ): Promise<ServeHandle> {
+  // One without the other was dropped without a word, the local key served instead (found by probing).
+  if (options.provisionFlag === true && (options.apiKey === undefined || options.project === undefined)) {
+    const [given, missing] =
+      options.apiKey === undefined ? ['--project', '--api-key'] : ['--api-key', '--project'];
+    throw new UsageError(`${given} needs ${missing} too: cas serve provisions the key for that project`);
+  }
   const provision =
     options.apiKey !== undefined && options.project !== undefined
       ? { apiKey: options.apiKey, projectId: options.project }
@@ -108,6 +117,12 @@ export async function runServe(
   }).catch((error: unknown) => {
     if (error instanceof InvalidIntentsError) throw new UsageError(`--intents ${error.message}`);
     if (error instanceof PriceFileError) throw new UsageError(`--prices ${error.message}`);
+    // An operator's mistake: it was exit 1, "this is a bug" (found by probing).
+    if (error instanceof ProvisionConflictError && provision) {
+      throw new UsageError(
+        `--project ${provision.projectId}: belongs to another organization than the key --api-key gives`,
+      );
+    }
     throw listenUsageError(error, options) ?? error;
   });
   // Other CLI processes send the local key only to a loopback address whose server proves the secret.

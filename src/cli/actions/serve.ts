@@ -16,6 +16,7 @@ export const serve: Action = async (ctx) => {
       dataDir: ctx.config.dataDir,
       apiKey: ctx.config.apiKey,
       project: ctx.config.projectId,
+      provisionFlag: ctx.flags.apiKey !== undefined || ctx.flags.project !== undefined,
       intents: typeof ctx.flags.intents === 'string' ? ctx.flags.intents : undefined,
       prices: typeof ctx.flags.prices === 'string' ? ctx.flags.prices : undefined,
       limits: limitsFromFlags(ctx.flags),

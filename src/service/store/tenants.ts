@@ -20,6 +20,11 @@ export function newApiKey(): string {
   return `cas_${randomBytes(24).toString('base64url')}`;
 }
 
+/** A key and project that cannot be provisioned together: the operator's mistake, not a bug. */
+export class ProvisionConflictError extends Error {
+  override name = 'ProvisionConflictError';
+}
+
 /**
  * Organizations, projects and keys. Keys are stored as SHA-256 hashes only; the in-memory index maps
  * hash → organization so authentication costs no query, and is refreshed on every provision.
@@ -70,7 +75,9 @@ export class Tenants {
     const projectOrg = this.projects.get(input.projectId);
     const orgId = keyOrg ?? projectOrg ?? input.orgId ?? `org_${keyHash.slice(0, 12)}`;
     if (projectOrg !== undefined && projectOrg !== orgId) {
-      throw new Error(`project ${input.projectId} belongs to another organization than this key`);
+      throw new ProvisionConflictError(
+        `project ${input.projectId} belongs to another organization than this key`,
+      );
     }
     // Every command's embedded service provisions its data directory's own key at start: once both
     // rows exist, that is a write transaction and two reads for nothing (~18 ms of each command).
