@@ -62,7 +62,9 @@ describe('Session calls', () => {
     for (const e of sent) expect(e.event_id).toMatch(UUID);
     expect(new Set(sent.map((e) => e.event_id)).size).toBe(sent.length);
     const [opened, turn, usage, fn, identify, alias, endConv, endSession] = sent;
-    expect(opened).toMatchObject({ type: 'track', user_id: 'u1', device_id: 'd1', conversation_id: 'conv' });
+    expect(opened).toMatchObject({ type: 'track', user_id: 'u1', device_id: 'd1' });
+    // Before any conversation call, a custom event joins no conversation (see the test below).
+    expect(opened).not.toHaveProperty('conversation_id');
     const openedAt = Date.parse(String(opened?.timestamp));
     expect(openedAt).toBeGreaterThanOrEqual(before);
     expect(openedAt).toBeLessThanOrEqual(after);
@@ -193,6 +195,27 @@ describe('Session calls', () => {
     },
   );
 
+  it("a custom event joins the session's conversation only while a conversation call has it open", async () => {
+    const c = client();
+    const s = c.createSession({ sessionId: 'w-conv', id: 'u1', conversationId: 'conv' });
+    s.trackEvent({ event: 'Before' });
+    s.trackConversationTurn({ user: 'hi', assistant: 'hello' });
+    s.trackEvent({ event: 'During' });
+    s.trackEvent({ event: 'Named', conversationId: 'elsewhere' });
+    s.endConversation();
+    // Refused with 409 when it joined the ended conversation (found by probing).
+    s.trackEvent({ event: 'After' });
+    await s.flush();
+    const conversations = Object.fromEntries(
+      storedOf('w-conv')
+        .filter(
+          (e) => e.type === 'track' && e.event !== 'Conversation Turn' && e.event !== 'Conversation Ended',
+        )
+        .map((e) => [e.event, e.conversation_id ?? null]),
+    );
+    expect(conversations).toEqual({ Before: null, During: 'conv', Named: 'elsewhere', After: null });
+    expect(s.getErrors()).toEqual([]);
+  });
   it('refuses __proto__, constructor and prototype keys wherever it takes an object, at their path', async () => {
     // JSON.parse makes an own `__proto__`, as an app forwarding a request body would.
     const bad = (key: string) => JSON.parse(`{"ok":1,"${key}":1}`) as Record<string, number>;

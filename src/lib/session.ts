@@ -48,6 +48,13 @@ const MAX_ERRORS = 10_000;
 export class QueuedSession implements Session {
   readonly sessionId: string;
   private readonly ctx: SessionContext;
+  /**
+   * Whether the session's own conversation (`conversationId` of createSession) is open: a
+   * conversation call opened it and no endConversation closed it since. Only then does a custom
+   * event join it, as with the hosted SDKs: each event after endConversation was refused (409), and
+   * one before any turn opened the conversation (found by probing).
+   */
+  private defaultOpen = false;
   private readonly queue: DeliveryQueue;
   private readonly errors: ServiceError[] = [];
   private readonly now: () => Date;
@@ -118,7 +125,8 @@ export class QueuedSession implements Session {
     properties?: Properties;
   }): void {
     const a = this.args('session.trackEvent', trackEventArgs, args);
-    this.send('session.trackEvent', wire.event(this.ctx, a, this.now));
+    const ctx = this.defaultOpen ? this.ctx : { ...this.ctx, conversationId: undefined };
+    this.send('session.trackEvent', wire.event(ctx, a, this.now));
   }
 
   trackConversationTurn(args: {
@@ -131,11 +139,13 @@ export class QueuedSession implements Session {
     usage?: Usage;
   }): void {
     const a = this.args('session.trackConversationTurn', turnArgs, args);
+    this.opens(a.conversationId);
     this.send('session.trackConversationTurn', wire.turn(this.ctx, a, this.now));
   }
 
   trackConversationUsage(args: { timestamp?: TimestampInput; conversationId?: string; cost: Usage }): void {
     const a = this.args('session.trackConversationUsage', usageArgs, args);
+    this.opens(a.conversationId);
     this.send('session.trackConversationUsage', wire.usage(this.ctx, a, this.now));
   }
 
@@ -151,6 +161,7 @@ export class QueuedSession implements Session {
     timestamp?: TimestampInput;
   }): void {
     const a = this.args('session.trackFunctionCall', functionCallArgs, args);
+    this.opens(a.conversationId);
     this.send('session.trackFunctionCall', wire.functionCall(this.ctx, a, this.now));
   }
 
@@ -158,7 +169,14 @@ export class QueuedSession implements Session {
     args: { timestamp?: TimestampInput; conversationId?: string; properties?: Properties } = {},
   ): void {
     const a = this.args('session.endConversation', endConversationArgs, args);
+    if ((a.conversationId ?? this.ctx.conversationId) === this.ctx.conversationId) this.defaultOpen = false;
     this.send('session.endConversation', wire.endConversation(this.ctx, a, this.now));
+  }
+
+  /** A conversation call naming `conversationId` (or none): the session's own conversation is open. */
+  private opens(conversationId: string | undefined): void {
+    const own = this.ctx.conversationId;
+    if (own !== undefined && (conversationId ?? own) === own) this.defaultOpen = true;
   }
 
   endSession(args: { timestamp?: TimestampInput; attributes?: Attributes } = {}): void {

@@ -70,7 +70,10 @@ export interface ClientOptions {
 
 export interface SessionOptions {
   sessionId: string;
-  /** The conversation of every conversation call that names none. */
+  /**
+   * The conversation of every conversation call that names none; a custom event (`trackEvent`) joins
+   * it only while it is open (after a conversation call, until `endConversation`).
+   */
   conversationId?: string;
   /** The user's id; `id` or `deviceId` is required. */
   id?: string;
