@@ -432,4 +432,17 @@ describe.concurrent('cas config', () => {
       endpoint: { value: 'http://user:***@127.0.0.1:9/base' },
     });
   });
+
+  it('a hosted key left in MLSDK_API_KEY with no endpoint: the refusal says where the key came from', async () => {
+    const env = {
+      XDG_CONFIG_HOME: join(dir.path, 'no-config'),
+      MLSDK_API_KEY: 'hosted-key',
+      MLSDK_PROJECT_ID: 'hosted',
+    };
+    const r = await runCli(['events', '--data-dir', join(dir.path, 'stray-key'), '--format', 'csv'], { env });
+    expect(r.code).toBe(3);
+    // It said "check --api-key and --project", though no flag was given (found by probing).
+    expect(r.stderr).toMatch(/hint: the key is MLSDK_API_KEY's and no endpoint is set/);
+    expect(r.stderr).not.toContain('hosted-key');
+  });
 });

@@ -1,6 +1,7 @@
 import { ClientError, HttpError } from '../client/errors.js';
 import { InterruptedError, UsageError } from '../commands/errors.js';
 import { DataDirError, DataDirLockedError, firstLine, storageProblemOf } from '../service/lock-error.js';
+import type { ConfigSources } from './config-sources.js';
 
 export const EXIT = {
   ok: 0,
@@ -82,4 +83,16 @@ function describeDataDirError(error: DataDirError): Failure {
     message: error.message,
     hint: STORAGE_HINTS[error.problem],
   };
+}
+
+/**
+ * A 401/403 with no endpoint set, the key coming from the environment or a profile: the local
+ * service knows only its own key and those `cas serve --api-key` provisioned, so a hosted key left
+ * in MLSDK_API_KEY refused every local command with a hint to check the flags (found by probing).
+ */
+export function localKeyHint(sources: ConfigSources): string | undefined {
+  const key = sources.apiKey;
+  if (sources.endpoint !== undefined || key === undefined || key.kind === 'flag') return undefined;
+  const from = key.kind === 'env' ? key.name : `profile "${key.name}"`;
+  return `the key is ${from}'s and no endpoint is set: the local service knows only its own key and those cas serve --api-key provisioned (unset it, or give an endpoint)`;
 }

@@ -7,8 +7,9 @@ import { classifyDataDirError } from '../service/lock-error.js';
 import { applyV8Flags } from '../shared/v8-flags.js';
 import { ACTIONS } from './actions/index.js';
 import type { GlobalFlags } from './config.js';
+import { configSources } from './config-sources.js';
 import type { CliContext } from './context.js';
-import { describeFailure, EXIT } from './exit-codes.js';
+import { describeFailure, EXIT, localKeyHint } from './exit-codes.js';
 import { buildProgram } from './program.js';
 
 /**
@@ -122,10 +123,21 @@ function inDataDir(error: unknown, dataDir: string): unknown {
   return classifyDataDirError(error, dataDir) ?? error;
 }
 
+/** Where the key of a refused command came from, when that explains the refusal (exit-codes.ts). */
+function authSourceHint(flags: GlobalFlags): string | undefined {
+  try {
+    return localKeyHint(configSources(flags, process.env));
+  } catch {
+    return undefined;
+  }
+}
+
 export async function main(argv: string[]): Promise<number> {
   let exitCode: number = EXIT.ok;
   let verbose = argv.includes('-v') || argv.includes('--verbose');
+  let given: GlobalFlags | undefined;
   const program = buildProgram(async (name, flags, args) => {
+    given = flags;
     verbose = flags.verbose === true;
     exitCode = await dispatch(name, flags, args);
   });
@@ -139,6 +151,10 @@ export async function main(argv: string[]): Promise<number> {
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     const failure = describeFailure(error);
+    if (failure.code === EXIT.auth && given !== undefined) {
+      const hint = authSourceHint(given);
+      if (hint !== undefined) failure.hint = hint;
+    }
     process.stderr.write(`cas: ${escapeControls(failure.message, { oneLine: true })}\n`);
     if (failure.hint) process.stderr.write(`  hint: ${escapeControls(failure.hint, { oneLine: true })}\n`);
     // cli.md: a stack only for an unexpected error (exit 1): a usage error's or a refusal's says nothing more.
