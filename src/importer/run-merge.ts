@@ -64,10 +64,6 @@ const headOf = (c: Cursor): Staged => c.items[c.at]!;
 class Heads {
   private readonly heap: Cursor[] = [];
 
-  get size(): number {
-    return this.heap.length;
-  }
-
   get top(): Cursor | undefined {
     return this.heap[0];
   }
