@@ -7,7 +7,6 @@ import { classifyDataDirError } from '../service/lock-error.js';
 import { applyV8Flags } from '../shared/v8-flags.js';
 import { ACTIONS } from './actions/index.js';
 import type { GlobalFlags } from './config.js';
-import { configSources } from './config-sources.js';
 import type { CliContext } from './context.js';
 import { describeFailure, EXIT, localKeyHint } from './exit-codes.js';
 import { buildProgram } from './program.js';
@@ -123,9 +122,13 @@ function inDataDir(error: unknown, dataDir: string): unknown {
   return classifyDataDirError(error, dataDir) ?? error;
 }
 
-/** Where the key of a refused command came from, when that explains the refusal (exit-codes.ts). */
-function authSourceHint(flags: GlobalFlags): string | undefined {
+/**
+ * Where the key of a refused command came from, when that explains the refusal (exit-codes.ts).
+ * Loaded only then: the config file's schemas stay out of `--help` and `--version` (test/startup).
+ */
+async function authSourceHint(flags: GlobalFlags): Promise<string | undefined> {
   try {
+    const { configSources } = await import('./config-sources.js');
     return localKeyHint(configSources(flags, process.env));
   } catch {
     return undefined;
@@ -152,7 +155,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     const failure = describeFailure(error);
     if (failure.code === EXIT.auth && given !== undefined) {
-      const hint = authSourceHint(given);
+      const hint = await authSourceHint(given);
       if (hint !== undefined) failure.hint = hint;
     }
     process.stderr.write(`cas: ${escapeControls(failure.message, { oneLine: true })}\n`);
