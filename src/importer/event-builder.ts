@@ -50,11 +50,25 @@ export class FieldReader {
   requiredText(field: string, what: string): string {
     const v = this.text(field);
     if (v === undefined) {
+      const absent = this.absent(field);
       throw new FieldError(
-        `missing ${what}: no value for ${this.label(field)}; map another column with --map ${field}=<column>`,
+        absent === undefined
+          ? `missing ${what}: no value for ${this.label(field)}; map another column with --map ${field}=<column>`
+          : `missing ${what}: ${absent}`,
       );
     }
     return v;
+  }
+
+  /**
+   * Why a mapped field has no value when its column is not in the file at all: the advice to map a
+   * column misled whoever had mapped one with a typo (found by probing).
+   */
+  absent(field: string): string | undefined {
+    const source = this.access.absentSource(field);
+    return source === undefined
+      ? undefined
+      : `${field} is mapped to column "${source}", which this file has not`;
   }
 
   /**

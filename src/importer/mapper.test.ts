@@ -100,7 +100,10 @@ describe('mapRecord: turns from CSV', () => {
 
   it('names the field and its column when a value is missing or of the wrong type', () => {
     const plan = planOf({ map: ['user=question'] });
-    expect(reason(mapRecord(csv({ ...row, user: 'x' }), plan))).toMatch(
+    expect(reason(mapRecord(csv({ ...row, user: 'x' }), plan))).toBe(
+      'missing user utterance: user is mapped to column "question", which this file has not',
+    );
+    expect(reason(mapRecord(csv({ ...row, question: '' }), plan))).toMatch(
       /missing user utterance: no value for user \(from "question"\)/,
     );
     expect(reason(mapRecord(csv({ ...row, prompt_tokens: 'many' }), planOf()))).toBe(
@@ -121,6 +124,15 @@ describe('mapRecord: turns from CSV', () => {
     expect(reason(mapRecord(csv({ ...row, kind: 'chat' }), planOf()))).toBe('unknown record kind "chat"');
     expect(reason(mapRecord(csv({ ...row, user_id: '' }), planOf()))).toMatch(
       /no user_id, device_id or session_id/,
+    );
+    // A column mapped that the file has not: said so, not "map a column" to whoever did (found by probing).
+    const { user_id: _u, ...noUser } = row;
+    expect(reason(mapRecord(csv(noUser), planOf({ map: ['user_id=uid'] })))).toBe(
+      'no user_id, device_id or session_id to place the record in a session; user_id is mapped to column "uid", which this file has not',
+    );
+    // Present but empty: the usual advice.
+    expect(reason(mapRecord(csv({ ...row, uid: '' }), planOf({ map: ['user_id=uid'] })))).toMatch(
+      /map a column with --map user_id=<column>/,
     );
     expect(
       ok(

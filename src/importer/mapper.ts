@@ -163,10 +163,10 @@ export function mapRecord(record: RawRecord, plan: AccessPlan): MapOutcome {
     const deviceId = r.text('device_id');
     const key = userId ?? deviceId;
     if (inSession && session === undefined && key === undefined) {
+      const absent = ['user_id', 'device_id', 'session_id'].map((f) => r.absent(f)).find((a) => a);
       return {
         ok: false,
-        reason:
-          'no user_id, device_id or session_id to place the record in a session; map a column with --map user_id=<column> or give one with --set user_id=<id>',
+        reason: `no user_id, device_id or session_id to place the record in a session; ${absent ?? 'map a column with --map user_id=<column> or give one with --set user_id=<id>'}`,
       };
     }
     const extras = access.extras(kind);

@@ -22,6 +22,11 @@ export interface RecordAccess {
   own(field: string): unknown;
   /** The record has the field, though perhaps empty (a JSONL key that is not null). */
   has(field: string): boolean;
+  /**
+   * The column a field is mapped to (`--map`/`--mapping`) when the file has no such column (CSV: its
+   * header is known); undefined otherwise, JSONL included (a key may be missing from one line only).
+   */
+  absentSource(field: string): string | undefined;
   /** Columns/keys no field of `kind` reads: they become properties or traits. */
   extras(kind: RecordKind): Extra[];
 }
@@ -135,6 +140,11 @@ class CsvAccess implements RecordAccess {
     return this.own(field) !== undefined;
   }
 
+  absentSource(field: string): string | undefined {
+    const source = this.plan.spec.sources.get(field);
+    return source !== undefined && !this.hp.index.has(source) ? source : undefined;
+  }
+
   extras(kind: RecordKind): Extra[] {
     const out: Extra[] = [];
     for (const { i, name, target } of csvExtras(this.header, this.hp, kind, this.plan)) {
@@ -167,6 +177,10 @@ class JsonlAccess implements RecordAccess {
   has(field: string): boolean {
     const v = this.value(field);
     return v !== undefined && v !== null;
+  }
+
+  absentSource(): undefined {
+    return undefined;
   }
 
   private value(field: string): unknown {
