@@ -127,7 +127,7 @@ export function buildProgram(run: ActionRunner): Command {
         'cas serve --intents fixtures/intents.json',
         'cas serve --prices fixtures/prices.json',
       ]) +
-        '\n--api-key/--project with serve provision that key and project (idempotent).' +
+        '\n--api-key with --project (both, or neither) provision that key and project (idempotent).' +
         '\n--intents: a user utterance shows an intent when any of its patterns matches (case-insensitive, anywhere);' +
         '\nconversations closed afterwards record it as an "Intent Informed" event.\n' +
         '\nLimits: sizes as 512KiB, 10MiB or bytes; durations as 500ms, 30s or 2m. Beyond a limit a request\n' +

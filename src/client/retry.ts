@@ -86,8 +86,6 @@ export async function withRetries<T>(
   },
 ): Promise<T> {
   const { policy, idempotent, signal, onRetry, stop } = options;
-  const waitSignal =
-    stop === undefined ? signal : signal === undefined ? stop : AbortSignal.any([signal, stop]);
   const deadline = Date.now() + policy.retryTimeMs;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -104,6 +102,10 @@ export async function withRetries<T>(
       // Compare the server's own figure, not the jittered one, so a Retry-After equal to the budget still fits.
       if ((retryAfterMs ?? delayMs) > deadline - Date.now()) throw error;
       onRetry?.({ method: error.method, path: error.path, attempt, delayMs, reason: describe(error), error });
+      // Combined only for a wait: most requests never retry, and every combined signal stays
+      // registered on the client's long-lived `stop` until collected.
+      const waitSignal =
+        stop === undefined ? signal : signal === undefined ? stop : AbortSignal.any([signal, stop]);
       try {
         await sleep(delayMs, waitSignal);
       } catch (reason) {

@@ -49,12 +49,19 @@ const UNSAFE = new Set(['__proto__', 'constructor', 'prototype']);
  */
 export function unsafeBracketKey(query: Readonly<Record<string, unknown>>): string | undefined {
   for (const key of Object.keys(query)) {
-    const match = BRACKET.exec(key);
-    if (!match) continue;
-    const path = [match[1]!, ...[...match[2]!.matchAll(SEGMENT)].map((m) => m[1]!)];
+    const parsed = bracketKey(key);
+    if (parsed === undefined) continue;
+    const path = [parsed.name, ...parsed.path];
     if (path.some((p) => UNSAFE.has(p))) return path.join('.');
   }
   return undefined;
+}
+
+/** `picks[0][name]` → name `picks`, path `['0', 'name']`; undefined for a plain parameter. */
+function bracketKey(key: string): { name: string; path: string[] } | undefined {
+  const match = BRACKET.exec(key);
+  if (!match) return undefined;
+  return { name: match[1]!, path: [...match[2]!.matchAll(SEGMENT)].map((m) => m[1]!) };
 }
 
 /**
@@ -65,12 +72,11 @@ export function unsafeBracketKey(query: Readonly<Record<string, unknown>>): stri
 export function bracketObjects(query: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...query };
   for (const [key, value] of Object.entries(query)) {
-    const match = BRACKET.exec(key);
-    if (!match) continue;
+    const parsed = bracketKey(key);
+    if (parsed === undefined) continue;
     delete out[key];
-    const name = match[1]!;
+    const { name, path } = parsed;
     if (typeof query[name] === 'string') continue;
-    const path = [...match[2]!.matchAll(SEGMENT)].map((m) => m[1]!);
     if (path.length > 4 || path.some((p) => UNSAFE.has(p)) || UNSAFE.has(name)) continue;
     out[name] ??= /^\d+$/.test(path[0] ?? '') ? [] : {};
     let node = out[name] as Record<string, unknown>;
