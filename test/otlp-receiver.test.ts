@@ -199,6 +199,44 @@ describe('POST /v1/traces with the OpenTelemetry SDK exporters', () => {
     await exporter.shutdown();
   });
 
+  it("a tool span without user.id in one user's session gives her no other anonymous session, before or after", async () => {
+    const exporter = new JsonExporter({ url: `${t.url}/v1/traces`, headers: auth() });
+    const chat = (session: Attributes) => ({
+      ...session,
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.request.model': 'gpt-4o',
+      'gen_ai.usage.input_tokens': 10,
+      'gen_ai.usage.output_tokens': 5,
+    });
+    const before = makeSpans('agentsvc', (span) =>
+      span('chat gpt-4o', 0, 100, chat({ 'session.id': 'anon-before' })),
+    );
+    await exportWith(exporter, before);
+    const carols = makeSpans('agentsvc', (span) => {
+      span('chat gpt-4o', 60_000, 60_100, chat({ 'session.id': 'carol-s', 'user.id': 'carol' }));
+      // Instrumentations often set user.id on model calls only.
+      span('execute_tool lookup', 60_200, 60_300, {
+        'session.id': 'carol-s',
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': 'lookup',
+      });
+    });
+    await exportWith(exporter, carols);
+    const after = makeSpans('agentsvc', (span) =>
+      span('chat gpt-4o', 3_600_000, 3_600_100, chat({ 'session.id': 'anon-after' })),
+    );
+    await exportWith(exporter, after);
+    const carol = await storedEvents(t, 'carol-s');
+    expect(byName(carol, 'Conversation Function')).toHaveLength(1);
+    expect(new Set(carol.map((e) => e.user_id))).toEqual(new Set(['carol']));
+    for (const session of ['anon-before', 'anon-after']) {
+      const [turn] = byName(await storedEvents(t, session), 'Conversation Turn');
+      expect(turn?.user_id, session).toBeDefined();
+      expect(turn?.user_id, session).not.toBe('carol');
+    }
+    await exporter.shutdown();
+  });
+
   it('refuses exports without credentials, like every route', async () => {
     const spans = makeSpans('x', (span) => span('chat', 0, 1, { 'gen_ai.request.model': 'gpt-4o' }));
     const exporter = new JsonExporter({ url: `${t.url}/v1/traces`, headers: { 'X-App-ID': t.projectId } });

@@ -96,7 +96,10 @@ describe('mapGenAiSpan', () => {
     );
     if (m.kind === 'skip') throw new Error(m.reason);
     valid(m.event);
-    expect(m.event).toMatchObject({ session_id: `trace-${'a'.repeat(32)}`, device_id: 'otel:bot' });
+    expect(m.event).toMatchObject({
+      session_id: `trace-${'a'.repeat(32)}`,
+      device_id: `otel:bot:trace-${'a'.repeat(32)}`,
+    });
     expect(m.event.properties).toMatchObject({
       user: 'second',
       assistant: 'done',
@@ -199,6 +202,65 @@ describe('mapGenAiSpan', () => {
       ]),
     });
     expect(answered).toMatchObject({ kind: 'turn', event: { properties: { assistant: "It's rainy." } } });
+  });
+
+  it('names a user-less span by device.id, else by a device of its own session, never one of the whole service', () => {
+    const tool = (session: string, extra: OtelSpan['attributes'] = {}) =>
+      mapGenAiSpan(
+        span({
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': 'lookup',
+          'session.id': session,
+          ...extra,
+        }),
+      );
+    const a = tool('s-1');
+    const b = tool('s-2');
+    if (a.kind === 'skip' || b.kind === 'skip') throw new Error('skipped');
+    expect(valid(a.event).device_id).toBe('otel:bot:s-1');
+    expect(b.event.device_id).toBe('otel:bot:s-2');
+    expect(a.event).not.toHaveProperty('user_id');
+    const named = tool('s-3', { 'device.id': 'phone-7' });
+    expect(named.kind !== 'skip' && named.event.device_id).toBe('phone-7');
+    const fromResource = mapGenAiSpan(
+      span(
+        { 'gen_ai.operation.name': 'execute_tool', 'session.id': 's-4' },
+        { resource: { 'service.name': 'bot', 'device.id': 'tablet-1' } },
+      ),
+    );
+    expect(fromResource.kind !== 'skip' && fromResource.event.device_id).toBe('tablet-1');
+    // A session id near the id limit still gives a device id within it.
+    const long = tool('s'.repeat(100));
+    if (long.kind === 'skip') throw new Error('skipped');
+    expect(String(valid(long.event).device_id)).toMatch(/^otel:[0-9a-f]{40}$/);
+    expect(tool('s'.repeat(100))).toEqual(long);
+  });
+
+  it('leaves out a token count the span does not give, so the cost is not taken as known', () => {
+    const only = (attributes: OtelSpan['attributes']) => {
+      const m = mapGenAiSpan(
+        span({ 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o', ...attributes }),
+      );
+      if (m.kind === 'skip') throw new Error(m.reason);
+      return valid(m.event).properties as Record<string, unknown>;
+    };
+    const output = only({ 'gen_ai.usage.output_tokens': 500 });
+    expect(output.completion_tokens).toBe(500);
+    expect(output).not.toHaveProperty('prompt_tokens');
+    const input = only({ 'gen_ai.usage.input_tokens': 500, 'gen_ai.usage.reasoning.output_tokens': 10 });
+    expect(input.prompt_tokens).toBe(500);
+    expect(input).not.toHaveProperty('completion_tokens');
+    expect(input).not.toHaveProperty('reasoning_tokens');
+  });
+
+  it('maps a chat span that names no model to a turn without one; an unnamed span without a model is skipped', () => {
+    const chat = mapGenAiSpan(
+      span({ 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'user.id': 'fred' }),
+    );
+    expect(chat.kind).toBe('turn');
+    if (chat.kind === 'skip') return;
+    expect(valid(chat.event).properties).not.toHaveProperty('model');
+    expect(mapGenAiSpan(span({ 'gen_ai.usage.input_tokens': 3 })).kind).toBe('skip');
   });
 
   it('maps embeddings to usage', () => {

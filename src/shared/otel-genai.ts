@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { EVENT_NAMES } from './event-bodies.js';
+import { LIMITS } from './limits.js';
 import { asksForTools, genAiText, lastUserText, outputText } from './otel-messages.js';
 
 /**
@@ -138,6 +140,10 @@ function spanKind(span: OtelSpan): SpanKind {
     return 'skip';
   if (openInference !== undefined && openInference !== 'LLM') return 'skip';
   if (traceloop !== undefined) return 'skip';
+  // The GenAI conventions name the operation and ask for the model only "if available": such a
+  // call is a turn without a model (its cost unknown). Spans of the older attributes name no
+  // operation, and there only a model tells a model call from any other span.
+  if (op !== undefined) return 'turn';
   return attrString(a, ...KEYS.model) === undefined ? 'skip' : 'turn';
 }
 
@@ -172,10 +178,20 @@ export interface SpanEnvelope {
   timestamp: string | undefined;
 }
 
+/** `otel:<service>:<session>`, or where that is longer than an id may be, the same named by its hash. */
+function sessionDevice(service: string, session: string): string {
+  const readable = `otel:${service}:${session}`;
+  if (readable.length <= LIMITS.idLength) return readable;
+  return `otel:${createHash('sha256').update(`${service}\0${session}`).digest('hex').slice(0, 40)}`;
+}
+
 /**
  * Who and where: `session.id` (span, else resource), else `gen_ai.conversation.id`, else the trace
- * is the session; `user.id`, else the resource's `service.name` as a device, since a new session
- * needs one of them.
+ * is the session; `user.id`, else a device, since a new session needs one of them: `device.id`
+ * (span, else resource), else one of the session's own (`otel:<service.name>:<session>`).
+ * Instrumentations often put `user.id` on model calls only: a tool span of a user's session is
+ * stored under its device, which the session links to that user, so a device shared by a whole
+ * service would give that user every anonymous session of the service, before and after.
  */
 function envelope(span: OtelSpan): SpanEnvelope {
   const a = span.attributes;
@@ -187,12 +203,18 @@ function envelope(span: OtelSpan): SpanEnvelope {
     `trace-${span.traceId}`;
   const user = attrString(a, ...KEYS.user) ?? attrString(span.resource, ...KEYS.user);
   const service = attrString(span.resource, 'service.name') ?? 'unknown';
+  const device =
+    user === undefined
+      ? (attrString(a, 'device.id') ??
+        attrString(span.resource, 'device.id') ??
+        sessionDevice(service, session))
+      : undefined;
   return {
     eventId: spanEventId(span),
     session,
     conversation,
     user,
-    device: user === undefined ? `otel:${service}` : undefined,
+    device,
     timestamp: nanosToIso(span.startTimeUnixNano),
   };
 }
@@ -201,24 +223,26 @@ function envelope(span: OtelSpan): SpanEnvelope {
  * Token counts in the wire's convention: prompt_tokens counts all input. The GenAI conventions say
  * cache reads and writes SHOULD be included in input_tokens; where a span's cache counts exceed its
  * input (an instrumentation passing Anthropic's input_tokens through as is), they are added back.
+ * A count the span does not give stays out (the service prices the call on the other and marks its
+ * cost unknown), except for embeddings, which produce no output tokens (`completionDefault`).
  */
 function tokens(a: OtelAttributes, completionDefault: number | undefined): Record<string, number> {
   let prompt = attrCount(a, ...KEYS.input);
-  let completion = attrCount(a, ...KEYS.output);
+  const completion = attrCount(a, ...KEYS.output) ?? completionDefault;
   const read = attrCount(a, ...KEYS.cacheRead);
   const written = attrCount(a, ...KEYS.cacheWrite);
   const reasoning = attrCount(a, ...KEYS.reasoning);
-  if (prompt === undefined && completion === undefined) return {};
-  prompt ??= 0;
-  completion ??= completionDefault ?? 0;
+  if (prompt === undefined && attrCount(a, ...KEYS.output) === undefined) return {};
   const cached = (read ?? 0) + (written ?? 0);
-  if (cached > prompt) prompt += cached;
+  if (prompt !== undefined && cached > prompt) prompt += cached;
   return {
-    prompt_tokens: prompt,
-    completion_tokens: completion,
-    ...(read === undefined ? {} : { cached_prompt_tokens: read }),
-    ...(written === undefined ? {} : { cache_creation_tokens: written }),
-    ...(reasoning === undefined || reasoning > completion ? {} : { reasoning_tokens: reasoning }),
+    ...(prompt === undefined ? {} : { prompt_tokens: prompt }),
+    ...(completion === undefined ? {} : { completion_tokens: completion }),
+    ...(read === undefined || prompt === undefined ? {} : { cached_prompt_tokens: read }),
+    ...(written === undefined || prompt === undefined ? {} : { cache_creation_tokens: written }),
+    ...(reasoning === undefined || completion === undefined || reasoning > completion
+      ? {}
+      : { reasoning_tokens: reasoning }),
   };
 }
 
@@ -276,8 +300,8 @@ export function genAiSpanRecord(span: OtelSpan): SpanRecord {
   if (assistant === '' && asksForTools(span)) {
     // As the API-log presets have it: a call that only asks for tools is no turn (the call that
     // answers after the tools ran is); its tokens are still spent, so it is a usage record.
-    const counted = tokens(a, 0);
-    if (model === undefined || counted.prompt_tokens === undefined) {
+    const counted = tokens(a, undefined);
+    if (model === undefined || Object.keys(counted).length === 0) {
       return {
         kind: 'skip',
         reason: 'a model call that only asked for tools, without model or token counts',

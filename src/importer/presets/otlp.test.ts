@@ -141,7 +141,7 @@ describe('otlp preset', () => {
     expect(byId.get(id('d1'))?.properties).not.toHaveProperty('success');
     expect(byId.get(id('c2'))?.properties).not.toHaveProperty('assistant_id');
     expect(defined(byId.get(id('e1')) ?? {})).toMatchObject({
-      device_id: 'otel:batch-job',
+      device_id: `otel:batch-job:trace-${TRACE}`,
       session_id: `trace-${TRACE}`,
     });
     expect(byId.get(id('e1'))?.user_id).toBeUndefined();
