@@ -23,9 +23,11 @@ async function identifyWithHeaders(headers?: Record<string, string>) {
 
 describe('rate limiting per key (decisions §2)', () => {
   it('answers 429 with Retry-After and a JSON body once the burst is spent, per key', async () => {
-    const results = [];
-    for (let i = 0; i < 8; i++) results.push(await identifyWithHeaders());
-    expect(results.slice(0, 5).every((r) => r.status === 200)).toBe(true);
+    // All at once: one after another, on a loaded machine each took long enough (>= 200 ms) for
+    // the bucket to refill between them, and none was refused.
+    const results = await Promise.all(Array.from({ length: 12 }, () => identifyWithHeaders()));
+    expect(results.every((r) => r.status === 200 || r.status === 429)).toBe(true);
+    expect(results.filter((r) => r.status === 200).length).toBeGreaterThanOrEqual(5);
     const refused = results.find((r) => r.status === 429);
     expect(refused).toBeDefined();
     expect(Number(refused?.retryAfter)).toBeGreaterThanOrEqual(1);
