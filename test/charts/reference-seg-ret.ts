@@ -137,9 +137,8 @@ export function referenceRetention(data: SeedData, c: RetentionControls, scope: 
     if (selected?.has(person) === false) continue;
     const events = w.eventsOf(person);
     if (!countHolds(w.count(start, events), start.op, start.n)) continue;
-    const starts = events.filter(
-      (e) => w.inRange(e.t) && e.t >= start.window.lo && e.t < start.window.hi && start.match(e),
-    );
+    // `within` selected the person (countHolds above); the row is their first start in the range.
+    const starts = events.filter((e) => w.inRange(e.t) && start.match(e));
     if (starts.length === 0) continue;
     const key = c.groupBy ? groupOfValue(present(traits, c.groupBy.trait_name), listed) : '';
     if (key === undefined) continue;

@@ -107,6 +107,24 @@ describe('retention chart', () => {
     expect(charts[1]!.rows![0]!.map((c) => c.count)).toEqual([1, 0, 1, 0]);
   });
 
+  it("a starting event's within selects persons; each stays in the row of their first start in the range", async () => {
+    // carol signs up on Jun 3 and again on Jun 4: a within of Jun 4 selects her, in the Jun 3 row.
+    // Scanned over within alone, her Jun 4 signup set her row (found by probing).
+    const [chart] = await runChart(db, project, 'retention', {
+      range,
+      startingEvent: {
+        event_name: 'Signup',
+        within: { start: '2025-06-04T00:00:00Z', end: '2025-06-05T00:00:00Z' },
+      },
+      returnEvents: [{ event_name: 'Turn' }],
+    });
+    expect(chart!.row_headers).toEqual([0, 1, 0, 0]);
+    expect(chart!.rows![1]!.map((c) => c.count)).toEqual([1, 1, 0]);
+    expect(
+      (await retrieve(db, project, chart!.rows![1]![0]!.drilldown_id!)).rows.map((r) => r.user_id),
+    ).toEqual(['carol']);
+  });
+
   it('drills a cell down to the returning users', async () => {
     const [chart] = await runChart(db, project, 'retention', {
       range,

@@ -21,7 +21,11 @@ import { selectedCondition, userSelection } from './user-selection.js';
 function countRule(q: Query, ctx: ChartContext, f: EventFilter): string[] {
   if (impliedByOneMatch({ op: f.number_of_operator, n: f.number_of })) return [];
   const list = compileList(q, ctx, 'person', (v) => [eventMatcher(q.params, ctx, f, v)]);
-  return [`s.person IN (SELECT a.key FROM ${list.cte} a WHERE ${list.predicate('a')})`];
+  // Joined to the person, not `IN` the list: a person with no match in the filter's window is not in
+  // it, and reads as count 0, which rules such as `eq 0` or `lt 2` hold for.
+  return [
+    `(SELECT ${list.predicate('a')} FROM (SELECT s.person AS k) x LEFT JOIN ${list.cte} a ON a.key = x.k)`,
+  ];
 }
 
 function returnFilters(c: RetentionControls): EventFilter[] {
@@ -34,12 +38,21 @@ function retentionFacts(q: Query, ctx: ChartContext, c: RetentionControls): { co
   const selected = userSelection(q, ctx, c.userFilters, c.shownIntents);
   const startValues = new ScanValues(p);
   const start = eventMatcher(p, ctx, c.startingEvent, startValues);
-  const startScan = eventScan(q, ctx, intersect(start.window, ctx.window), startValues);
+  // The starting event's `within` selects persons (decisions §6: a user-selecting position); the
+  // cohort is still the bin of the person's first starting event in the range. Scanned over
+  // `within` alone, a person's first one there set the row (found by probing).
+  const startScan = eventScan(q, ctx, ctx.window, startValues);
+  const within = intersect(start.window, ctx.window);
+  const narrowed = within.lo > ctx.window.lo || within.hi < ctx.window.hi;
+  const selectedWithin =
+    narrowed && impliedByOneMatch({ op: c.startingEvent.number_of_operator, n: c.startingEvent.number_of })
+      ? `HAVING count(*) FILTER (WHERE ${windowCondition(p, within)}) > 0`
+      : '';
   const starts = q.cte(
     'starts',
     `SELECT s.person, min(s.ts) AS first FROM ${startScan} s
      WHERE ${all([start.condition, 's.person IS NOT NULL', ...selectedCondition(selected, 's.person'), ...countRule(q, ctx, c.startingEvent)])}
-     GROUP BY s.person`,
+     GROUP BY s.person ${selectedWithin}`,
   );
   const g = c.groupBy;
   const grp = traitGroupKey(p, g);
