@@ -199,6 +199,43 @@ describe('replaying sessions with new history', () => {
     expect(await stored(t)).toEqual(before);
   });
 
+  it("a client's end of an open conversation before its start: 409 conflict naming the start, and the conversation stays open", async () => {
+    const s = 'client-conv-end-early';
+    const t = await service();
+    const c = { conversation_id: 'B' };
+    expect((await queue(t, [turn(s, at(600), { user: 'x' }, { user_id: 'vic', ...c })])).status).toBe(200);
+    const before = await stored(t);
+    const endAt = (extra: Record<string, unknown>) =>
+      queue(t, [{ type: 'track', event: 'Conversation Ended', session_id: s, timestamp: at(0), ...extra }]);
+    // Named, and unnamed (the session's one open conversation). Both were replayed: the end came
+    // first, so the first closed a "B" the stored turn then ran into (409 conversation_closed) and
+    // the second found no conversation open (found by probing).
+    for (const extra of [c, {}]) {
+      const res = await endAt(extra);
+      expect(res.status, JSON.stringify(res.json)).toBe(409);
+      expect(res.json).toMatchObject({
+        code: 'conflict',
+        message: `[0].timestamp: conversation "B" started at ${at(600)}: it cannot end before that, at ${at(0)}`,
+      });
+    }
+    expect(await stored(t)).toEqual(before);
+    expect((await queue(t, [turn(s, at(700), { user: 'y' }, c)])).status).toBe(200);
+  });
+
+  it("a client's second start_session, older than the stored one: 409 naming the stored start's time", async () => {
+    const s = 'client-restart-early';
+    const t = await service();
+    const start = (ts: string) => ({ type: 'start_session', session_id: s, user_id: 'bea', timestamp: ts });
+    expect((await queue(t, [start(at(3600))])).status).toBe(200);
+    const before = await stored(t);
+    const res = await queue(t, [start(at(0))]);
+    expect(res.status).toBe(409);
+    expect(res.json).toMatchObject({
+      message: `[0].session_id: session "${s}" was already started at ${at(3600)}`,
+    });
+    expect(await stored(t)).toEqual(before);
+  });
+
   it("a client's event older than a conversation its end closed is refused too, not replayed into it", async () => {
     const s = 'client-closed-early';
     const t = await service();
