@@ -134,6 +134,58 @@ describe('live events as the Python SDK reads them', () => {
     expect(socket.frames.at(-1)).toMatchObject({ event: 'Session Ended' });
   });
 
+  it('a socket opened for a session that has ended closes at once (1000), as one open at its end did', async () => {
+    const s = 'py-ended-before';
+    expect(
+      (await py({ type: 'start_session', session_id: s, user_id: 'u-e', timestamp: at(0) })).status,
+    ).toBe(200);
+    expect((await py({ type: 'end_session', session_id: s, timestamp: at(5) })).status).toBe(200);
+    const socket = await openSocket(t.url.replace(/^http/, 'ws'), sdkHeaders(await realtimeKey(t, s)));
+    // It waited for nothing, forever (found by probing).
+    expect(await within(socket.closed, 5_000, 'still open')).toEqual({ code: 1000, reason: 'session ended' });
+    expect(socket.frames).toEqual([]);
+    // A session not ended yet keeps its socket open.
+    const open = 'py-still-open';
+    expect(
+      (await py({ type: 'start_session', session_id: open, user_id: 'u-e', timestamp: at(0) })).status,
+    ).toBe(200);
+    const waiting = await openSocket(t.url.replace(/^http/, 'ws'), sdkHeaders(await realtimeKey(t, open)));
+    expect((await py({ type: 'track', event: 'Ping', session_id: open, timestamp: at(1) })).status).toBe(200);
+    await waiting.frameCount(1);
+    expect(waiting.ws.readyState).toBe(WebSocket.OPEN);
+    waiting.ws.close();
+  });
+
+  it('an earlier event that replays an open session sends its own rows, not the stored ones again', async () => {
+    const s = 'py-replayed';
+    const socket = await openSocket(t.url.replace(/^http/, 'ws'), sdkHeaders(await realtimeKey(t, s)));
+    const turn = (ts: number, extra: Record<string, unknown> = {}) => ({
+      type: 'track',
+      event: 'Conversation Turn',
+      session_id: s,
+      conversation_id: 'c',
+      timestamp: at(ts),
+      properties: { user: 'x', assistant: 'y' },
+      ...extra,
+    });
+    expect((await py(turn(600, { user_id: 'rex', event_id: 'late-first' }))).status).toBe(200);
+    await socket.frameCount(3);
+    // Dated before the session's start: the session is replayed with it (its starts move to it).
+    expect((await py(turn(0, { event_id: 'early' }))).status).toBe(200);
+    await socket.frameCount(6);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const ids = socket.frames.map((f) => f.event_id);
+    // The stored turn went out a second time (found by probing).
+    expect(ids.filter((id) => id === 'late-first')).toHaveLength(1);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(socket.frames.slice(3).map((f) => f.event)).toEqual([
+      'Session Started',
+      'Conversation Started',
+      'Conversation Turn',
+    ]);
+    socket.ws.close();
+  });
+
   it("a session_id on the socket narrows an unscoped key; one other than the key's is refused", async () => {
     const key = await realtimeKey(t);
     const socket = await openSocket(`${t.url.replace(/^http/, 'ws')}/?session_id=q-live`, sdkHeaders(key));

@@ -13,7 +13,7 @@ import type { Phase } from './ingest-stats.js';
 import { Planner } from './planner.js';
 import type { ProjectCache, Touched } from './project-cache.js';
 import { type EventRow, routeAnswer } from './rows.js';
-import { writeGroup } from './write-batch.js';
+import { type Restorable, restoredUnchanged, writeGroup } from './write-batch.js';
 
 export interface IngestResult {
   accepted: number;
@@ -64,6 +64,15 @@ export interface Prepared {
   laidOut: EventRow[][];
   /** The identity epoch when planning began (see the ingestor's `identityEpoch`). */
   epoch: number;
+  /** What the write's replays deleted, by event id (set by `writePlanned`). */
+  deleted?: Restorable;
+}
+
+/** The rows live sockets are told of: a replay's rows stored again unchanged went out before. */
+export function newsOf(p: Prepared): EventRow[][] {
+  const deleted = p.deleted;
+  if (deleted === undefined || deleted.size === 0) return p.laidOut;
+  return p.laidOut.map((rows) => rows.filter((row) => !restoredUnchanged(row, deleted)));
 }
 
 /** A written group whose COMMIT is running. */
@@ -173,7 +182,7 @@ export async function writePlanned(
   );
   const parts = p.laidOut.map((r, i) => ({ rows: r, receivedAt: p.planners[i]!.receivedAt }));
   const wiped = p.planners.flatMap((planner) => planner.wiped);
-  await writeGroup(tx, p.cache, p.ch, parts, touchedBy(p.planners), meanwhile, wiped);
+  p.deleted = await writeGroup(tx, p.cache, p.ch, parts, touchedBy(p.planners), meanwhile, wiped);
   timer.lap('write');
   return answers;
 }

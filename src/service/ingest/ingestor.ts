@@ -10,6 +10,7 @@ import {
   type IngestOptions,
   type IngestResult,
   type Job,
+  newsOf,
   type Prepared,
   planGroup,
   StalePlan,
@@ -258,7 +259,7 @@ export class Ingestor {
     }
     timer.lap('commit');
     cache.settle(touchedBy(planners));
-    this.onCommitted?.(jobs[0]!.scope, f.prepared.laidOut, cache.identity);
+    this.onCommitted?.(jobs[0]!.scope, newsOf(f.prepared), cache.identity);
     this.stats.done(
       jobs.length,
       planners.reduce((n, p) => n + p.accepted, 0),

@@ -3,7 +3,7 @@ import { writeIdentity } from '../identity/store.js';
 import { appendColumns, type CellValue } from '../store/append.js';
 import type { Queryable } from '../store/database.js';
 import { StagedAppend } from '../store/staged-append.js';
-import { exec, execWhile, int, ints, text, texts, tsFromMs } from '../store/statements.js';
+import { exec, execWhile, int, ints, rows, text, texts, tsFromMs } from '../store/statements.js';
 import { conversationKeySql, keyOf } from './conversation-key.js';
 import type { KnownIds } from './known-ids.js';
 import type { ProjectCache, Touched } from './project-cache.js';
@@ -240,14 +240,24 @@ export interface Wiped {
   to: number;
 }
 
-async function deleteSessions(q: Queryable, project: string, wiped: readonly Wiped[]): Promise<void> {
-  if (wiped.length === 0) return;
+/** A stored event as the live feed compares it: its name, time and properties' JSON. */
+export const eventContent = (event: string, ts: number, properties: string | null): string =>
+  `${event}\u0000${ts}\u0000${properties ?? ''}`;
+
+/** Rows as written, by event id, for what a replay deleted: `eventContent` of each. */
+export type Restorable = ReadonlyMap<string, string>;
+
+/** Returns the deleted events' content by id: a replay that stores one again unchanged is no news. */
+async function deleteSessions(q: Queryable, project: string, wiped: readonly Wiped[]): Promise<Restorable> {
+  const deleted = new Map<string, string>();
+  if (wiped.length === 0) return deleted;
   const ids = texts(wiped.map((w) => w.id));
-  await exec(
+  const gone = await rows<{ id: string; event: string; ms: number; properties: string | null }>(
     q,
     `DELETE FROM events WHERE project_id = $1 AND session_id IN (SELECT unnest($2))
        AND type NOT IN ('identify', 'alias')
-       AND ts BETWEEN ${tsFromMs('$3')} AND ${tsFromMs('$4')}`,
+       AND ts BETWEEN ${tsFromMs('$3')} AND ${tsFromMs('$4')}
+     RETURNING event_id AS id, event, epoch_ms(ts)::DOUBLE AS ms, properties::VARCHAR AS properties`,
     [
       text(project),
       ids,
@@ -255,6 +265,7 @@ async function deleteSessions(q: Queryable, project: string, wiped: readonly Wip
       int(Math.max(...wiped.map((w) => w.to))),
     ],
   );
+  for (const r of gone) deleted.set(r.id, eventContent(r.event, r.ms, r.properties));
   const moved = wiped.filter((w) => w.into !== w.id);
   if (moved.length > 0)
     await exec(
@@ -268,6 +279,13 @@ async function deleteSessions(q: Queryable, project: string, wiped: readonly Wip
       text(project),
       ids,
     ]);
+  return deleted;
+}
+
+/** A row a replay stores again as it was (same name, time and properties): already sent live. */
+export function restoredUnchanged(row: EventRow, deleted: Restorable): boolean {
+  const before = deleted.get(row.eventId);
+  return before !== undefined && before === eventContent(row.event, row.ts, json(row.properties));
 }
 
 /**
@@ -284,9 +302,9 @@ export async function writeGroup(
   /** Synchronous work to overlap with DuckDB's execution of the UPDATEs. */
   meanwhile: () => void = () => undefined,
   wiped: readonly Wiped[] = [],
-): Promise<void> {
+): Promise<Restorable> {
   const project = cache.projectId;
-  await deleteSessions(q, project, wiped);
+  const deleted = await deleteSessions(q, project, wiped);
   // The events are appended last: their columns and data chunks are made while DuckDB runs the
   // first UPDATE of users, sessions or conversations (each ~10 ms of an import's transaction, the
   // service's thread otherwise idle), or just before the append when no UPDATE runs.
@@ -301,4 +319,5 @@ export async function writeGroup(
   const conversations = [...touched.conversations].flatMap((id) => cache.conversations.get(id) ?? []);
   await writeConversations(q, ahead, project, conversations);
   await events.append(q);
+  return deleted;
 }

@@ -8,6 +8,7 @@ import { guardConnections } from '../http/connection-guard.js';
 import type { RouteSpec } from '../http/route.js';
 import type { CommitListener } from '../ingest/commit-listener.js';
 import type { Queryable } from '../store/database.js';
+import { rows, text } from '../store/statements.js';
 import type { Tenants } from '../store/tenants.js';
 import { LiveFeed } from './feed.js';
 import { LiveHub } from './hub.js';
@@ -54,7 +55,15 @@ export function liveEvents(options: {
   const tokens = new LiveTokens();
   const feed = new LiveFeed(hub, options.reader, options.log);
   const keyActive = (keyId: string) => options.keys.keyIdActive(keyId);
-  const sockets = liveSockets({ hub, tokens, keyActive, log: options.log, ...limits });
+  const sessionEnded = async (projectId: string, sessionId: string) =>
+    (
+      await rows(
+        options.reader,
+        'SELECT 1 AS ended FROM sessions WHERE project_id = $1 AND session_id = $2 AND ended_at IS NOT NULL',
+        [text(projectId), text(sessionId)],
+      )
+    ).length > 0;
+  const sockets = liveSockets({ hub, tokens, keyActive, sessionEnded, log: options.log, ...limits });
   options.keys.onKeysChanged(() =>
     hub.closeWhere(
       (scope) => scope.keyId !== undefined && !keyActive(scope.keyId),

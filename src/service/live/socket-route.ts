@@ -19,6 +19,8 @@ export interface LiveSocketOptions {
   socketsPerOrganization: number;
   /** Whether the API key a token was issued to (LiveScope.keyId) is still held. */
   keyActive: (keyId: string) => boolean;
+  /** Whether a project's session has ended already: its socket has nothing more to wait for. */
+  sessionEnded: (projectId: string, sessionId: string) => Promise<boolean>;
   log: (line: string) => void;
 }
 
@@ -181,6 +183,21 @@ export function liveSockets(options: LiveSocketOptions): LiveSockets {
         let remove: () => void = () => undefined;
         const subscriber = new SocketSubscriber(scope, ws, options.bufferBytes, budget, () => remove());
         remove = options.hub.add(subscriber);
+        // A session's socket closes after its Session Ended (decisions §7); one opened after that
+        // end would otherwise wait for nothing, forever. Asked once it is subscribed, so an end
+        // committed meanwhile reaches it either way.
+        const session = scope.sessionId;
+        if (session !== undefined) {
+          options.sessionEnded(scope.projectId, session).then(
+            (ended) => {
+              if (ended) subscriber.close(LIVE_CLOSE.normal, 'session ended');
+            },
+            (error: unknown) =>
+              options.log(
+                `live events: could not tell whether session ${JSON.stringify(session)} ended (${error instanceof Error ? error.message : String(error)})`,
+              ),
+          );
+        }
       });
     } catch (error) {
       if (error instanceof Refusal) refuse(socket, error);
