@@ -348,6 +348,16 @@ describe('invalid events name the field', () => {
         message: '"MLError" is reserved: live events report refused requests by that name',
       },
     ]);
+    // A turn's intent label: an intent of that name was made, which no filter could name apart.
+    for (const label of ['Any Intent', ' any intent ']) {
+      expect(issues(turn({ user: 'a', assistant: 'b', intent: label }))).toEqual([
+        {
+          path: '[0].properties.intent',
+          message: '"Any Intent" is reserved: filters use it for every intent',
+        },
+      ]);
+    }
+    expect(ok(turn({ user: 'a', assistant: 'b', intent: 'Any Intents' })).kind).toBe('turn');
   });
 
   it('identity rules: someone to attach to, and id/user_id agreeing', () => {

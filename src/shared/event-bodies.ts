@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ANY_INTENT } from './chart-filters.js';
 import { LIMITS } from './limits.js';
 import {
   eventIdSchema,
@@ -205,7 +206,15 @@ export const turnPropertiesSchema = keyLimited(
       cost: costSchema.optional(),
     })
     .catchall(propertyValueSchema),
-).superRefine(checkTokenDetails);
+).superRefine((p, ctx) => {
+  checkTokenDetails(p, ctx);
+  // A label is an intent's name, and `cas intents add` refuses this one: a turn labelled with it
+  // made an intent no filter could name apart from all of them (found by probing).
+  const label = p.intent;
+  if (typeof label === 'string' && label.trim().toLowerCase() === ANY_INTENT.toLowerCase()) {
+    report(ctx, ['intent'], `"${ANY_INTENT}" is reserved: filters use it for every intent`);
+  }
+});
 
 const USAGE_TOKEN_FIELDS = ['model', 'prompt_tokens', 'completion_tokens'] as const;
 
