@@ -10,6 +10,7 @@ import {
   type SpanExporter,
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
+import protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { roundCost } from '../src/service/ingest/costs.js';
 import { PriceTable } from '../src/service/ingest/price-table.js';
@@ -355,5 +356,37 @@ describe('POST /v1/traces, answers', () => {
       body: '{}',
     });
     expect(bad.status).toBe(400);
+  });
+
+  it('answers a protobuf request that fails with a protobuf google.rpc.Status, as OTLP/HTTP requires; JSON stays JSON', async () => {
+    const Status = protobuf.Root.fromJSON({
+      nested: { Status: { fields: { code: { type: 'int32', id: 1 }, message: { type: 'string', id: 2 } } } },
+    }).lookupType('Status');
+    const send = (headers: Record<string, string>, body: Uint8Array) =>
+      fetch(`${t.url}/v1/traces`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-protobuf', ...headers },
+        body,
+      });
+    const status = async (res: Response) => {
+      expect(res.headers.get('content-type')).toMatch(/^application\/x-protobuf/);
+      return Status.toObject(Status.decode(new Uint8Array(await res.arrayBuffer()))) as {
+        code?: number;
+        message?: string;
+      };
+    };
+    const junk = await send(t.headers, new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0x0f]));
+    expect(junk.status).toBe(400);
+    expect(await status(junk)).toEqual({
+      code: 3,
+      message: expect.stringMatching(/not an OTLP ExportTraceServiceRequest/),
+    });
+    const anonymous = await send({}, new Uint8Array());
+    expect(anonymous.status).toBe(401);
+    expect(await status(anonymous)).toMatchObject({ code: 16, message: expect.stringMatching(/\S/) });
+    // A JSON request's error keeps our JSON body.
+    const json = await t.post('/v1/traces', { resourceSpans: 'no' });
+    expect(json.status).toBe(400);
+    expect(json.json).toMatchObject({ status: 400, code: 'invalid_input' });
   });
 });

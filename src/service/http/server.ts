@@ -10,6 +10,7 @@ import { issuesFromZod } from '../../shared/errors.js';
 import { LIMITS, type Limits } from '../../shared/limits.js';
 import { invalidInput, ServiceError, storageUnavailable } from '../errors.js';
 import type { Scope } from '../identity/identity.js';
+import { encodeRpcStatus, errorMessageOf } from '../otlp/status.js';
 import type { Tenants } from '../store/tenants.js';
 import { authenticate } from './auth.js';
 import { BodyBudget, meteredBody } from './body-budget.js';
@@ -144,8 +145,18 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     closing = true;
     timeouts.closing();
   });
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', async (request, reply, payload) => {
     if (closing || bodyUnread(request.raw)) reply.header('connection', 'close');
+    // OTLP/HTTP: a protobuf request's error is a protobuf Status, in the request's content type.
+    if (
+      reply.statusCode >= 400 &&
+      protobufRoutes.has(request.routeOptions.url ?? '') &&
+      /^application\/x-protobuf\b/i.test(request.headers['content-type'] ?? '')
+    ) {
+      reply.type('application/x-protobuf');
+      return encodeRpcStatus(reply.statusCode, errorMessageOf(payload));
+    }
+    return payload;
   });
   guardConnections(app.server, limits);
 

@@ -134,7 +134,7 @@ const OTLP_BODY =
   'Chat spans (gen_ai.operation.name chat, text_completion or generate_content; or a model with OpenInference ' +
   'or older gen_ai.prompt.N attributes) become Conversation Turn events, embeddings Conversation Usage, ' +
   'execute_tool spans Conversation Function; other spans are accepted and ignored. Each event is stored once, ' +
-  'as otel-<trace id>-<span id>. Refused spans are counted in partialSuccess; errors use our JSON error body.';
+  "as otel-<trace id>-<span id>. Refused spans are counted in partialSuccess; a JSON request's errors use our JSON error body, a protobuf request's a protobuf google.rpc.Status (OTLP/HTTP).";
 
 /** `POST /v1/traces`: the OTLP/HTTP trace receiver (issue 19). */
 export function otlpRoutes(ingestor: Ingestor, limits: Limits) {
