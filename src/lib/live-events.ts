@@ -135,6 +135,8 @@ export function openLiveEvents(
     }
   };
 
+  /** The gap being read after the latest open (see `backfill`). */
+  let filling: Promise<void> = Promise.resolve();
   const start = async (): Promise<void> => {
     let connection = await service.connect();
     const { openLiveSocket } = await import('../client/live-socket.js');
@@ -148,7 +150,7 @@ export function openLiveEvents(
       onOpen: () => {
         opens++;
         if (opens === 1) markReady();
-        if (opens > 1 || late) void backfill(connection);
+        if (opens > 1 || late) filling = backfill(connection);
       },
       // A `cas serve` found through server.json that restarted on another port: the socket follows
       // it, as sending does (it kept asking the old port until close: found by probing).
@@ -164,6 +166,9 @@ export function openLiveEvents(
     });
     handle = socket;
     const end = await socket.done;
+    // A socket that reopens after its session ended closes at once (1000): the gap it was opened
+    // to fill is still being read, and is what the app is owed.
+    await filling;
     if (end.reason === 'failed') {
       failureReported = true;
       handlers.onError(

@@ -168,7 +168,12 @@ function replaySegment(
       );
       return;
     }
-    if (r.index === undefined && r.event.kind === 'start_session' && first.event.kind === 'start_session') {
+    if (
+      r !== first &&
+      r.index === undefined &&
+      r.event.kind === 'start_session' &&
+      first.event.kind === 'start_session'
+    ) {
       // The stored explicit start after the request's: the request's start is what conflicts, and
       // with the stored start's time (it named its own, found by probing).
       p.conflict(first.index ?? at, 'session_id', `session "${id}" was already started at ${iso(r.ts)}`);
