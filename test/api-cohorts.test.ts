@@ -255,6 +255,15 @@ describe('cohorts', () => {
     const trimmed = await save(' Trimmed ');
     expect(trimmed.json).toMatchObject({ name: 'Trimmed' });
     expect((await save('Trimmed')).status).toBe(409);
+    // Found by the name it was created with, as typed: by name, and in a chart's filter.
+    expect(await ok(t, '/bc/v1/cohorts/byName', { name: '  Trimmed ' })).toEqual(trimmed.json);
+    const inChart = (cohort: string) =>
+      chart('segmentation', {
+        range,
+        eventFilters: [{ event_name: 'Any Event' }],
+        userFilters: [{ cohort }],
+      });
+    expect(await inChart(' Trimmed  ')).toEqual(await inChart('Trimmed'));
     for (const name of ['   ', `coh_${'a'.repeat(24)}`]) {
       const res = await save(name);
       expect(res.status, name).toBe(400);

@@ -101,7 +101,7 @@ export const cohortRecordSchema = z.object({
 export type CohortRecord = z.output<typeof cohortRecordSchema>;
 
 export const cohortIdQuerySchema = z.object({ cohort_id: z.string().min(1).max(100) });
-export const cohortNameQuerySchema = z.object({ name: z.string().min(1).max(100) });
+export const cohortNameQuerySchema = z.object({ name: z.string().trim().min(1).max(100) });
 export const cohortEvaluateQuerySchema = z.object({
   cohort_id: z.string().min(1).max(100),
   skip: countParam(0, 10_000_000),

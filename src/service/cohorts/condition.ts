@@ -35,11 +35,13 @@ function counting(f: Counting) {
 export function cohortCondition(
   p: Params,
   ctx: ChartContext,
-  name: string,
+  given: string,
   path: string,
   term: TermCount,
   seen: ReadonlySet<string> = new Set(),
 ): string {
+  // Names are stored trimmed (shared/cohorts.ts), so they are looked up trimmed.
+  const name = given.trim();
   if (name === ALL_USERS) return 'TRUE';
   const terms: readonly CohortTerm[] | undefined = ctx.cohorts?.get(name);
   if (!terms) throw invalidInput([{ path, message: `unknown cohort "${name}"` }]);
