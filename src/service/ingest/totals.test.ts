@@ -17,7 +17,14 @@ describe('costOf', () => {
       known: false,
     });
     expect(costOf({ model: 'gpt-4o' })).toBeUndefined();
-    expect(costOf({ prompt_tokens: 10, completion_tokens: 10 })).toBeUndefined();
+    expect(costOf({})).toBeUndefined();
+  });
+
+  it('marks tokens without a model as an unknown cost, never a known $0 (found by probing)', () => {
+    expect(costOf({ prompt_tokens: 10, completion_tokens: 10 })).toEqual({ cost: 0, known: false });
+    const c = newConversation('c', 's', 0);
+    accumulate(c, 'turn', { user: 'a', assistant: 'b', prompt_tokens: 100, completion_tokens: 100 }, 0);
+    expect(c.totals).toMatchObject({ cost: 0, costKnown: false, promptTokens: 100 });
   });
 
   it('prices the one count a call gives and marks the cost unknown (it was no cost, and a summary of $0 known)', () => {

@@ -29,13 +29,16 @@ const count = (value: PropertyValue | undefined) => (typeof value === 'number' ?
 /**
  * The cost the price table gives model + tokens (with cached, reasoning and batch detail), whatever
  * `cost` says. With one of the two counts missing (a log with `output_tokens` only), the count given
- * is priced and the cost marked unknown: a partial sum, never $0 silently.
+ * is priced and the cost marked unknown: a partial sum, never $0 silently; so are tokens without a
+ * model (0, unknown).
  */
 export function tableCost(props: Props): PricedCost | undefined {
   const { model, prompt_tokens: prompt, completion_tokens: completion } = props;
   const hasPrompt = typeof prompt === 'number';
   const hasCompletion = typeof completion === 'number';
-  if (typeof model !== 'string' || (!hasPrompt && !hasCompletion)) return undefined;
+  if (!hasPrompt && !hasCompletion) return undefined;
+  // Tokens spent on a model nobody named cannot be priced: unknown, not a known $0 (found by probing).
+  if (typeof model !== 'string') return { cost: 0, known: false };
   const priced = tokenCost(model, {
     prompt: hasPrompt ? prompt : 0,
     completion: hasCompletion ? completion : 0,
