@@ -226,6 +226,80 @@ describe('an end_session row (issue 14)', () => {
     expect(state.counts['Conversation Turn']).toBe(9);
     expect(state.counts['Session Ended']).toBe(2);
   });
+  it("dated before its session's first record (or a conversation's), is refused in one run as across runs; the turns are kept", {
+    timeout: 60_000,
+  }, async () => {
+    const at = (min: number) => new Date(T0 + min * 60_000).toISOString();
+    const turn = (session: string, min: number, conversation?: string) => ({
+      kind: 'turn',
+      timestamp: at(min),
+      session_id: session,
+      ...(conversation === undefined ? {} : { conversation_id: conversation }),
+      user_id: 'early',
+      user: `q ${session} ${min}`,
+      assistant: 'a',
+    });
+    const records = [
+      { kind: 'end_session', timestamp: at(0), session_id: 'x1', user_id: 'early' },
+      turn('x1', 60),
+      turn('x1', 70),
+      turn('x2', 60, 'c0'),
+      {
+        kind: 'end_conversation',
+        timestamp: at(30),
+        session_id: 'x2',
+        conversation_id: 'c1',
+        user_id: 'early',
+      },
+      turn('x2', 65, 'c1'),
+    ];
+    // One run: sent in time order, the ends opened and closed an empty session and conversation,
+    // and every turn after them was refused (found by probing).
+    const one = join(dir.path, 'early-ends-one');
+    const run = await importRun([writeCsv(join(dir.path, 'early-ends.csv'), records)], one);
+    expect(run.code, run.stderr).toBe(6);
+    expect(summaryOf(run)).toMatchObject({ records: 6, rejected: 2 });
+    expect(run.stderr).toContain(
+      `early-ends.csv:2: refused by the service (409): timestamp: session "x1" started at ${at(60)}: it cannot end before that, at ${at(0)}`,
+    );
+    expect(run.stderr).toContain(
+      `early-ends.csv:6: refused by the service (409): timestamp: conversation "c1" started at ${at(65)}: it cannot end before that, at ${at(30)}`,
+    );
+    const state = await fingerprint(one);
+    expect(state.counts['Conversation Turn']).toBe(4);
+    // The sessions still end after their last turns (the import's ends).
+    expect(
+      await queryDataDir(one, `SELECT session_id, epoch_ms(ended_at) AS ended FROM sessions ORDER BY 1`),
+    ).toEqual([
+      { session_id: 'x1', ended: String(Date.parse(at(70))) },
+      { session_id: 'x2', ended: String(Date.parse(at(65))) },
+    ]);
+    // Two runs, the turns first: the same refusals, with the same messages, and the same state.
+    const two = join(dir.path, 'early-ends-two');
+    const turns = writeCsv(
+      join(dir.path, 'early-ends-turns.csv'),
+      records.filter((r) => r.kind === 'turn'),
+    );
+    expect((await importRun([turns], two)).code).toBe(0);
+    const ends = await importRun(
+      [
+        writeCsv(
+          join(dir.path, 'early-ends-ends.csv'),
+          records.filter((r) => r.kind !== 'turn'),
+        ),
+      ],
+      two,
+    );
+    expect(ends.code, ends.stderr).toBe(6);
+    expect(ends.stderr).toContain(`session "x1" has events until ${at(70)}: it cannot end before them`);
+    // It said "closed at" the end's own time, of a conversation still open.
+    expect(ends.stderr).toContain(
+      `conversation "c1" has events until ${at(65)}: it cannot end before them, at ${at(30)}`,
+    );
+    const difference = await stateDifference(one, two);
+    if (difference) expect.fail(`one run vs turns then ends:\n${difference}`);
+  });
+
   it('of a derived session, in a later run, splits the stored session where it falls', {
     timeout: 60_000,
   }, async () => {

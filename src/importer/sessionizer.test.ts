@@ -158,6 +158,39 @@ describe('Sessionizer (over a sorted run)', () => {
     expect(plain[3]!.provisional).toBeUndefined();
   });
 
+  it('holds an end dated before anything else of its session (or conversation) until that is sent; alone, it goes as it is', () => {
+    const at = (m: number) => new Date(T0 + m * MIN).toISOString();
+    const { wire } = run([
+      { kind: 'end_session', session_id: 's1', user_id: 'u1', timestamp: at(0) },
+      { kind: 'end_session', session_id: 's1', user_id: 'u1', timestamp: at(1) },
+      turn('u1', 5, { session_id: 's1', conversation_id: 'a' }),
+      { kind: 'end_conversation', session_id: 's1', conversation_id: 'b', timestamp: at(6) },
+      turn('u1', 7, { session_id: 's1', conversation_id: 'a' }),
+      turn('u1', 8, { session_id: 's1', conversation_id: 'b' }),
+      { kind: 'end_conversation', session_id: 's2', conversation_id: 'z', timestamp: at(1) },
+      { kind: 'end_session', session_id: 's2', user_id: 'u2', timestamp: at(2) },
+    ]);
+    expect(
+      wire.map((e) =>
+        `${e.event ?? e.type} ${e.session_id} ${e.conversation_id ?? ''}@${String(e.timestamp).slice(14, 16)}`.trim(),
+      ),
+    ).toEqual([
+      // The service refuses the ends sent after what they would have ended first.
+      'Conversation Turn s1 a@05',
+      'end_session s1 @00',
+      'end_session s1 @01',
+      'Conversation Turn s1 a@07',
+      'Conversation Turn s1 b@08',
+      'Conversation Ended s1 b@06',
+      // They end nothing: the import still ends the session after its last record.
+      'end_session s1 @08',
+      // A session of only ends: as they are, and no end added.
+      'Conversation Ended s2 z@01',
+      'end_session s2 @02',
+    ]);
+    expect(wire[6]).toMatchObject({ provisional: true });
+  });
+
   it('puts a user’s records without a time in one session of their own, after the timed ones', () => {
     const untimed = { kind: 'turn', user_id: 'u1', user: 'x', assistant: 'y' };
     const { wire } = run([untimed, turn('u1', 0), { ...untimed, user: 'z' }]);

@@ -51,6 +51,15 @@ export class Sessionizer {
   private current: OpenSession | undefined;
   private previous: Staged | undefined;
   private occurrence = 0;
+  /**
+   * Ends of a session (or of a conversation) stated in the data before any other record of what
+   * they end, held until that record is sent. Sent in time order they opened and ended an empty
+   * session (or conversation) and the service refused every real record after them, where runs
+   * split the other way refused the end (README: "an end dated before its session started ... is
+   * refused"; found by probing). Sent after that record, the service refuses them, as it does
+   * across runs; with nothing else of their session in the run, they go as they are.
+   */
+  private held: Array<{ s: Staged; index: number; conversation: string | undefined }> = [];
 
   constructor(
     private readonly options: SessionizerOptions,
@@ -82,7 +91,9 @@ export class Sessionizer {
       return;
     }
     const session = this.sessionFor(s, index);
-    if (s.kind === 'end_session' || s.event.type === 'end_session') session.ended = true;
+    const endsSession = s.kind === 'end_session' || s.event.type === 'end_session';
+    if (this.holds(s, session, endsSession, index)) return;
+    if (endsSession) session.ended = true;
     if (s.ms !== null && (session.last === null || s.ms >= session.last)) {
       session.last = s.ms;
       session.source = s.source;
@@ -94,6 +105,61 @@ export class Sessionizer {
       e.session_gap_ms = this.options.gapMs;
     }
     this.send(s, session.seq, session.lane);
+    this.releaseFor(s);
+  }
+
+  /** An end of an explicit session held back (see `held`): before anything else of what it ends. */
+  private holds(s: Staged, session: OpenSession, endsSession: boolean, index: number): boolean {
+    if (s.g[0] !== GROUP.session) return false;
+    const conversation = typeof s.event.conversation_id === 'string' ? s.event.conversation_id : undefined;
+    const endsConversation = s.kind === 'end_conversation' && conversation !== undefined;
+    if (!endsSession && !endsConversation) return false;
+    const first = endsSession ? !this.sentOther : !this.seen.has(conversation!);
+    if (!first) {
+      // A session's end sent: the conversation ends still held go before it (it closes them all).
+      if (endsSession) this.releaseConversations(session);
+      return false;
+    }
+    this.held.push({ s, index, conversation: endsSession ? undefined : conversation });
+    return true;
+  }
+
+  /** Conversations of the open session that a record other than a held end has named. */
+  private seen = new Set<string>();
+  /** A record of the open session other than a held end has been sent. */
+  private sentOther = false;
+
+  private releaseConversations(session: OpenSession): void {
+    const conversations = this.held.filter((h) => h.conversation !== undefined);
+    if (conversations.length === 0) return;
+    this.held = this.held.filter((h) => h.conversation === undefined);
+    for (const h of conversations) this.send(h.s, session.seq, session.lane);
+  }
+
+  /** After a record is sent: the held ends it follows (it is of their session or conversation). */
+  private releaseFor(s: Staged): void {
+    if (s.g[0] !== GROUP.session) return;
+    this.sentOther = true;
+    const conversation = typeof s.event.conversation_id === 'string' ? s.event.conversation_id : undefined;
+    if (conversation !== undefined) this.seen.add(conversation);
+    if (this.held.length === 0) return;
+    const due = this.held.filter((h) => h.conversation === undefined || h.conversation === conversation);
+    if (due.length === 0) return;
+    this.held = this.held.filter((h) => !due.includes(h));
+    // Dated before what they end began, they are refused (409): they end nothing.
+    for (const h of due) this.send(h.s, this.current?.seq ?? h.index, this.current?.lane ?? h.s.g);
+  }
+
+  /** The session's group is passed: ends still held had nothing else of theirs in the run. */
+  private releaseAll(session: OpenSession): void {
+    const rest = this.held;
+    this.held = [];
+    this.seen.clear();
+    this.sentOther = false;
+    for (const h of rest) {
+      if (h.conversation === undefined) session.ended = true;
+      this.send(h.s, session.seq, session.lane);
+    }
   }
 
   /** End of the run: the open session ends. */
@@ -130,6 +196,7 @@ export class Sessionizer {
   private close(): void {
     const s = this.current;
     this.current = undefined;
+    if (s) this.releaseAll(s);
     if (!s || s.ended || this.options.noEnd) return;
     const { provisionalEnds, derivedSessions } = this.options.extensions;
     const end: WireJson = {

@@ -52,12 +52,12 @@ function beforeItsPlace(
   // conversation_closed), whatever its time: replayed before that end, it was taken, and the
   // conversation's summary rewritten (found by probing).
   if (!history && c !== undefined && c.endedAt !== null) return false;
-  // A client's end of a conversation before its start is refused where it is planned
-  // (plan-conversation.ts): replayed, the end came first and closed a conversation of that name,
-  // and the stored turns after it were refused as closed, a 409 conversation_closed for a
-  // conversation still open (found by probing). An import's is replayed: one run over all the
-  // events would have planned it in that order.
-  if (!history && e.kind === 'end_conversation' && c !== undefined && ts < c.startedAt) return false;
+  // An end of a conversation before its start is refused where it is planned (plan-conversation.ts):
+  // replayed, the end came first and closed a conversation of that name, and the stored turns after
+  // it were refused as closed, a 409 conversation_closed for a conversation still open (found by
+  // probing). An import holds such an end back until the conversation's first record is sent
+  // (importer/sessionizer.ts), so one run over all the records refuses it too.
+  if (e.kind === 'end_conversation' && c !== undefined && ts < c.startedAt) return false;
   // A final end before the start is refused where it is planned (plan-session.ts), not replayed.
   if (ts < s.startedAt) return e.kind !== 'end_session';
   return c !== undefined && (ts < c.startedAt || (history && c.endedAt !== null && ts < c.endedAt));

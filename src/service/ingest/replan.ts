@@ -154,6 +154,8 @@ function replaySegment(
   reopened.derivedKey = key;
   /** The request's final end already planned in this segment, if any. */
   let endedBy: number | undefined;
+  /** The request's ends of named conversations planned in this segment: conversation → index. */
+  const closedBy = new Map<string, { index: number; ts: number }>();
   for (const r of segment) {
     if (r.anchor) continue;
     const x = ctx(r);
@@ -165,6 +167,25 @@ function replaySegment(
         endedBy,
         'timestamp',
         `session "${id}" has events until ${iso(last)}: it cannot end before them`,
+      );
+      return;
+    }
+    const named = 'conversation_id' in r.event ? r.event.conversation_id : undefined;
+    const closer = r.index === undefined && named !== undefined ? closedBy.get(named) : undefined;
+    if (closer !== undefined) {
+      // A stored event of a conversation the request's end closed before it: the end is what
+      // conflicts, as for a session's end (it read "closed at" the end's own time, refusing the
+      // request as if the conversation had been closed: found by probing).
+      const last = Math.max(
+        ...segment
+          .filter((o) => o.index === undefined && !o.anchor && 'conversation_id' in o.event)
+          .filter((o) => (o.event as { conversation_id?: string }).conversation_id === named)
+          .map((o) => o.ts),
+      );
+      p.conflict(
+        closer.index,
+        'timestamp',
+        `conversation "${named}" has events until ${iso(last)}: it cannot end before them, at ${iso(closer.ts)}`,
       );
       return;
     }
@@ -205,5 +226,11 @@ function replaySegment(
     }
     p.planOne(event, x);
     if (event.kind === 'end_session' && event.provisional !== true) endedBy = r.index;
+    if (
+      event.kind === 'end_conversation' &&
+      event.conversation_id !== undefined &&
+      !closedBy.has(event.conversation_id)
+    )
+      closedBy.set(event.conversation_id, { index: r.index, ts: r.ts });
   }
 }
