@@ -307,6 +307,16 @@ describe('invalid events name the field', () => {
     expect(issues(turn({ user: 'a', assistant: 'b', ['k'.repeat(101)]: 1 }))).toEqual([
       { path: `[0].properties.${'k'.repeat(101)}`, message: 'keys must be 1 to 100 characters' },
     ]);
+    // Characters, as ids count them: 100 emoji (200 UTF-16 units) pass, 101 do not.
+    const emoji = (n: number) => '😀'.repeat(n);
+    expect(ok(turn({ user: 'a', assistant: 'b', [emoji(100)]: 1 })).kind).toBe('turn');
+    expect(ok({ type: 'identify', id: emoji(100), traits: { [emoji(100)]: 1 } }).kind).toBe('identify');
+    expect(issues(turn({ user: 'a', assistant: 'b', [emoji(101)]: 1 }))).toEqual([
+      { path: `[0].properties.${emoji(101)}`, message: 'keys must be 1 to 100 characters' },
+    ]);
+    expect(issues({ type: 'identify', id: 'x', traits: { [emoji(101)]: 1 } })).toEqual([
+      { path: `[0].traits.${emoji(101)}`, message: 'keys must be 1 to 100 characters' },
+    ]);
   });
 
   it('property values must be scalars or flat arrays; traits scalars only', () => {

@@ -5,6 +5,7 @@ import {
   eventIdSchema,
   eventNameSchema,
   idSchema,
+  keyLengthOk,
   propertiesSchema,
   propertyValueSchema,
   timestampSchema,
@@ -102,7 +103,7 @@ function keyLimited<T extends z.ZodType<Record<string, unknown>>>(schema: T): T 
         report(ctx, [], `at most ${LIMITS.keysPerObject} keys are allowed`);
       }
       for (const key of keys) {
-        if (key.length === 0 || key.length > LIMITS.keyLength) {
+        if (!keyLengthOk(key)) {
           report(ctx, [key], `keys must be 1 to ${LIMITS.keyLength} characters`);
         }
       }
