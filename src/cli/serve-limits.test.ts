@@ -28,6 +28,16 @@ describe('serve limit flags', () => {
     expect(help).toContain('(default: 10MiB)');
     expect(help).toContain(`(default: ${LIMITS.requestTimeoutMs / 1000}s)`);
     expect(help).toMatch(/--max-connections-per-address <n>/);
+    // decisions §2's chart limits are set on serve too.
+    const charts = addServeLimitOptions(new Command('serve').exitOverride());
+    charts.parse(['--max-chart-bins', '2000', '--max-session-ids', '10', '--max-drilldown-rows', '5'], {
+      from: 'user',
+    });
+    expect(limitsFromFlags(charts.opts())).toEqual({
+      chartBins: 2000,
+      sessionIdsPerPoint: 10,
+      drilldownRows: 5,
+    });
   });
 
   it('refuses a bad value naming the flag', () => {

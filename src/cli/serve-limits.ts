@@ -61,6 +61,19 @@ const FLAGS: ReadonlyArray<{ flag: string; limit: keyof Limits; kind: Kind; what
     what: 'events in one /events/queue request',
   },
   { flag: 'max-event-size', limit: 'eventBytes', kind: 'size', what: 'one event, serialized' },
+  { flag: 'max-chart-bins', limit: 'chartBins', kind: 'count', what: 'bins of one chart range (400 beyond)' },
+  {
+    flag: 'max-session-ids',
+    limit: 'sessionIdsPerPoint',
+    kind: 'count',
+    what: 'session_ids listed per session-chart point',
+  },
+  {
+    flag: 'max-drilldown-rows',
+    limit: 'drilldownRows',
+    kind: 'count',
+    what: 'users or sessions a drilldown returns',
+  },
   {
     flag: 'ingest-rate',
     limit: 'ingestRatePerSecond',
