@@ -210,6 +210,18 @@ describe('GET /user/list', () => {
     expect(res.status).toBe(400);
     expect(issuePaths(res.json)).toEqual([path]);
   });
+
+  it.each([
+    ['/bc/v1/user/list?__proto__=1', '__proto__'],
+    ['/bc/v1/user/list?constructor=x', 'constructor'],
+    // A route that reads no such parameter, and a chart's bracket form beside its own.
+    ['/bc/v1/agg/trait-names?__proto__[x]=1', '__proto__.x'],
+  ])('400 for a reserved parameter name, on every route: %s', async (url, path) => {
+    // Ignored: 200 (found by probing).
+    const res = await call(t, 'GET', url);
+    expect(res.status).toBe(400);
+    expect(issuePaths(res.json)).toEqual([path]);
+  });
 });
 
 describe('GET /user/details', () => {

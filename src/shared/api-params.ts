@@ -50,7 +50,11 @@ const UNSAFE = new Set(['__proto__', 'constructor', 'prototype']);
 export function unsafeBracketKey(query: Readonly<Record<string, unknown>>): string | undefined {
   for (const key of Object.keys(query)) {
     const parsed = bracketKey(key);
-    if (parsed === undefined) continue;
+    // A plain parameter of a reserved name too: decisions §1 refuses them anywhere.
+    if (parsed === undefined) {
+      if (UNSAFE.has(key)) return key;
+      continue;
+    }
     const path = [parsed.name, ...parsed.path];
     if (path.some((p) => UNSAFE.has(p))) return path.join('.');
   }

@@ -248,19 +248,18 @@ export function buildServer(options: ServerOptions): FastifyInstance {
           body = parsed.data;
         }
         let query: unknown = request.query;
+        // On every route, whether it reads parameters or not (decisions §1: invalid input anywhere).
+        const unsafe = unsafeBracketKey(request.query as Record<string, unknown>);
+        if (unsafe !== undefined) {
+          // It was dropped, and the rest of the object taken (found by probing).
+          throw invalidInput([
+            {
+              path: unsafe,
+              message: 'key is not allowed (__proto__, constructor and prototype are reserved)',
+            },
+          ]);
+        }
         if (spec.query) {
-          const unsafe = spec.bracketQuery
-            ? unsafeBracketKey(request.query as Record<string, unknown>)
-            : undefined;
-          if (unsafe !== undefined) {
-            // It was dropped, and the rest of the object taken (found by probing).
-            throw invalidInput([
-              {
-                path: unsafe,
-                message: 'key is not allowed (__proto__, constructor and prototype are reserved)',
-              },
-            ]);
-          }
           const raw = spec.bracketQuery
             ? bracketObjects(request.query as Record<string, unknown>)
             : request.query;
