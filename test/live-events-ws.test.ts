@@ -130,6 +130,8 @@ describe('live events as the Python SDK reads them', () => {
       status: 400,
       error_message: expect.stringMatching(/type/),
     });
+    // Named by its session's person, as the session's events are ('' before: found by probing).
+    expect(errors[0]!.user_id).toBe('u-py');
     // The socket closed after the last stored event: Session Ended, its summary before it.
     expect(socket.frames.at(-1)).toMatchObject({ event: 'Session Ended' });
   });

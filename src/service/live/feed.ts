@@ -98,20 +98,42 @@ export class LiveFeed {
     if (this.hub.interest(scope) === undefined) return;
     const sessions = sessionsNamed(body);
     const timestamp = new Date().toISOString();
-    const frames = (sessions.length > 0 ? sessions : ['']).map((sessionId) =>
-      outFrame({
-        organization_id: scope.orgId,
-        app_id: scope.projectId,
-        session_id: sessionId,
-        user_id: '',
-        event_id: `mlerror_${randomBytes(12).toString('base64url')}`,
-        timestamp,
-        event: ML_ERROR_EVENT,
-        properties: { error_message: error.message, status: error.status, code: error.code },
-      }),
+    const frames = (users: ReadonlyMap<string, string>) =>
+      (sessions.length > 0 ? sessions : ['']).map((sessionId) =>
+        outFrame({
+          organization_id: scope.orgId,
+          app_id: scope.projectId,
+          session_id: sessionId,
+          // The stored session's person, as its events name them: `cas tail --user` and an SDK's
+          // filter by user saw no refusal of that user's session (found by probing). A session
+          // nothing was stored of has nobody yet.
+          user_id: users.get(sessionId) ?? '',
+          event_id: `mlerror_${randomBytes(12).toString('base64url')}`,
+          timestamp,
+          event: ML_ERROR_EVENT,
+          properties: { error_message: error.message, status: error.status, code: error.code },
+        }),
+      );
+    if (sessions.length === 0) {
+      if (this.waiting === 0) this.hub.publish(scope, frames(new Map()));
+      else this.afterPending(async () => this.hub.publish(scope, frames(new Map())));
+      return;
+    }
+    this.afterPending(async () => this.hub.publish(scope, frames(await this.sessionUsers(scope, sessions))));
+  }
+
+  /** The primary id of each stored session's person (one hop to the canonical user). */
+  private async sessionUsers(scope: Scope, sessionIds: string[]): Promise<Map<string, string>> {
+    const found = await query<{ session_id: string; primary_id: string }>(
+      this.reader,
+      `SELECT s.session_id, c.primary_id
+         FROM sessions s
+         JOIN users u ON u.project_id = s.project_id AND u.user_id = s.user_id
+         JOIN users c ON c.project_id = u.project_id AND c.user_id = u.canonical_user_id
+        WHERE s.project_id = $1 AND s.session_id IN (SELECT unnest($2))`,
+      [text(scope.projectId), texts(sessionIds)],
     );
-    if (this.waiting === 0) this.hub.publish(scope, frames);
-    else this.afterPending(async () => this.hub.publish(scope, frames));
+    return new Map(found.map((r) => [r.session_id, r.primary_id]));
   }
 
   private frame(scope: Scope, row: EventRow, people: ReadonlyMap<string, Person>): StoredEvent {
