@@ -141,6 +141,96 @@ describe('cas tail', () => {
   });
 });
 
+describe('cas tail and what the service sends again', () => {
+  it('an event dated ahead of the clock does not hide what was stored while it was disconnected', async () => {
+    const data = `${dir.path}/ahead`;
+    let { child: serve, info } = await startServe(['--data-dir', data]);
+    const port = new URL(info.url).port;
+    const remote = ['--endpoint', info.url, '--api-key', info.api_key, '--project', info.project_id];
+    const tail = startTail([...remote, '--json', '--retries', '20']);
+    try {
+      const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
+      await sender(info)({
+        type: 'track',
+        event: 'Skewed',
+        session_id: 'F',
+        user_id: 'u1',
+        timestamp: inAnHour,
+      });
+      await tail.waitLines(2);
+      expect(await stopChild(serve)).toBe(0);
+      ({ child: serve, info } = await startServe(['--data-dir', data, '--port', port]));
+      // Stored before the tail reconnects (its backoff is 500 ms at least).
+      await sender(info)({ type: 'track', event: 'During Gap', session_id: 'G', user_id: 'u1' });
+      // The catch-up began an hour ahead and left it out (found by probing).
+      await tail.waitLines(4, 30_000);
+      expect(frames(tail).map((f) => f.event)).toEqual([
+        'Session Started',
+        'Skewed',
+        'Session Started',
+        'During Gap',
+      ]);
+    } finally {
+      await stopChild(tail.child);
+      await stopChild(serve);
+    }
+  });
+
+  it('prints a row again when a replay changes it (a summary with the new turn), not when it is the same', async () => {
+    const { child: serve, info } = await startServe(['--data-dir', `${dir.path}/replayed`]);
+    const history = async (events: unknown[]) => {
+      const res = await fetch(`${info.url}/bc/v1/events/queue?history=true`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${info.api_key}`,
+          'x-app-id': info.project_id,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify(events),
+      });
+      expect(res.status, await res.clone().text()).toBe(200);
+    };
+    const at = (s: number) => new Date(Date.now() - 600_000 + s * 1000).toISOString();
+    const turn = (s: number) => ({
+      type: 'track',
+      event: 'Conversation Turn',
+      session_id: 'H',
+      conversation_id: 'c',
+      user_id: 'u1',
+      event_id: `turn-${s}`,
+      timestamp: at(s),
+      properties: { user: `q${s}`, assistant: 'a' },
+    });
+    // As `cas import` sends a session: its turns, then the end it adds (provisional).
+    const end = (s: number) => ({
+      type: 'end_session',
+      session_id: 'H',
+      event_id: 'H-end',
+      timestamp: at(s),
+      provisional: true,
+    });
+    const remote = ['--endpoint', info.url, '--api-key', info.api_key, '--project', info.project_id];
+    const tail = startTail([...remote, '--json', '--since', '1h']);
+    try {
+      await history([turn(0), end(0)]);
+      await tail.waitLines(6);
+      // A later run's turn reopens the session: its end and summary are stored again, changed.
+      await history([turn(30), end(30)]);
+      await tail.waitLines(10);
+      await new Promise((r) => setTimeout(r, 500));
+      const summaries = frames(tail).filter((f) => f.event === 'Conversation Summary');
+      // It dropped them as seen, leaving a one-turn summary (found by probing).
+      expect(summaries.map((f) => f.properties?.turns)).toEqual([1, 2]);
+      expect(new Set(summaries.map((f) => f.event_id)).size).toBe(1);
+      // The rows stored again unchanged (the first turn, the starts) are not printed twice.
+      expect(frames(tail).filter((f) => f.event_id === 'turn-0')).toHaveLength(1);
+    } finally {
+      await stopChild(tail.child);
+      await stopChild(serve);
+    }
+  });
+});
+
 describe('cas tail over a data directory whose cas serve moves', () => {
   // It kept retrying the first address for good (found by probing).
   it('follows the server that holds the directory now, on another port', async () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { HttpError } from '../client/errors.js';
 import type { Client } from '../client/http-client.js';
@@ -41,23 +42,38 @@ const PAGE_MAX = 10_000;
 
 const historySchema = z.array(liveFrameSchema);
 
-/** A set of the newest `capacity` ids: memory stays bounded however long tail runs. */
+/**
+ * The newest `capacity` ids, each with what it held when seen (`version`): memory stays bounded
+ * however long tail runs.
+ */
 class RecentIds {
-  private readonly ids = new Set<string>();
+  private readonly ids = new Map<string, string>();
   constructor(private readonly capacity: number) {}
   has(id: string): boolean {
     return this.ids.has(id);
   }
-  /** False when the id was seen already. */
-  add(id: string): boolean {
-    if (this.ids.has(id)) return false;
-    this.ids.add(id);
+  /** False when the id was seen already with the same version. */
+  add(id: string, version = ''): boolean {
+    if (this.ids.get(id) === version) return false;
+    this.ids.delete(id);
+    this.ids.set(id, version);
     if (this.ids.size > this.capacity) {
-      const oldest = this.ids.values().next();
+      const oldest = this.ids.keys().next();
       if (!oldest.done) this.ids.delete(oldest.value);
     }
     return true;
   }
+}
+
+/**
+ * What a row held: a replay of its session (an import's later history) stores some rows again
+ * under their ids, changed (a summary with the new turns, an end moved), and the service sends
+ * them again; only the same row seen twice (the history and the socket overlap) is left out.
+ */
+function version(f: LiveFrame): string {
+  return createHash('sha256')
+    .update(`${f.event}\u0000${f.timestamp}\u0000${JSON.stringify(f.properties ?? null)}`)
+    .digest('base64url');
 }
 
 type Item = { frame: LiveFrame } | { opened: true } | { end: LiveSocketEnd };
@@ -182,8 +198,10 @@ export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGener
   const fresh = (frames: readonly LiveFrame[]) => {
     const out: LiveFrame[] = [];
     for (const f of frames) {
-      if (!seen.add(f.event_id)) continue;
-      from = Math.max(from, Date.parse(f.timestamp) - OVERLAP_MS);
+      if (!seen.add(f.event_id, version(f))) continue;
+      // An event dated ahead of this clock is no sign of how far the history goes: after a restart
+      // the catch-up began an hour ahead and left out what was stored meanwhile (found by probing).
+      from = Math.max(from, Math.min(Date.parse(f.timestamp), now()) - OVERLAP_MS);
       if (keep(f)) out.push(f);
       if (ends(f)) return { out, done: true };
     }
