@@ -115,6 +115,15 @@ describe('retries', () => {
     expect(seen).toHaveLength(3);
   });
 
+  it('makes at most the attempts a request asks for, for a caller that retries itself (the live socket)', async () => {
+    script = [json(503, { status: 503, code: 'unavailable', message: 'shutting down' })];
+    const error = await failure(
+      connect({ retries: 3, retryTimeMs: 5_000 }).request({ method: 'GET', path: '/x', attempts: 1 }),
+    );
+    expect((error as HttpError).attempts).toBe(1);
+    expect(seen).toHaveLength(1);
+  });
+
   it('stops when the next backoff would overrun the time budget', async () => {
     script = [text(500, 'boom')];
     // random() = 1 makes every backoff its ceiling: 250 ms, which a 100 ms budget cannot hold.

@@ -50,6 +50,8 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Whether a repeat is harmless. Default true: our POSTs are deduplicated by event_id. */
   idempotent?: boolean;
+  /** At most this many attempts (the client's own retries cap it): for a caller that retries itself. */
+  attempts?: number;
 }
 
 export interface Client {
@@ -185,8 +187,12 @@ export function createClient(options: ClientOptions): Client {
       body: req.body === undefined ? null : JSON.stringify(req.body),
       schema: req.schema,
     };
+    const capped =
+      req.attempts === undefined
+        ? policy
+        : { ...policy, retries: Math.min(policy.retries, Math.max(1, req.attempts)) };
     return withRetries((attempt) => once(prepared, req.signal, attempt), {
-      policy,
+      policy: capped,
       idempotent: req.idempotent ?? true,
       signal: req.signal,
       onRetry: options.onRetry,
