@@ -5,7 +5,7 @@ import { PriceFileError } from '../service/ingest/price-table.js';
 import { classifyDataDirError } from '../service/lock-error.js';
 import { loopbackUrlFor, randomToken } from '../service/server-identity.js';
 import { type RunningService, startService } from '../service/service.js';
-import { ProvisionConflictError } from '../service/store/tenants.js';
+import { ProvisionConflictError, RevokedKeyError } from '../service/store/tenants.js';
 import { fileErrorReason } from '../shared/file-errors.js';
 import { parseJsonText } from '../shared/json-syntax.js';
 import type { Limits } from '../shared/limits.js';
@@ -118,6 +118,11 @@ export async function runServe(
     if (error instanceof InvalidIntentsError) throw new UsageError(`--intents ${error.message}`);
     if (error instanceof PriceFileError) throw new UsageError(`--prices ${error.message}`);
     // An operator's mistake: it was exit 1, "this is a bug" (found by probing).
+    if (error instanceof RevokedKeyError && provision) {
+      throw new UsageError(
+        `--api-key: this key was revoked (cas keys revoke); a revoked key is never valid again: give another, or make one with cas keys create`,
+      );
+    }
     if (error instanceof ProvisionConflictError && provision) {
       throw new UsageError(
         `--project ${provision.projectId}: belongs to another organization than the key --api-key gives`,

@@ -139,6 +139,16 @@ export function loadOrCreateCredentials(
   return created;
 }
 
+/**
+ * A new key for the data directory's own project, written over credentials.json: the one there was
+ * revoked (`cas keys revoke`), and revoking a key must not be undone by the next start.
+ */
+export function renewCredentials(dataDir: string, projectId: string): Credentials {
+  const renewed = { api_key: newApiKey(), project_id: projectId };
+  writePrivate(credentialsPath(dataDir), `${JSON.stringify(renewed, null, 2)}\n`);
+  return renewed;
+}
+
 export type ServerFileState =
   | { kind: 'none' }
   | { kind: 'invalid'; reason: string; pid?: number }

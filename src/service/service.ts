@@ -15,6 +15,7 @@ import {
   LOCAL_PROJECT_PREFIX,
   loadOrCreateCredentials,
   protectDataFiles,
+  renewCredentials,
 } from './data-dir.js';
 import { HandlersInFlight } from './handlers-in-flight.js';
 import { RateLimiter } from './http/rate-limit.js';
@@ -123,11 +124,16 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const log = options.log ?? (() => undefined);
   try {
     const tenants = await Tenants.load(db);
-    const local = loadOrCreateCredentials(
+    let local = loadOrCreateCredentials(
       options.dataDir,
       await tenants.oldestProject(LOCAL_PROJECT_PREFIX),
       log,
     );
+    if (tenants.isRevoked(local.api_key)) {
+      // Provisioned again, the revoked key worked again, with its old secret (found by probing).
+      local = renewCredentials(options.dataDir, local.project_id);
+      log('the local key in credentials.json was revoked: a new one was made for its project');
+    }
     await tenants.provision({ apiKey: local.api_key, projectId: local.project_id });
     if (options.provision) await tenants.provision(options.provision);
     if (options.intents) {

@@ -130,6 +130,14 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
     name: 'the time each caller id was first used',
     sql: 'ALTER TABLE user_ids ADD COLUMN used_at TIMESTAMPTZ;',
   },
+  {
+    // Keys revoked or rotated away (hash only, as api_keys): provisioning a key (the data
+    // directory's own from credentials.json at every start, or `cas serve --api-key`) brought a
+    // revoked one back with the same secret (found by probing). Keys revoked before are not known.
+    version: 10,
+    name: 'revoked api keys',
+    sql: 'CREATE TABLE revoked_keys (key_hash VARCHAR NOT NULL, org_id VARCHAR NOT NULL, revoked_at TIMESTAMPTZ NOT NULL);',
+  },
 ];
 
 export async function migrate(db: Queryable): Promise<void> {

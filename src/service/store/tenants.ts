@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Database } from './database.js';
+import type { Database, Queryable } from './database.js';
 
 export interface Tenant {
   orgId: string;
@@ -25,6 +25,17 @@ export class ProvisionConflictError extends Error {
   override name = 'ProvisionConflictError';
 }
 
+/** A key given to provision was revoked: it is never made valid again. */
+export class RevokedKeyError extends Error {
+  override name = 'RevokedKeyError';
+}
+
+/** Removes an organization's key and remembers it was revoked, so no provisioning brings it back. */
+async function revoke(tx: Queryable, hash: string, orgId: string): Promise<void> {
+  await tx.run('DELETE FROM api_keys WHERE key_hash = $1 AND org_id = $2', [hash, orgId]);
+  await tx.run('INSERT INTO revoked_keys VALUES ($1, $2, now())', [hash, orgId]);
+}
+
 /**
  * Organizations, projects and keys. Keys are stored as SHA-256 hashes only; the in-memory index maps
  * hash → organization so authentication costs no query, and is refreshed on every provision.
@@ -32,6 +43,7 @@ export class ProvisionConflictError extends Error {
 export class Tenants {
   private keys = new Map<string, string>();
   private projects = new Map<string, string>();
+  private revoked = new Set<string>();
   private readonly keysChanged: Array<() => void> = [];
 
   private constructor(private readonly db: Database) {}
@@ -49,9 +61,17 @@ export class Tenants {
     const projects = await this.db.read.all<{ project_id: string; org_id: string }>(
       'SELECT project_id, org_id FROM projects',
     );
+    const revoked = await this.db.read.all<{ key_hash: string }>('SELECT key_hash FROM revoked_keys');
     this.keys = new Map(keys.map((k) => [k.key_hash, k.org_id]));
     this.projects = new Map(projects.map((p) => [p.project_id, p.org_id]));
+    this.revoked = new Set(revoked.map((r) => r.key_hash));
     for (const listener of this.keysChanged) listener();
+  }
+
+  /** Whether this secret's key was revoked (and is not held again). */
+  isRevoked(apiKey: string): boolean {
+    const hash = hashKey(apiKey);
+    return this.revoked.has(hash) && !this.keys.has(hash);
   }
 
   /** Told after every change of the key index (a key added, revoked or rotated). */
@@ -71,6 +91,9 @@ export class Tenants {
    */
   async provision(input: { apiKey: string; projectId: string; orgId?: string }): Promise<Tenant> {
     const keyHash = hashKey(input.apiKey);
+    if (this.isRevoked(input.apiKey)) {
+      throw new RevokedKeyError(`the key ${Tenants.keyId(keyHash)} was revoked`);
+    }
     const keyOrg = this.keys.get(keyHash);
     const projectOrg = this.projects.get(input.projectId);
     const orgId = keyOrg ?? projectOrg ?? input.orgId ?? `org_${keyHash.slice(0, 12)}`;
@@ -161,7 +184,7 @@ export class Tenants {
         options.label ?? null,
       ]);
       if (options.replaces !== undefined) {
-        await tx.run('DELETE FROM api_keys WHERE key_hash = $1 AND org_id = $2', [options.replaces, orgId]);
+        await revoke(tx, options.replaces, orgId);
       }
     });
     await this.refresh();
@@ -172,9 +195,7 @@ export class Tenants {
   async revokeKeys(orgId: string, keyHashes: readonly string[]): Promise<void> {
     if (keyHashes.length === 0) return;
     await this.db.write(async (tx) => {
-      for (const hash of keyHashes) {
-        await tx.run('DELETE FROM api_keys WHERE key_hash = $1 AND org_id = $2', [hash, orgId]);
-      }
+      for (const hash of keyHashes) await revoke(tx, hash, orgId);
     });
     await this.refresh();
   }
