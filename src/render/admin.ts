@@ -63,7 +63,8 @@ export function renderNewKey(key: OrgKeyRecord, format: OutputFormat, options: L
   if (format === 'json') return json(key);
   const columns = ['apikey', 'key_id', 'label', 'created_at', 'organization_id'];
   const row = [key.apikey, key.key_id, key.label, key.created_at, key.organization_id];
-  return renderListing(key, { columns, rows: [row] }, format, options);
+  // JSONL holds the object `--json` holds (`current` included); CSV the columns.
+  return renderListing(key, { columns, rows: [row], records: [key] }, format, options);
 }
 
 /** A small result (`removed`, `deleted`, `revoked`) as a record. */

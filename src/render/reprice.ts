@@ -7,7 +7,8 @@ export function renderReprice(
   format: OutputFormat,
   options: { color: boolean; csv?: CsvOptions },
 ): string {
-  if (format === 'json') return renderRecord(result, format, options);
+  // JSON and JSONL hold the object `--json` holds: lists stay lists (JSONL joined them, found by probing).
+  if (format === 'json' || format === 'jsonl') return renderRecord(result, format, options);
   const { unknown_models: unknown, ...counts } = result;
   return renderRecord({ ...counts, unknown_models: unknown.join(', ') || '-' }, format, options);
 }
