@@ -1,6 +1,7 @@
 import type { Client } from '../client/http-client.js';
 import { reprice } from '../client/reprice-routes.js';
 import type { RepriceBody, RepriceResult } from '../shared/reprice.js';
+import { isDateOnly, isIsoInstant } from '../shared/time-bins.js';
 import { UsageError } from './errors.js';
 
 export interface RepriceOptions {
@@ -16,11 +17,12 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
  */
 function instant(flag: '--from' | '--to', value: string): string {
   if (DAY.test(value)) {
+    // Date.parse rolls 2025-02-30 over into March: a day is checked as `cas chart` checks it.
+    if (!isDateOnly(value)) throw new UsageError(`${flag} ${value}: not a calendar day`);
     const start = Date.parse(`${value}T00:00:00Z`);
-    if (Number.isNaN(start)) throw new UsageError(`${flag} ${value}: not a calendar day`);
     return new Date(flag === '--to' ? start + 86_400_000 : start).toISOString();
   }
-  if (!/[zZ]|[+-]\d{2}:?\d{2}$/.test(value) || Number.isNaN(Date.parse(value))) {
+  if (!isIsoInstant(value)) {
     throw new UsageError(`${flag} ${value}: give YYYY-MM-DD or an ISO 8601 time with Z or an offset`);
   }
   return new Date(Date.parse(value)).toISOString();
