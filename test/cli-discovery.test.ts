@@ -274,7 +274,12 @@ describe.concurrent('cas intents and cas keys', () => {
     const table = await cas(['intents', 'list', '--format', 'table']);
     expect(table.stdout).toContain(added.user_defined_intent_id);
     expect(table.stdout).toContain('refund|money back');
-    expect((await cas(['intents', 'remove', 'refund'])).code).toBe(0);
+    // A name of the form of an id is refused: `remove <that name>` removed the intent of that id.
+    const posing = await cas(['intents', 'add', added.user_defined_intent_id]);
+    expect(posing.code).toBe(2);
+    expect(posing.stderr).toContain('has the form of an intent id');
+    // Names are unique whatever their case, so they are found whatever their case.
+    expect((await cas(['intents', 'remove', ' REFUND'])).code).toBe(0);
     const after = (await json(['intents', 'list'])) as Array<{ user_defined_intent_id: string }>;
     expect(after.map((i) => i.user_defined_intent_id)).not.toContain(added.user_defined_intent_id);
   });

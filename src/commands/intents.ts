@@ -61,13 +61,22 @@ export function runIntentAdd(options: IntentAddOptions, deps: { client: Client }
   );
 }
 
-/** By name when one intent has it, else the argument is taken as an id (the service says 404). */
+/**
+ * By id when the argument is one's, else by name (trimmed, any case: names are unique so), else the
+ * argument is taken as an id (the service says 404).
+ */
 export async function runIntentRemove(
   options: { intent: string },
   deps: { client: Client },
 ): Promise<{ removed: string; user_defined_intent_id: string }> {
   const all = await listIntents(deps.client);
-  const named = all.filter((i) => i.intent.name === options.intent);
+  const byId = all.find((i) => i.user_defined_intent_id === options.intent);
+  if (byId !== undefined) {
+    await removeIntent(deps.client, byId.user_defined_intent_id);
+    return { removed: byId.intent.name, user_defined_intent_id: byId.user_defined_intent_id };
+  }
+  const wanted = options.intent.trim().toLowerCase();
+  const named = all.filter((i) => i.intent.name.toLowerCase() === wanted);
   if (named.length > 1) {
     throw new UsageError(
       `${named.length} intents are named "${options.intent}"`,

@@ -9,6 +9,9 @@ import { ANY_INTENT } from './chart-filters.js';
  * project does not have yet (by name), replacing nothing.
  */
 
+/** What an intent id looks like (the service's `udi_` + 24 hex digits): no name may, as for cohorts. */
+export const UDI_ID = /^udi_[0-9a-f]{24}$/;
+
 const text = (max: number) => z.string().max(max, `must be at most ${max} characters`);
 
 export const udiNameSchema = z
@@ -20,9 +23,12 @@ export const udiNameSchema = z
 export const udiBodySchema = z.strictObject({
   intent: z.strictObject({
     // Chart filters' word for every intent: an intent of that name could never be picked alone.
-    name: udiNameSchema.refine((name) => name.toLowerCase() !== ANY_INTENT.toLowerCase(), {
-      message: `"${ANY_INTENT}" is reserved: filters use it for every intent`,
-    }),
+    name: udiNameSchema
+      .refine((name) => name.toLowerCase() !== ANY_INTENT.toLowerCase(), {
+        message: `"${ANY_INTENT}" is reserved: filters use it for every intent`,
+      })
+      // `cas intents remove` takes a name or an id: a name of an id's form removed another intent.
+      .refine((name) => !UDI_ID.test(name), { message: 'has the form of an intent id (udi_…)' }),
     description: text(2000).default(''),
   }),
   attributes: z
