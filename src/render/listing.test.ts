@@ -2,11 +2,12 @@ import { stripVTControlCharacters } from 'node:util';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import type { ConfigReport } from '../commands/config-report.js';
+import { userDetailsSchema } from '../shared/users-api.js';
 import { renderNewKey } from './admin.js';
 import { renderConfigReport } from './config-report.js';
 import { renderEvents, renderProperties } from './events.js';
 import { renderListing } from './listing.js';
-import { renderUserList } from './users.js';
+import { renderUserList, renderUserShow } from './users.js';
 
 const opts = { color: false };
 
@@ -199,6 +200,25 @@ describe('discovery renderers', () => {
     );
     expect(text).toContain('plan=pro');
     expect(text).toContain('1 of 5 users');
+    // A page past the end of a store with users: it said "no users" where --json said total 18.
+    const past = renderUserList({ users: [], total: 18 }, 'table', opts);
+    expect(past).toContain('none of the 18 users on this page');
+    expect(renderUserList({ users: [], total: 0 }, 'table', opts)).toContain('no users');
+  });
+
+  it('users show --json says whether sessions were left out, as the table does', () => {
+    const user = userDetailsSchema.parse({
+      id: 'u1',
+      user_id: 'u_1',
+      aliases: ['u1'],
+      created_at: '2025-01-01T00:00:00.000Z',
+      traits: {},
+      sessions: [],
+    });
+    expect(JSON.parse(renderUserShow(user, 'json', opts, true))).toMatchObject({ sessions_truncated: true });
+    expect(JSON.parse(renderUserShow(user, 'json', opts, false))).toMatchObject({
+      sessions_truncated: false,
+    });
   });
 });
 

@@ -23,7 +23,8 @@ export function renderUserList(list: UserList, format: OutputFormat, options: Li
         u.aliases.join(', '),
         traitsText(u.traits),
       ]),
-      empty: 'no users',
+      // A page past the end (or --limit 0) of a store that has users: "no users" read as none at all.
+      empty: list.total > 0 ? `none of the ${list.total} users on this page (--limit, --offset)` : 'no users',
       records: list.users,
       note:
         shown < list.total
@@ -64,8 +65,9 @@ export function renderUserShow(
       : sessionCount(shown),
   };
   if (format !== 'table') {
-    // CSV / JSONL: one row per session (the record's own fields are in --json).
-    return renderListing(user, sessions, format, options);
+    // CSV / JSONL: one row per session (the record's own fields are in --json). JSON says whether
+    // sessions were left out, as the table does: a script could not tell (found by probing).
+    return renderListing({ ...user, sessions_truncated: more }, sessions, format, options);
   }
   const { sessions: _sessions, ...record } = user;
   return `${keyValueTable(record, options)}${renderListing(user, sessions, format, options)}`;
