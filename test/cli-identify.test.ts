@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -127,6 +127,28 @@ describe('the embedded default', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`the data directory "${file}" is a file, not a directory`);
     expect(run.stderr).not.toMatch(/bug|ENOTDIR/);
+  });
+
+  it('a data directory under a file, a link to nothing, or under /proc is a usage error too', async () => {
+    const file = join(dataDir(), 'b-file');
+    writeFileSync(file, 'not a directory');
+    const link = join(dataDir(), 'dangling');
+    symlinkSync(join(dataDir(), 'not-there', 'x'), link);
+    for (const [dir, said] of [
+      [join(file, 'sub'), 'is under a file, not a directory'],
+      [link, 'which is not there'],
+      // Node's recursive mkdir never returns there: the command spun until killed.
+      ['/proc/cas-test', 'is under /proc'],
+    ] as const) {
+      const run = await runCli(['identify', '--id', 'u1', '--data-dir', dir], { timeoutMs: 20_000 });
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toContain(said);
+      expect(run.stderr).not.toMatch(/bug|ENOTDIR|ENOENT/);
+    }
+    const serve = await runCli(['serve', '--port', '0', '--data-dir', '/proc/cas-test'], {
+      timeoutMs: 20_000,
+    });
+    expect(serve.code, serve.stderr).toBe(2);
   });
 });
 

@@ -1,4 +1,5 @@
-import { statSync } from 'node:fs';
+import { lstatSync, readlinkSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { attemptLine, retryLine } from '../client/attempt-lines.js';
 import { type ProbeResult, probeHealth } from '../client/health-probe.js';
 import { type AttemptInfo, type Client, createClient } from '../client/http-client.js';
@@ -224,19 +225,50 @@ async function findLocalServer(config: Config, deps: ConnectDeps, say: Say): Pro
  * directory; else the same service started in-process on a loopback port. Every path ends in the one
  * HTTP client, so commands cannot tell the difference.
  */
-/** A data directory that is a file failed deep inside as "this is a bug" (ENOTDIR on server.json). */
-function refuseNonDirectory(dataDir: string): void {
+const ANOTHER = 'give another --data-dir (or CAS_DATA_DIR)';
+
+/**
+ * A data directory that cannot be one, said as a usage error: each failed deep inside as "this is a
+ * bug" (a file: ENOTDIR on server.json; under a file; a link to nothing: ENOENT from mkdir), and one
+ * under /proc, where Node's recursive mkdir never returns, spun for good (found by probing).
+ */
+export function refuseNonDirectory(dataDir: string): void {
+  const absolute = resolve(dataDir);
+  if (absolute === '/proc' || absolute.startsWith('/proc/')) {
+    throw new UsageError(
+      `the data directory "${dataDir}" is under /proc, which holds no files but the kernel's`,
+      ANOTHER,
+    );
+  }
   let isDirectory: boolean;
   try {
     isDirectory = statSync(dataDir).isDirectory();
-  } catch {
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOTDIR') {
+      throw new UsageError(`the data directory "${dataDir}" is under a file, not a directory`, ANOTHER);
+    }
+    if (code === 'ENOENT' && isLink(dataDir)) {
+      throw new UsageError(
+        `the data directory "${dataDir}" is a link to "${readlinkSync(dataDir)}", which is not there`,
+        `${ANOTHER}, or make the link's target (an unmounted drive?)`,
+      );
+    }
     return; // Not there yet (made on first use), or not readable: opening it says which.
   }
   if (!isDirectory)
     throw new UsageError(
       `the data directory "${dataDir}" is a file, not a directory`,
-      'give another --data-dir (or CAS_DATA_DIR), or move the file away',
+      `${ANOTHER}, or move the file away`,
     );
+}
+
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 export async function connect(config: Config, deps: ConnectDeps): Promise<Connection> {
