@@ -32,11 +32,26 @@ export function renderEvents(result: EventsResult, format: OutputFormat, options
  */
 const TABLE_VALUE_CHARS = 32;
 
+/**
+ * A value as a table shows it: a string that reads as another type (`1`, `true`) or as nothing (`""`)
+ * quoted, so the string "1" and the number 1 are two values there as in JSON (found by probing).
+ */
+function valueText(value: unknown): string {
+  if (
+    typeof value === 'string' &&
+    (value === '' || /^(?:-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)$/.test(value))
+  )
+    return JSON.stringify(value);
+  return String(value);
+}
+
 /** Top values with their counts: `gpt-4o (12), claude (9)`. */
 function topText(top: PropertiesResult['properties'][number]['top'], cut: boolean): string {
   return top
     .map((t) => {
-      const text = cut ? String(t.value).replace(/\s+/g, ' ') : String(t.value);
+      // Line breaks are left to the table, which shows them as `\n` on one line: collapsed to a
+      // space, "a\nb" read as "a b" (found by probing).
+      const text = cut ? valueText(t.value) : String(t.value);
       const shown =
         cut && text.length > TABLE_VALUE_CHARS ? `${text.slice(0, TABLE_VALUE_CHARS - 1)}…` : text;
       return `${shown}${t.count === null ? '' : ` (${t.count})`}`;

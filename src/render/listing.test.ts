@@ -169,8 +169,9 @@ describe('discovery renderers', () => {
     };
     const table = renderProperties(result, 'table', opts);
     expect(table).toMatch(/gpt \(2\), x{31}… \(1\)/);
-    // One line per value in a table: line breaks and runs of spaces are one space there.
-    expect(table).toContain('(Verse 1) Down by the river (1)');
+    // One line per value in a table, its line breaks shown as escapes: collapsed to a space, "a\nb"
+    // and "a b" looked the same (found by probing).
+    expect(table).toContain('(Verse 1)\\n\\n  Down by the river (1)');
     expect(parse(renderProperties(result, 'csv', opts))[1]).toEqual([
       'model',
       '3',
@@ -179,6 +180,31 @@ describe('discovery renderers', () => {
       `gpt (2), ${long} (1)`,
     ]);
     expect(parse(renderProperties(result, 'csv', opts))[2]?.[4]).toBe('(Verse 1)\n\n  Down by the river (1)');
+  });
+
+  it('properties: a string that reads as another type, or as nothing, is quoted in a table', () => {
+    const table = renderProperties(
+      {
+        event: 'Mixed',
+        properties: [
+          {
+            property: 'v',
+            count: 4,
+            types: ['string', 'number'],
+            distinct: 4,
+            top: [
+              { value: '1', count: 1 },
+              { value: 1, count: 1 },
+              { value: '', count: 1 },
+              { value: 'true', count: 1 },
+            ],
+          },
+        ],
+      },
+      'table',
+      opts,
+    );
+    expect(table).toContain('"1" (1), 1 (1), "" (1), "true" (1)');
   });
 
   it('users: says how many are shown of how many', () => {
