@@ -64,6 +64,18 @@ function sender(info: { url: string; api_key: string; project_id: string }) {
 
 const frames = (t: Tail) => t.lines().map((l) => liveFrameSchema.parse(JSON.parse(l)));
 
+/** A `cas serve` over `data` and a `cas tail --json` following it (with retries enough for restarts). */
+async function servedTail(data: string) {
+  const { child: serve, info } = await startServe(['--data-dir', data]);
+  const remote = ['--endpoint', info.url, '--api-key', info.api_key, '--project', info.project_id];
+  return {
+    serve,
+    info,
+    port: new URL(info.url).port,
+    tail: startTail([...remote, '--json', '--retries', '20']),
+  };
+}
+
 describe('cas tail', () => {
   it('--session started before the session prints its events as they commit (JSONL when piped) and exits 0 after Session Ended', async () => {
     const data = `${dir.path}/one`;
@@ -112,10 +124,7 @@ describe('cas tail', () => {
 
   it('follows across a restart of the service without printing an event twice', async () => {
     const data = `${dir.path}/two`;
-    let { child: serve, info } = await startServe(['--data-dir', data]);
-    const port = new URL(info.url).port;
-    const remote = ['--endpoint', info.url, '--api-key', info.api_key, '--project', info.project_id];
-    const tail = startTail([...remote, '--json', '--retries', '20']);
+    let { serve, info, port, tail } = await servedTail(data);
     try {
       await sender(info)({ type: 'start_session', session_id: 'R', user_id: 'u1', event_id: 'before' });
       await tail.waitLines(1);
@@ -144,10 +153,7 @@ describe('cas tail', () => {
 describe('cas tail and what the service sends again', () => {
   it('an event dated ahead of the clock does not hide what was stored while it was disconnected', async () => {
     const data = `${dir.path}/ahead`;
-    let { child: serve, info } = await startServe(['--data-dir', data]);
-    const port = new URL(info.url).port;
-    const remote = ['--endpoint', info.url, '--api-key', info.api_key, '--project', info.project_id];
-    const tail = startTail([...remote, '--json', '--retries', '20']);
+    let { serve, info, port, tail } = await servedTail(data);
     try {
       const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
       await sender(info)({
@@ -257,10 +263,7 @@ describe('cas tail over a data directory whose cas serve moves', () => {
 describe('cas tail after a reconnect', () => {
   it('prints every event stored while it was disconnected, more than one page of history', async () => {
     const data = `${dir.path}/gap`;
-    let { child: serve, info } = await startServe(['--data-dir', data]);
-    const port = new URL(info.url).port;
-    const remote = ['--endpoint', info.url, '--api-key', info.api_key, '--project', info.project_id];
-    const tail = startTail([...remote, '--json', '--retries', '20']);
+    let { serve, info, port, tail } = await servedTail(data);
     try {
       await sender(info)({ type: 'start_session', session_id: 'G', user_id: 'u1', event_id: 'first' });
       await tail.waitLines(1);
