@@ -123,6 +123,18 @@ describe('retention chart', () => {
     expect(
       (await retrieve(db, project, chart!.rows![1]![0]!.drilldown_id!)).rows.map((r) => r.user_id),
     ).toEqual(['carol']);
+    // "At least 0" within that day holds for everyone who signed up in the range.
+    const [all] = await runChart(db, project, 'retention', {
+      range,
+      startingEvent: {
+        event_name: 'Signup',
+        within: { start: '2025-06-04T00:00:00Z', end: '2025-06-05T00:00:00Z' },
+        number_of: 0,
+        number_of_operator: 'gte',
+      },
+      returnEvents: [{ event_name: 'Turn' }],
+    });
+    expect(all!.row_headers).toEqual([2, 1, 0, 1]);
   });
 
   it('drills a cell down to the returning users', async () => {

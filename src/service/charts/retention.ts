@@ -44,10 +44,12 @@ function retentionFacts(q: Query, ctx: ChartContext, c: RetentionControls): { co
   const startScan = eventScan(q, ctx, ctx.window, startValues);
   const within = intersect(start.window, ctx.window);
   const narrowed = within.lo > ctx.window.lo || within.hi < ctx.window.hi;
+  // A rule one match implies (countRule adds nothing) and no match fails (`gte 1`, `gt 0`; `gte 0`
+  // holds for everyone) asks for a match within `within`.
+  const rule = { op: c.startingEvent.number_of_operator, n: c.startingEvent.number_of };
+  const needsMatch = impliedByOneMatch(rule) && ((rule.op === 'gte' && rule.n >= 1) || rule.op === 'gt');
   const selectedWithin =
-    narrowed && impliedByOneMatch({ op: c.startingEvent.number_of_operator, n: c.startingEvent.number_of })
-      ? `HAVING count(*) FILTER (WHERE ${windowCondition(p, within)}) > 0`
-      : '';
+    narrowed && needsMatch ? `HAVING count(*) FILTER (WHERE ${windowCondition(p, within)}) > 0` : '';
   const starts = q.cte(
     'starts',
     `SELECT s.person, min(s.ts) AS first FROM ${startScan} s
