@@ -47,9 +47,10 @@ function startTail(args: string[]): Tail {
   };
 }
 
-function sender(info: { url: string; api_key: string; project_id: string }) {
-  return async (event: Record<string, unknown>) => {
-    const res = await fetch(`${info.url}/bc/v1/events/queue`, {
+/** POSTs to the queue route; `query` `?history=true` sends as `cas import` does. */
+function sender(info: { url: string; api_key: string; project_id: string }, query = '') {
+  return async (event: unknown) => {
+    const res = await fetch(`${info.url}/bc/v1/events/queue${query}`, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${info.api_key}`,
@@ -184,18 +185,7 @@ describe('cas tail and what the service sends again', () => {
 
   it('prints a row again when a replay changes it (a summary with the new turn), not when it is the same', async () => {
     const { child: serve, info } = await startServe(['--data-dir', `${dir.path}/replayed`]);
-    const history = async (events: unknown[]) => {
-      const res = await fetch(`${info.url}/bc/v1/events/queue?history=true`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${info.api_key}`,
-          'x-app-id': info.project_id,
-          'content-type': 'application/json',
-        },
-        body: JSON.stringify(events),
-      });
-      expect(res.status, await res.clone().text()).toBe(200);
-    };
+    const history = sender(info, '?history=true');
     const at = (s: number) => new Date(Date.now() - 600_000 + s * 1000).toISOString();
     const turn = (s: number) => ({
       type: 'track',

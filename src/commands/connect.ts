@@ -232,7 +232,7 @@ const ANOTHER = 'give another --data-dir (or CAS_DATA_DIR)';
  * bug" (a file: ENOTDIR on server.json; under a file; a link to nothing: ENOENT from mkdir), and one
  * under /proc, where Node's recursive mkdir never returns, spun for good (found by probing).
  */
-export function refuseNonDirectory(dataDir: string): void {
+export function refuseUnusableDataDir(dataDir: string): void {
   const absolute = resolve(dataDir);
   if (absolute === '/proc' || absolute.startsWith('/proc/')) {
     throw new UsageError(
@@ -287,7 +287,7 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
     const client = clientFor(config, config.endpoint, config.apiKey, config.projectId, deps);
     return { client, mode: 'remote', close: () => client.close() };
   }
-  refuseNonDirectory(config.dataDir);
+  refuseUnusableDataDir(config.dataDir);
   const said = new Set<string>();
   const say: Say = (line) => {
     if (!said.has(line)) deps.log(line);

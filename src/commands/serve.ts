@@ -10,7 +10,7 @@ import { fileErrorReason } from '../shared/file-errors.js';
 import { parseJsonText } from '../shared/json-syntax.js';
 import type { Limits } from '../shared/limits.js';
 import { type ReadLimits, SERVE_MEMORY_LIMIT } from '../shared/read-limits.js';
-import { refuseNonDirectory } from './connect.js';
+import { refuseUnusableDataDir } from './connect.js';
 import { UsageError } from './errors.js';
 
 export interface ServeOptions {
@@ -101,7 +101,7 @@ export async function runServe(
       ? { apiKey: options.apiKey, projectId: options.project }
       : undefined;
   const intents = options.intents === undefined ? undefined : readIntents(options.intents);
-  refuseNonDirectory(options.dataDir);
+  refuseUnusableDataDir(options.dataDir);
   const serverSecret = randomToken();
   const service = await startService({
     serverSecret,

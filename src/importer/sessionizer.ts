@@ -114,7 +114,7 @@ export class Sessionizer {
     const conversation = typeof s.event.conversation_id === 'string' ? s.event.conversation_id : undefined;
     const endsConversation = s.kind === 'end_conversation' && conversation !== undefined;
     if (!endsSession && !endsConversation) return false;
-    const first = endsSession ? !this.sentOther : !this.seen.has(conversation!);
+    const first = endsSession ? !this.sentOther : conversation !== undefined && !this.seen.has(conversation);
     if (!first) {
       // A session's end sent: the conversation ends still held go before it (it closes them all).
       if (endsSession) this.releaseConversations(session);

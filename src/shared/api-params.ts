@@ -44,10 +44,11 @@ const SEGMENT = /\[([^[\]]*)\]/g;
 const UNSAFE = new Set(['__proto__', 'constructor', 'prototype']);
 
 /**
- * The first bracket-form parameter naming a key that would touch prototypes (`sort[constructor]=1`),
- * as a path (`sort.constructor`): decisions §1 refuses such keys anywhere, as the JSON form does.
+ * The first parameter naming a key that would touch prototypes, plain (`__proto__=1`) or in bracket
+ * form (`sort[constructor]=1`), as a path (`sort.constructor`): decisions §1 refuses such keys
+ * anywhere, as the JSON form does.
  */
-export function unsafeBracketKey(query: Readonly<Record<string, unknown>>): string | undefined {
+export function unsafeQueryKey(query: Readonly<Record<string, unknown>>): string | undefined {
   for (const key of Object.keys(query)) {
     const parsed = bracketKey(key);
     // A plain parameter of a reserved name too: decisions §1 refuses them anywhere.
@@ -71,7 +72,7 @@ function bracketKey(key: string): { name: string; path: string[] } | undefined {
 /**
  * Rebuilds bracket-form parameters (`range[start]=…`, `picks[0][name]=…`) into `name: object`, so
  * browser-style clients work as decisions §1 asks. Leaves stay strings; a JSON `name` wins. Keys
- * that would touch prototypes are never written (the service refuses them first: unsafeBracketKey).
+ * that would touch prototypes are never written (the service refuses them first: unsafeQueryKey).
  */
 export function bracketObjects(query: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...query };

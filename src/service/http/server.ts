@@ -5,7 +5,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
-import { bracketObjects, unsafeBracketKey } from '../../shared/api-params.js';
+import { bracketObjects, unsafeQueryKey } from '../../shared/api-params.js';
 import { issuesFromZod } from '../../shared/errors.js';
 import { LIMITS, type Limits } from '../../shared/limits.js';
 import { invalidInput, ServiceError, storageUnavailable } from '../errors.js';
@@ -249,7 +249,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         }
         let query: unknown = request.query;
         // On every route, whether it reads parameters or not (decisions §1: invalid input anywhere).
-        const unsafe = unsafeBracketKey(request.query as Record<string, unknown>);
+        const unsafe = unsafeQueryKey(request.query as Record<string, unknown>);
         if (unsafe !== undefined) {
           // It was dropped, and the rest of the object taken (found by probing).
           throw invalidInput([

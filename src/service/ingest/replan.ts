@@ -130,6 +130,10 @@ function segmentsOf(merged: readonly Replayed[], key: string | null): Replayed[]
   return segments;
 }
 
+/** The conversation an event names, if any. */
+const conversationOf = (e: WireEvent): string | undefined =>
+  'conversation_id' in e ? e.conversation_id : undefined;
+
 /** One session of a replay: opened as `id` (the stored user and device), its events planned in order. */
 function replaySegment(
   p: Planner,
@@ -170,7 +174,7 @@ function replaySegment(
       );
       return;
     }
-    const named = 'conversation_id' in r.event ? r.event.conversation_id : undefined;
+    const named = conversationOf(r.event);
     const closer = r.index === undefined && named !== undefined ? closedBy.get(named) : undefined;
     if (closer !== undefined) {
       // A stored event of a conversation the request's end closed before it: the end is what
@@ -178,8 +182,7 @@ function replaySegment(
       // request as if the conversation had been closed: found by probing).
       const last = Math.max(
         ...segment
-          .filter((o) => o.index === undefined && !o.anchor && 'conversation_id' in o.event)
-          .filter((o) => (o.event as { conversation_id?: string }).conversation_id === named)
+          .filter((o) => o.index === undefined && !o.anchor && conversationOf(o.event) === named)
           .map((o) => o.ts),
       );
       p.conflict(

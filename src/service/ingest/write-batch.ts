@@ -241,7 +241,7 @@ export interface Wiped {
 }
 
 /** A stored event as the live feed compares it: its name, time and properties' JSON. */
-export const eventContent = (event: string, ts: number, properties: string | null): string =>
+const eventContent = (event: string, ts: number, properties: string | null): string =>
   `${event}\u0000${ts}\u0000${properties ?? ''}`;
 
 /** Rows as written, by event id, for what a replay deleted: `eventContent` of each. */
