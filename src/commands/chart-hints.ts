@@ -2,7 +2,7 @@ import { HttpError } from '../client/errors.js';
 import type { Client } from '../client/http-client.js';
 import { eventCounts, listEventNames, listProperties, listUserTraits } from '../client/routes.js';
 import { eventStats, propertyStats } from '../client/stats-routes.js';
-import { EVENT_NAMES } from '../shared/event-bodies.js';
+import { EVENT_NAMES } from '../shared/event-names.js';
 import type { EventStat } from '../shared/event-stats.js';
 import { nearestNames } from '../shared/nearest-names.js';
 import { formatInZone, resolveInstant } from '../shared/time-bins.js';

@@ -1,4 +1,4 @@
-import { isPlainObject } from '../shared/event-bodies.js';
+import { isPlainObject } from '../shared/event-properties.js';
 import { FORBIDDEN_KEYS } from '../shared/primitives.js';
 import { type MappingSpec, misplaced, NESTED_FIELDS } from './mapping-spec.js';
 import type { Extra, RecordAccess } from './record-access.js';

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { isPlainObject } from '../shared/event-bodies.js';
+import { isPlainObject } from '../shared/event-properties.js';
 
 /**
  * Event ids are derived from content, never from positions or file names: the same event, imported

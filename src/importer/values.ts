@@ -1,4 +1,4 @@
-import { isPlainObject } from '../shared/event-bodies.js';
+import { isPlainObject } from '../shared/event-properties.js';
 import type { PropertyValue } from '../shared/primitives.js';
 
 /** Safe integers only: a 19-digit order id must stay a string, not become a rounded number. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { issuesFromZod } from '../shared/errors.js';
-import { isPlainObject, wireErrorMap } from '../shared/event-bodies.js';
+import { wireErrorMap } from '../shared/event-bodies.js';
+import { isPlainObject } from '../shared/event-properties.js';
 import { nearestNames } from '../shared/nearest-names.js';
 import {
   FORBIDDEN_KEYS,

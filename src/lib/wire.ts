@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { formatPath } from '../shared/errors.js';
-import { EVENT_NAMES } from '../shared/event-bodies.js';
+import { EVENT_NAMES } from '../shared/event-names.js';
 import { parseWireEventRaw } from '../shared/events.js';
 import type {
   endConversationArgs,

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
-import { isPlainObject, WIRE_EVENT_SCHEMAS, type WireEvent, type WireEventKind } from './event-bodies.js';
+import { WIRE_EVENT_SCHEMAS, type WireEvent, type WireEventKind } from './event-bodies.js';
+import { isPlainObject } from './event-properties.js';
 import { kindOf } from './events.js';
 import { surelyWithin } from './json-bound.js';
 

@@ -1,4 +1,4 @@
-import { EVENT_NAMES } from './event-bodies.js';
+import { EVENT_NAMES } from './event-names.js';
 
 /**
  * The order of a session's events at the same instant: an explicit start first, identity next, then

@@ -1,23 +1,23 @@
 import { z } from 'zod';
 import { formatPath, type Issue } from './errors.js';
 import {
-  EVENT_NAMES,
-  isPlainObject,
   TRACK_EVENT_KINDS,
   WIRE_EVENT_KINDS,
   WIRE_EVENT_SCHEMAS,
-  WIRE_TYPES,
   type WireEvent,
   type WireEventKind,
-  type WireType,
   wireErrorMap,
 } from './event-bodies.js';
+import { EVENT_NAMES, WIRE_TYPES, type WireType } from './event-names.js';
+import { isPlainObject } from './event-properties.js';
 import { surelyWithin } from './json-bound.js';
 import { LIMITS } from './limits.js';
 import { FORBIDDEN_KEYS, propertyValueSchema, scalarSchema } from './primitives.js';
 import { wireParser } from './wire-parsers.js';
 
 export * from './event-bodies.js';
+export * from './event-names.js';
+export * from './event-properties.js';
 
 /** An issue before formatting: the path stays structured so callers can prefix it (`[3]`, ...). */
 export interface RawIssue {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ML_ERROR_EVENT } from './event-bodies.js';
+import { ML_ERROR_EVENT } from './event-names.js';
 import { type StoredEvent, storedEventSchema } from './events.js';
 
 export { ML_ERROR_EVENT };

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { EVENT_NAMES } from './event-bodies.js';
+import { EVENT_NAMES } from './event-names.js';
 import { LIMITS } from './limits.js';
 import { asksForTools, genAiText, lastUserText, outputText } from './otel-messages.js';
 

@@ -1,4 +1,4 @@
-import { isPlainObject } from '../../shared/event-bodies.js';
+import { isPlainObject } from '../../shared/event-properties.js';
 import { fromEpoch, parseTimestamp } from '../timestamps.js';
 
 /** Small readers over untrusted JSON: each returns undefined for a value of another shape. */

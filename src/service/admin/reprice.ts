@@ -1,4 +1,4 @@
-import { EVENT_NAMES } from '../../shared/event-bodies.js';
+import { EVENT_NAMES } from '../../shared/event-names.js';
 import type { PropertyValue } from '../../shared/primitives.js';
 import type { RepriceBody, RepriceResult } from '../../shared/reprice.js';
 import { roundCost } from '../ingest/costs.js';

@@ -1,5 +1,5 @@
 import type { IntentFilter, TraitGroup, UserFilter } from '../../shared/chart-filters.js';
-import { EVENT_NAMES } from '../../shared/event-bodies.js';
+import { EVENT_NAMES } from '../../shared/event-names.js';
 import type { ChartContext } from './context.js';
 import { INTENT_EVENT } from './event-filter.js';
 import { listedRowsOnly, traitGroupKey } from './groups.js';

@@ -6,7 +6,7 @@ import {
 } from '../../shared/analysis-responses.js';
 import type { FunnelControls } from '../../shared/chart-controls.js';
 import { ANY_EVENT } from '../../shared/chart-filters.js';
-import { EVENT_NAMES } from '../../shared/event-bodies.js';
+import { EVENT_NAMES } from '../../shared/event-names.js';
 import { POINT_BYTES } from './budget.js';
 import { type ChartContext, intersect, span } from './context.js';
 import { type DrillPoint, tokenEncoder } from './drilldown-token.js';

@@ -1,6 +1,6 @@
 import { type SentimentResponse, sentimentResponseSchema } from '../../shared/analysis-responses.js';
 import type { SentimentAnalysisControls } from '../../shared/chart-controls.js';
-import { EVENT_NAMES } from '../../shared/event-bodies.js';
+import { EVENT_NAMES } from '../../shared/event-names.js';
 import type { ChartContext } from './context.js';
 import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
 import { countCondition, intentMatcher, windowCondition } from './event-filter.js';

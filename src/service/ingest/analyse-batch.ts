@@ -1,4 +1,4 @@
-import { EVENT_NAMES } from '../../shared/event-bodies.js';
+import { EVENT_NAMES } from '../../shared/event-names.js';
 import type { ConversationAnalyser, ConversationAnalysis } from '../analysis/analyser.js';
 import type { Queryable } from '../store/database.js';
 import type { PendingClose, Planner } from './planner.js';

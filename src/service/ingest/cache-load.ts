@@ -1,4 +1,5 @@
-import { EVENT_NAMES, type WireEvent } from '../../shared/event-bodies.js';
+import type { WireEvent } from '../../shared/event-bodies.js';
+import { EVENT_NAMES } from '../../shared/event-names.js';
 import type { Properties, Traits } from '../../shared/primitives.js';
 import { loadIntentRules } from '../analysis/intent-rules.js';
 import { anonymousId } from '../identity/ids.js';

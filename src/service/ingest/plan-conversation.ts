@@ -1,4 +1,5 @@
-import { EVENT_NAMES, type WireEvent, type WireEventOf } from '../../shared/event-bodies.js';
+import type { WireEvent, WireEventOf } from '../../shared/event-bodies.js';
+import { EVENT_NAMES } from '../../shared/event-names.js';
 import type { Properties, PropertyValue } from '../../shared/primitives.js';
 import { conversationKey } from './conversation-key.js';
 import { checkUser, sessionFor } from './plan-session.js';

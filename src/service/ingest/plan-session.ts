@@ -1,4 +1,5 @@
-import { EVENT_NAMES, type WireEvent, type WireEventOf } from '../../shared/event-bodies.js';
+import type { WireEvent, WireEventOf } from '../../shared/event-bodies.js';
+import { EVENT_NAMES } from '../../shared/event-names.js';
 import { alias, claimDevice, identify, identifyUser, userOfCallerId } from '../identity/rules.js';
 import { type EventCtx, iso, type Planner } from './planner.js';
 import { generatedId } from './rows.js';

@@ -1,4 +1,4 @@
-import type { WireType } from '../../shared/event-bodies.js';
+import type { WireType } from '../../shared/event-names.js';
 import type { RouteEvent } from '../../shared/events.js';
 import type { PropertyValue } from '../../shared/primitives.js';
 import { newUlid } from '../identity/ids.js';
