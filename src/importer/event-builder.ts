@@ -65,10 +65,12 @@ export class FieldReader {
    * column misled whoever had mapped one with a typo (found by probing).
    */
   absent(field: string): string | undefined {
-    const source = this.access.absentSource(field);
-    return source === undefined
-      ? undefined
-      : `${field} is mapped to column "${source}", which this file has not`;
+    const column = this.access.absentSource(field);
+    if (column !== undefined) return `${field} is mapped to column "${column}", which this file has not`;
+    const key = this.spec.sources.get(field);
+    return key !== undefined && this.access.keyed && !this.access.has(field)
+      ? `${field} is mapped to key "${key}", which this record has not`
+      : undefined;
   }
 
   /**

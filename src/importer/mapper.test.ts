@@ -118,6 +118,31 @@ describe('mapRecord: turns from CSV', () => {
     );
   });
 
+  it('refuses a record whose mapped timestamp column or key is missing, instead of stamping it at arrival', () => {
+    const { timestamp: _t, ...noTime } = row;
+    expect(reason(mapRecord(csv(noTime), planOf({ map: ['timestamp=when'] })))).toBe(
+      'no timestamp: timestamp is mapped to column "when", which this file has not',
+    );
+    const plan = planOf({ map: ['timestamp=created_at'] });
+    expect(reason(mapRecord(jsonl({ kind: 'turn', user_id: 'u1', user: 'q', assistant: 'a' }), plan))).toBe(
+      'no timestamp: timestamp is mapped to key "created_at", which this record has not',
+    );
+    const mapped = mapRecord(
+      jsonl({ kind: 'turn', user_id: 'u1', user: 'q', assistant: 'a', created_at: '2024-03-01T10:00:00Z' }),
+      plan,
+    );
+    expect(wire(mapped).timestamp).toBe('2024-03-01T10:00:00.000Z');
+    // Without a mapping, a record without a time is still stamped when it arrives.
+    expect(ok(mapRecord(csv(noTime), planOf())).event.timestamp).toBeUndefined();
+  });
+
+  it('refuses a JSON number id past 2^53, which JSON readers round, and keeps smaller ones exact', () => {
+    const big = jsonl({ kind: 'turn', user_id: 1234567890123456789, user: 'q', assistant: 'a' });
+    expect(reason(mapRecord(big, planOf()))).toMatch(/^user_id is a number past 2\^53, which JSON readers round/);
+    const safe = jsonl({ kind: 'turn', user_id: 9007199254740991, session_id: 42, user: 'q', assistant: 'a' });
+    expect(wire(mapRecord(safe, planOf()))).toMatchObject({ user_id: '9007199254740991', session_id: '42' });
+  });
+
   it('needs a kind, and someone to put the record in a session', () => {
     const { kind: _k, ...noKind } = row;
     expect(reason(mapRecord(csv(noKind), planOf()))).toMatch(/no record kind/);

@@ -157,6 +157,9 @@ export function mapRecord(record: RawRecord, plan: AccessPlan): MapOutcome {
     if (kind === 'wire') return mapWire(record);
     const time = parseTimestamp(r.raw('timestamp'), plan.spec.tz);
     if (time && !time.ok) return { ok: false, reason: time.reason };
+    // Stamped at arrival instead, every record of a mistyped --map timestamp=<column> lost its time.
+    const noTime = time ? undefined : r.absent('timestamp');
+    if (noTime !== undefined) return { ok: false, reason: `no timestamp: ${noTime}` };
     const inSession = SESSION_KINDS.has(kind);
     const session = r.text('session_id');
     const userId = kind === 'identify' ? (r.text('id') ?? r.text('user_id')) : r.text('user_id');

@@ -27,6 +27,8 @@ export interface RecordAccess {
    * header is known); undefined otherwise, JSONL included (a key may be missing from one line only).
    */
   absentSource(field: string): string | undefined;
+  /** JSONL: each record has keys of its own, so a mapped source may be missing from one record only. */
+  readonly keyed: boolean;
   /** Columns/keys no field of `kind` reads: they become properties or traits. */
   extras(kind: RecordKind): Extra[];
 }
@@ -140,6 +142,8 @@ class CsvAccess implements RecordAccess {
     return this.own(field) !== undefined;
   }
 
+  readonly keyed = false;
+
   absentSource(field: string): string | undefined {
     const source = this.plan.spec.sources.get(field);
     return source !== undefined && !this.hp.index.has(source) ? source : undefined;
@@ -156,6 +160,7 @@ class CsvAccess implements RecordAccess {
 }
 
 class JsonlAccess implements RecordAccess {
+  readonly keyed = true;
   constructor(
     private readonly record: RawRecord,
     private readonly plan: AccessPlan,

@@ -47,7 +47,15 @@ function show(value: unknown): string {
 /** Ids and names: strings as given, numbers written out (exports often carry numeric user ids). */
 export function asText(field: string, value: unknown): Coerced<string> {
   if (typeof value === 'string') return { ok: true, value };
-  if (typeof value === 'number' && Number.isFinite(value)) return { ok: true, value: String(value) };
+  if (typeof value === 'number' && Number.isFinite(value)) {
+    // JSON readers keep 53 bits: two users 1234567890123456789 and ...790 would both read as ...800.
+    if (Number.isInteger(value) && !Number.isSafeInteger(value))
+      return {
+        ok: false,
+        reason: `${field} is a number past 2^53, which JSON readers round (it reads as ${String(value)}): write it as a string`,
+      };
+    return { ok: true, value: String(value) };
+  }
   if (typeof value === 'boolean') return { ok: true, value: String(value) };
   return { ok: false, reason: `${field} must be text, got ${show(value)}` };
 }

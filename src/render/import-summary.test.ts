@@ -84,4 +84,15 @@ describe('endingLine', () => {
       'interrupted: input from stdin has no checkpoint; send it all again, and what was stored is not stored twice',
     );
   });
+
+  // A re-run over a complete checkpoint counted the earlier run's rejects, exit 6, and listed none.
+  it('says where the rejects of an input imported already are to be seen', () => {
+    const done = { end: 'already-complete', dryRun: false, checkpoint: '/d/imports/ab.json' } as const;
+    expect(endingLine({ ...done, summary: { ...summary, stopped: false, rejected: 4 } })).toBe(
+      'already imported (checkpoint found); nothing sent. The run that imported it rejected 4 records: --restart reads it again to list them (and write --reject-file), storing nothing twice',
+    );
+    expect(endingLine({ ...done, summary: { ...summary, stopped: false, rejected: 0 } })).toBe(
+      'already imported (checkpoint found); nothing sent. Use --restart to send it again',
+    );
+  });
 });

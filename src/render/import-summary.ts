@@ -188,5 +188,10 @@ export function endingLine(result: ImportOutcome): string {
   if (result.end === 'interrupted' && result.checkpoint === undefined) {
     return 'interrupted: input from stdin has no checkpoint; send it all again, and what was stored is not stored twice';
   }
+  // Its rejects were listed (and written to --reject-file) by the run that completed it.
+  if (result.end === 'already-complete' && result.summary.rejected > 0) {
+    const r = result.summary.rejected;
+    return `already imported (checkpoint found); nothing sent. The run that imported it rejected ${n(r)} record${r === 1 ? '' : 's'}: --restart reads it again to list them (and write --reject-file), storing nothing twice`;
+  }
   return ENDINGS[result.end];
 }
