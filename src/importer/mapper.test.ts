@@ -138,8 +138,16 @@ describe('mapRecord: turns from CSV', () => {
 
   it('refuses a JSON number id past 2^53, which JSON readers round, and keeps smaller ones exact', () => {
     const big = jsonl({ kind: 'turn', user_id: 1234567890123456789, user: 'q', assistant: 'a' });
-    expect(reason(mapRecord(big, planOf()))).toMatch(/^user_id is a number past 2\^53, which JSON readers round/);
-    const safe = jsonl({ kind: 'turn', user_id: 9007199254740991, session_id: 42, user: 'q', assistant: 'a' });
+    expect(reason(mapRecord(big, planOf()))).toMatch(
+      /^user_id is a number past 2\^53, which JSON readers round/,
+    );
+    const safe = jsonl({
+      kind: 'turn',
+      user_id: 9007199254740991,
+      session_id: 42,
+      user: 'q',
+      assistant: 'a',
+    });
     expect(wire(mapRecord(safe, planOf()))).toMatchObject({ user_id: '9007199254740991', session_id: '42' });
   });
 

@@ -22,8 +22,23 @@ describe('binLabel', () => {
 });
 
 describe('numbers and durations', () => {
-  it('shows whole numbers as they are and others to two decimals', () => {
-    expect([12, 2.5, 7 / 3, 0].map(formatNumber)).toEqual(['12', '2.5', '2.33', '0']);
+  it('shows whole numbers as they are, others to two decimals, and fractions below 1 to three digits', () => {
+    expect([12, 2.5, 7 / 3, 0, 123456789.123].map(formatNumber)).toEqual([
+      '12',
+      '2.5',
+      '2.33',
+      '0',
+      '123456789.12',
+    ]);
+    // Costs: a tenth of a cent is not 0, and 0.0132 is not 0.005.
+    expect([0.001, 0.0132, 0.005, 2 / 3, -0.00125, 1e-7].map(formatNumber)).toEqual([
+      '0.001',
+      '0.0132',
+      '0.005',
+      '0.667',
+      '-0.00125',
+      '1e-7',
+    ]);
   });
 
   it('puts seconds in human units', () => {

@@ -48,10 +48,15 @@ export function periodName(period: Period): string {
   return period === 'day' ? 'Day' : period === 'week' ? 'Week' : 'Month';
 }
 
-/** Whole numbers as they are; others to two decimals, trailing zeros dropped (2.5, 2.33). */
+/**
+ * Whole numbers as they are; others to two decimals from 1 up (2.5, 2.33), and below 1 to three
+ * significant digits (0.667, 0.0132, 0.001), trailing zeros dropped. Two decimals throughout showed a
+ * cost of a tenth of a cent as 0, and 0.0132 and 0.005 alike (found by probing).
+ */
 export function formatNumber(n: number): string {
   if (Number.isInteger(n)) return String(n);
-  return String(Math.round(n * 100) / 100);
+  if (Math.abs(n) >= 1) return String(Math.round(n * 100) / 100);
+  return String(Number(n.toPrecision(3)));
 }
 
 export function formatPercent(n: number): string {

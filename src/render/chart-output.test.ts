@@ -74,7 +74,7 @@ describe('segmentation', () => {
     expect(text).toContain('Average per day: 6 events, 2.67 unique users');
     expect(text).toContain('Buy, "now" · plan = pro');
     expect(rows[5]).toEqual(['2025-03-03', '2', '1', '2', '█'.repeat(20)]);
-    expect(text).toContain('Average per day: 1 event, 0.67 unique users');
+    expect(text).toContain('Average per day: 1 event, 0.667 unique users');
   });
 
   it('titles a filtered series by its filters, so two series of one event can be told apart', () => {
