@@ -292,6 +292,25 @@ describe('responses', () => {
     expect(seen.map((r) => r.url)).toEqual(['/bc/v1/x', '/gateway/bc/v1/y']);
   });
 
+  it('opens at most 64 connections to an origin, the other requests waiting for one', async () => {
+    let open = 0;
+    let most = 0;
+    server.on('connection', (socket) => {
+      most = Math.max(most, ++open);
+      socket.on('close', () => open--);
+    });
+    // Each answer takes 50 ms, so requests sent together overlap.
+    script = [(req, res) => setTimeout(() => json(200, { ok: true })(req, res), 50)];
+    const c = connect();
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, () => c.request({ method: 'POST', path: '/bc/v1/events/queue', body: [] })),
+    );
+    expect(answers).toHaveLength(200);
+    expect(seen).toHaveLength(200);
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(64);
+  });
+
   it('returns undefined for an empty 2xx body when no schema is given', async () => {
     script = [(_req, res) => res.writeHead(204).end()];
     await expect(connect().request({ method: 'POST', path: '/x', body: {} })).resolves.toBeUndefined();

@@ -83,6 +83,13 @@ interface Prepared {
 
 /** Error bodies are read only this far: enough for any real message, never a memory hazard. */
 const ERROR_BODY_BYTES = 64 * 1024;
+/**
+ * Connections per origin; more requests wait in the client for one. Uncapped, a library Client with
+ * 1,500 sessions (a send worker each) opened as many connections, past its own service's 100 per
+ * address: 503s retried together, and events were lost once their attempts ran out (found by
+ * probing). `cas import --concurrency` goes up to 64, one connection a lane.
+ */
+const MAX_CONNECTIONS = 64;
 
 export function createClient(options: ClientOptions): Client {
   const base = parseEndpoint(options.endpoint);
@@ -97,7 +104,8 @@ export function createClient(options: ClientOptions): Client {
     random: options.random ?? Math.random,
   };
   const ownsDispatcher = options.dispatcher === undefined;
-  const dispatcher: Dispatcher = options.dispatcher ?? newAgent({ keepAliveTimeout: 10_000 });
+  const dispatcher: Dispatcher =
+    options.dispatcher ?? newAgent({ keepAliveTimeout: 10_000, connections: MAX_CONNECTIONS });
   const headers: Record<string, string> = {
     authorization: `Bearer ${options.apiKey}`,
     'x-app-id': options.projectId,
