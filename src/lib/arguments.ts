@@ -127,11 +127,17 @@ export const sessionOptionsSchema = z
  * silently send everything to the embedded store. Bounds that need the environment too (an
  * endpoint's URL and credentials) are checked in config.ts, after the fallbacks.
  */
+/**
+ * An option given as `''` is refused, as the CLI refuses `--data-dir ""`: taken for "not set", it sent
+ * an app's events to the default store or the environment's endpoint without a word (found by probing).
+ */
+const setting = z.string().min(1, 'is empty: leave it out for the default').optional();
+
 export const clientOptionsSchema = z.strictObject({
-  endpoint: z.string().optional(),
-  apiKey: z.string().optional(),
-  projectId: z.string().optional(),
-  dataDir: z.string().optional(),
+  endpoint: setting,
+  apiKey: setting,
+  projectId: setting,
+  dataDir: setting,
   debug: z.boolean().optional(),
   // 0: no timeout. Past setTimeout's ceiling Node fires at once, so every request would time out.
   timeoutMs: z

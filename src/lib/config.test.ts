@@ -104,6 +104,14 @@ describe('library settings: option > CAS_* > MLSDK_* > config profile > embedded
     );
   });
 
+  // Taken for "not set", '' sent an app's events to the default store or the environment's endpoint.
+  it('refuses an option given as an empty string, as the CLI refuses an empty flag', () => {
+    for (const name of ['dataDir', 'endpoint', 'apiKey', 'projectId'])
+      expect(() => resolveSettings({ [name]: '' }, { ...env, CAS_ENDPOINT: 'http://127.0.0.1:1' })).toThrow(
+        new TypeError(`new Client: ${name}: is empty: leave it out for the default`),
+      );
+  });
+
   it('bounds the numbers: a queue holds an event, retries are whole, a timeout fits a timer', () => {
     const refused = (options: Record<string, unknown>, message: string) =>
       expect(() => resolveSettings(options, env)).toThrow(new TypeError(`new Client: ${message}`));
