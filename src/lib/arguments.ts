@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { issuesFromZod } from '../shared/errors.js';
 import { wireErrorMap } from '../shared/event-bodies.js';
 import { isPlainObject } from '../shared/event-properties.js';
+import { findJsonProblem, LONE_SURROGATE_MESSAGE } from '../shared/json-problem.js';
 import { nearestNames } from '../shared/nearest-names.js';
 import {
   FORBIDDEN_KEYS,
@@ -241,7 +242,12 @@ export function parseArgs<S extends z.ZodType>(
   noun: 'field' | 'option' = 'field',
 ): z.output<S> {
   const parsed = schema.safeParse(value ?? {}, { error: argsErrorMap(noun) });
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    // The service refuses such a string (storing it would make it U+FFFD): refused at the call instead.
+    const lone = findJsonProblem(parsed.data, { keys: false, strings: true });
+    if (lone !== undefined) throw new TypeError(`${call}: ${lone.path || noun}: ${LONE_SURROGATE_MESSAGE}`);
+    return parsed.data;
+  }
   const issues = issuesFromZod(parsed.error);
   const text = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
   throw new TypeError(`${call}: ${text}`);

@@ -183,6 +183,15 @@ describe('Session calls', () => {
       /^session\.trackFunctionCall: result: cannot be serialized as JSON \(no\)$/,
     ],
     [(s: Sess) => s.userAlias(undefined as never), /userAlias: id: required; previousId: required/],
+    // The service refuses them, so a call took them and the app learnt of it only from getErrors().
+    [
+      (s: Sess) => s.trackConversationTurn({ user: '\ud800', assistant: 'a' }),
+      /^session\.trackConversationTurn: user: holds a lone UTF-16 surrogate/,
+    ],
+    [
+      (s: Sess) => s.trackEvent({ event: 'E', properties: { tags: ['ok', 'x\udc00'] } }),
+      /^session\.trackEvent: properties\.tags\[1\]: holds a lone UTF-16 surrogate/,
+    ],
   ])(
     'throw a TypeError naming the call and the path for a wrong shape (%#), and send nothing',
     async (call, message) => {
@@ -194,6 +203,17 @@ describe('Session calls', () => {
       await c.close();
     },
   );
+
+  it('createSession and userIdentify refuse a lone surrogate at the call, naming the field', async () => {
+    const c = client();
+    expect(() => c.createSession({ sessionId: 'sur\ud800', id: 'u' })).toThrow(
+      /^client\.createSession: sessionId: holds a lone UTF-16 surrogate/,
+    );
+    await expect(c.userIdentify({ id: 'surr\udc00' })).rejects.toThrow(
+      /^client\.userIdentify: id: holds a lone UTF-16 surrogate/,
+    );
+    await c.close();
+  });
 
   it("a custom event joins the session's conversation only while a conversation call has it open", async () => {
     const c = client();
