@@ -107,6 +107,32 @@ describe('GET /db/{collection}/{op}', () => {
     ]);
   });
 
+  // decisions §1: bracket ("deepObject") form for every object-valued GET parameter. It was ignored
+  // here, answering every document unfiltered (found by probing).
+  it('takes filter, sort and projection in bracket form, as in JSON', async () => {
+    const people = identifies(sent).sort(byTime);
+    const country = String(people[0]!.traits.country);
+    const bracket = (query: string) => ok<Array<Record<string, unknown>>>(t, `/bc/v1/db/users/find?${query}`);
+    const same = async (query: string, json: Record<string, unknown>) =>
+      expect(await bracket(query), query).toEqual(await find('users', 'find', json));
+    const q = encodeURIComponent;
+    await same(`filter[traits.country]=${q(country)}`, { filter: { 'traits.country': country } });
+    await same('filter[traits.beta]=true', { filter: { 'traits.beta': true } });
+    await same(`filter[traits.country][$ne]=${q(country)}`, {
+      filter: { 'traits.country': { $ne: country } },
+    });
+    const two = [people[3]!.user_id, people[1]!.user_id];
+    await same(`filter[id][$in][0]=${q(two[0]!)}&filter[id][$in][1]=${q(two[1]!)}`, {
+      filter: { id: { $in: two } },
+    });
+    await same('filter[traits.plan][$exists]=false', { filter: { 'traits.plan': { $exists: false } } });
+    await same('sort[id]=-1&projection[id]=1', { sort: { id: -1 }, projection: { id: 1 } });
+    expect((await bracket(`filter[traits.country]=${q(country)}`)).length).toBeLessThan(people.length);
+    expect((await bracket('sort[id]=-1&projection[id]=1'))[0]).toEqual({
+      id: [...two, ...people.map((p) => p.user_id)].sort().at(-1),
+    });
+  });
+
   it('findOne: the first matching document, or null', async () => {
     const person = identifies(sent)[2]!;
     const one = userRecordSchema.parse(await find('users', 'findOne', { filter: { id: person.user_id } }));

@@ -163,4 +163,37 @@ describe('/agg discovery', () => {
     expect(res.status, JSON.stringify(res.json)).toBe(200);
     expect(res.json).toEqual(['assistant', 'intent', 'intent_reason', 'user']);
   });
+
+  // Bracket values arrive as text: a number or boolean pick matched nothing, and gte was a 400.
+  it('reads bracket-form pick values that are numbers or booleans as such, and a regex as text', async () => {
+    const same = async (route: string, bracket: string, picks: unknown[]) => {
+      const asBrackets = await call(t, 'GET', `/bc/v1/agg/${route}?${bracket}`);
+      const asJson = await call(t, 'GET', withQuery(`/bc/v1/agg/${route}`, { picks }));
+      expect(asBrackets.status, JSON.stringify(asBrackets.json)).toBe(200);
+      expect(asBrackets.json, bracket).toEqual(asJson.json);
+      return asJson.json as string[];
+    };
+    const tokens = Number(turnsOf(sent)[0]!.properties.prompt_tokens);
+    expect(
+      await same('property-names', `picks[0][name]=prompt_tokens&picks[0][value]=${tokens}`, [
+        { name: 'prompt_tokens', value: tokens },
+      ]),
+    ).toContain('prompt_tokens');
+    expect(
+      await same(
+        'property-names',
+        `picks[0][name]=prompt_tokens&picks[0][value]=${tokens}&picks[0][operator]=gte`,
+        [{ name: 'prompt_tokens', value: tokens, operator: 'gte' }],
+      ),
+    ).toContain('prompt_tokens');
+    const beta = identifies(sent).some((e) => e.traits.beta === true);
+    expect(
+      await same('trait-names', `picks[0][name]=beta&picks[0][value]=${beta}`, [
+        { name: 'beta', value: beta },
+      ]),
+    ).toContain('beta');
+    await same('trait-names', 'picks[0][name]=plan&picks[0][value]=%5Ep&picks[0][operator]=regex', [
+      { name: 'plan', value: '^p', operator: 'regex' },
+    ]);
+  });
 });

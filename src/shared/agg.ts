@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { jsonParam, regexParam, scopeParams } from './api-params.js';
-import { PROPERTY_OPERATORS, propertyNameSchema } from './chart-filters.js';
+import { type BracketTypes, jsonParam, regexParam, scalarFromText, scopeParams } from './api-params.js';
+import { PROPERTY_OPERATORS, propertyNameSchema, TEXT_OPERATORS } from './chart-filters.js';
+import { isPlainObject } from './event-properties.js';
 import { scalarSchema } from './primitives.js';
 
 /**
@@ -20,6 +21,21 @@ export const pickSchema = z.strictObject({
 });
 export type Pick = z.output<typeof pickSchema>;
 export type PickInput = z.input<typeof pickSchema>;
+
+/**
+ * `picks` in bracket form (`picks[0][value]=5`): a value is a number or boolean when it reads as one,
+ * as in `chartControls`, except under a text operator (a regex stays text).
+ */
+export const pickBracketTypes: BracketTypes = (name, rebuilt) => {
+  if (name !== 'picks' || !Array.isArray(rebuilt)) return rebuilt;
+  return rebuilt.map((pick: unknown) => {
+    if (!isPlainObject(pick) || (typeof pick.operator === 'string' && TEXT_OPERATORS.has(pick.operator)))
+      return pick;
+    const { value } = pick;
+    const read = (v: unknown) => (typeof v === 'string' ? scalarFromText(v) : v);
+    return { ...pick, value: Array.isArray(value) ? value.map(read) : read(value) };
+  });
+};
 
 const picks = jsonParam(z.array(pickSchema).max(50, 'at most 50 picks').optional()).describe(
   'JSON array of {name, value, operator?}: earlier picks that narrow the answer',

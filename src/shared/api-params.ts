@@ -26,6 +26,22 @@ export function countParam(fallback: number, max: number) {
   );
 }
 
+/** Same rule as the CLI's `--where`: a value that round-trips as a number is one, true/false are booleans. */
+export function scalarFromText(value: string): string | number | boolean {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  const n = Number(value);
+  return value.trim() !== '' && Number.isFinite(n) && String(n) === value ? n : value;
+}
+
+/**
+ * What a parameter rebuilt from bracket form (`picks[0][value]=5`) stands for: query strings carry
+ * text only, so a route whose values may be numbers or booleans reads them as such here, where it
+ * knows which are (a value of text stays text: `filter[user_id]=42` names the id "42"). The JSON form
+ * is exact and never passes through this.
+ */
+export type BracketTypes = (name: string, rebuilt: unknown) => unknown;
+
 /** JSON text that must decode to `schema`; bracket form (`name[key]=v`) is rebuilt by `bracketObject`. */
 export function jsonParam<T extends z.ZodType>(schema: T) {
   return z.preprocess((v) => {
@@ -71,11 +87,15 @@ function bracketKey(key: string): { name: string; path: string[] } | undefined {
 
 /**
  * Rebuilds bracket-form parameters (`range[start]=…`, `picks[0][name]=…`) into `name: object`, so
- * browser-style clients work as decisions §1 asks. Leaves stay strings; a JSON `name` wins. Keys
+ * browser-style clients work as decisions §1 asks. Leaves stay strings unless `types` reads them; a JSON `name` wins. Keys
  * that would touch prototypes are never written (the service refuses them first: unsafeQueryKey).
  */
-export function bracketObjects(query: Readonly<Record<string, unknown>>): Record<string, unknown> {
+export function bracketObjects(
+  query: Readonly<Record<string, unknown>>,
+  types?: BracketTypes,
+): Record<string, unknown> {
   const out: Record<string, unknown> = { ...query };
+  const rebuilt = new Set<string>();
   for (const [key, value] of Object.entries(query)) {
     const parsed = bracketKey(key);
     if (parsed === undefined) continue;
@@ -83,6 +103,7 @@ export function bracketObjects(query: Readonly<Record<string, unknown>>): Record
     const { name, path } = parsed;
     if (typeof query[name] === 'string') continue;
     if (path.length > 4 || path.some((p) => UNSAFE.has(p)) || UNSAFE.has(name)) continue;
+    rebuilt.add(name);
     out[name] ??= /^\d+$/.test(path[0] ?? '') ? [] : {};
     let node = out[name] as Record<string, unknown>;
     path.forEach((segment, i) => {
@@ -93,6 +114,7 @@ export function bracketObjects(query: Readonly<Record<string, unknown>>): Record
       }
     });
   }
+  if (types !== undefined) for (const name of rebuilt) out[name] = types(name, out[name]);
   return out;
 }
 

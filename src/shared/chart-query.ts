@@ -1,3 +1,4 @@
+import { scalarFromText } from './api-params.js';
 import {
   type ChartControlsByKind,
   type ChartKind,
@@ -43,21 +44,13 @@ function issuePath(segments: readonly string[]): string {
   return formatPath(segments.map((s) => (INDEX.test(s) ? Number(s) : s))) || ROOT;
 }
 
-/** Same rule as the CLI's `--where`: a value that round-trips as a number is one, true/false are booleans. */
-function coerceScalar(value: string): string | number | boolean {
-  if (value === 'true') return true;
-  if (value === 'false') return false;
-  const n = Number(value);
-  return value.trim() !== '' && Number.isFinite(n) && String(n) === value ? n : value;
-}
-
 function coerceNumber(value: string): string | number {
   return /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
 }
 
 function coerceLeafValue(value: string, field: string | undefined, inList: boolean, text: boolean): unknown {
   if (text) return value;
-  if (inList) return coerceScalar(value);
+  if (inList) return scalarFromText(value);
   if (field !== undefined && NUMBER_FIELDS.has(field)) return coerceNumber(value);
   return value;
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { countParam, jsonParam } from './api-params.js';
+import { type BracketTypes, countParam, jsonParam, scalarFromText } from './api-params.js';
+import { isPlainObject } from './event-properties.js';
 
 /**
  * `/db/{collection}/{op}` as the hosted SDKs call it (`dbGET`), over a whitelist: each collection
@@ -31,6 +32,44 @@ export const dbParamsSchema = z.object({
 });
 
 const jsonObject = z.record(z.string(), z.unknown());
+
+/** A value of a `traits.`/`properties.`/`attributes.` field may be a number or boolean; the others are text. */
+const JSON_FIELD = /^(traits|properties|attributes)\./;
+
+function readFilter(filter: unknown): unknown {
+  if (!isPlainObject(filter)) return filter;
+  const out: Record<string, unknown> = {};
+  for (const [field, condition] of Object.entries(filter)) {
+    const read = (v: unknown): unknown =>
+      typeof v === 'string' && JSON_FIELD.test(field) ? scalarFromText(v) : v;
+    if (!isPlainObject(condition)) {
+      out[field] = read(condition);
+      continue;
+    }
+    const ops: Record<string, unknown> = {};
+    for (const [op, v] of Object.entries(condition)) {
+      if (op === '$regex') ops[op] = v;
+      else if (op === '$exists') ops[op] = typeof v === 'string' ? scalarFromText(v) : v;
+      else ops[op] = Array.isArray(v) ? v.map(read) : read(v);
+    }
+    out[field] = ops;
+  }
+  return out;
+}
+
+/**
+ * `filter`, `sort` and `projection` in bracket form (`filter[traits.plan]=pro`, `sort[created_at]=-1`):
+ * ignored, they answered every document unfiltered (found by probing). Sort and projection values are
+ * numbers; a filter's values are numbers or booleans only where the field may hold one.
+ */
+export const dbBracketTypes: BracketTypes = (name, rebuilt) => {
+  if (name === 'filter') return readFilter(rebuilt);
+  if ((name === 'sort' || name === 'projection') && isPlainObject(rebuilt))
+    return Object.fromEntries(
+      Object.entries(rebuilt).map(([k, v]) => [k, typeof v === 'string' ? scalarFromText(v) : v]),
+    );
+  return rebuilt;
+};
 
 export const dbQuerySchema = z.object({
   filter: jsonParam(jsonObject.optional()).describe('JSON object: {field: value} or {field: {$op: value}}'),

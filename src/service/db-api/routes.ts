@@ -1,5 +1,6 @@
 import {
   type DbQuery,
+  dbBracketTypes,
   dbParamsSchema,
   dbQuerySchema,
   dbResultSchema,
@@ -78,6 +79,7 @@ export function dbApiRoutes(db: Database, ingestor: Ingestor, limits: Limits) {
         "A whitelist, never a raw query: filter fields are the collection's own (users: user_id, id, created_at, traits.<key>; events: event_id, event, user_id (the person's current caller id, as the documents show it), session_id, conversation_id, origin_event_id, timestamp, properties.<key>; sessions: session_id, user_id, device_id, started_at, ended_at, attributes.<key>; conversations: conversation_id, session_id, started_at, ended_at, properties.<key>), each a value (equality) or {$op: value} with $eq $ne $in $nin $gt $gte $lt $lte $regex (RE2, in DuckDB) $exists. sort: {field: 1|-1} over the scalar fields. projection: {field: 1} keeps, {field: 0} drops top-level fields. limit 100 by default, at most 1000. findOne answers the first document or null. messages, orgkeys, organizations and apps: 400. include is ignored.",
       params: dbParamsSchema,
       query: dbQuerySchema,
+      bracketQuery: dbBracketTypes,
       response: dbResultSchema,
       rate: 'chart',
       handler: ({ tenant, params, query }) =>

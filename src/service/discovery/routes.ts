@@ -4,6 +4,7 @@ import {
   intentAttributeValuesQuerySchema,
   intentNamesQuerySchema,
   namesResponseSchema,
+  pickBracketTypes,
   propertyNamesQuerySchema,
   propertyValuesQuerySchema,
   traitNamesQuerySchema,
@@ -68,7 +69,7 @@ export function discoveryRoutes(db: Database) {
       summary: 'Property names of events whose name matches event_regex',
       description: `${NAMES} ${PICKS} A pick names an event property, else the user's current trait.`,
       query: propertyNamesQuerySchema,
-      bracketQuery: true,
+      bracketQuery: pickBracketTypes,
       response: namesResponseSchema,
       handler: ({ tenant, query }) =>
         run(db, tenant, query, (p) =>
@@ -109,7 +110,7 @@ export function discoveryRoutes(db: Database) {
       summary: 'Trait names of the users who performed events matching event_regex',
       description: `${NAMES} ${PICKS} Traits are users' current traits (merged users counted once).`,
       query: traitNamesQuerySchema,
-      bracketQuery: true,
+      bracketQuery: pickBracketTypes,
       response: namesResponseSchema,
       handler: ({ tenant, query }) =>
         run(db, tenant, query, (p) =>
@@ -150,7 +151,7 @@ export function discoveryRoutes(db: Database) {
       summary: 'Trait names of users whose id matches id_regex',
       description: `${NAMES} ${PICKS} id_regex matches the primary caller id or the service id (u_…).`,
       query: userTraitNamesQuerySchema,
-      bracketQuery: true,
+      bracketQuery: pickBracketTypes,
       response: namesResponseSchema,
       handler: ({ tenant, query }) =>
         run(db, tenant, query, (p) =>
@@ -217,7 +218,7 @@ export function discoveryRoutes(db: Database) {
       summary: 'Attribute names of intents whose name matches intent_regex',
       description: `${NAMES} ${PICKS} Attributes are the Intent Informed properties besides intent (source included).`,
       query: intentAttributeNamesQuerySchema,
-      bracketQuery: true,
+      bracketQuery: pickBracketTypes,
       response: namesResponseSchema,
       handler: ({ tenant, query }) =>
         run(db, tenant, query, (p) =>

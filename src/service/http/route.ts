@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
+import type { BracketTypes } from '../../shared/api-params.js';
 import type { Scope } from '../identity/identity.js';
 
 export interface RouteContext<Body, Query, Params = unknown> {
@@ -27,8 +28,11 @@ export interface RouteSpec<Body = unknown, Query = unknown, Params = unknown> {
   body?: z.ZodType<Body>;
   query?: z.ZodType<Query>;
   params?: z.ZodType<Params>;
-  /** Rebuild bracket-form object parameters (`range[start]=…`) before `query` validates them. */
-  bracketQuery?: boolean;
+  /**
+   * Rebuild bracket-form object parameters (`range[start]=…`) before `query` validates them; a
+   * function also reads the values that are numbers or booleans (see BracketTypes).
+   */
+  bracketQuery?: true | BracketTypes;
   response: z.ZodType;
   /** Routes without auth: only /healthz. */
   public?: boolean;

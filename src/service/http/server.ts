@@ -261,7 +261,10 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         }
         if (spec.query) {
           const raw = spec.bracketQuery
-            ? bracketObjects(request.query as Record<string, unknown>)
+            ? bracketObjects(
+                request.query as Record<string, unknown>,
+                spec.bracketQuery === true ? undefined : spec.bracketQuery,
+              )
             : request.query;
           const parsed = spec.query.safeParse(raw);
           if (!parsed.success) throw invalidInput(issuesFromZod(parsed.error));

@@ -41,7 +41,12 @@ const DELTA =
   'delta_percent compares the range with the equally long range just before it (0 when that had none).';
 
 export function summaryRoutes(db: Database) {
-  const common = { tag: 'Summary', query: summaryQuerySchema, bracketQuery: true, rate: 'chart' as const };
+  const common = {
+    tag: 'Summary',
+    query: summaryQuerySchema,
+    bracketQuery: true as const,
+    rate: 'chart' as const,
+  };
   return [
     route({
       ...common,
