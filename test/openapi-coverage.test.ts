@@ -130,3 +130,43 @@ it('lists in its document every status each route answered, its own refusals inc
   });
   expect(unlisted, `answered but not in /bc/v1/openapi.json:\n${unlisted.join('\n')}`).toEqual([]);
 });
+
+interface Parameter {
+  name: string;
+  required: boolean;
+  schema?: { type?: string };
+  content?: Record<string, { schema: { type?: string } }>;
+}
+
+// Found by probing with a client generated from the documents.
+it('declares parameters as the service reads them: required ones required, objects as JSON, every one accepted', async () => {
+  const cohortMissing = await fetch(`${t.url}/bc/v1/cohorts/evaluate?cohort_id=coh_nope`, {
+    headers: t.headers,
+  });
+  await cohortMissing.text();
+  record({ method: 'GET', path: '/bc/v1/cohorts/evaluate' }, cohortMissing.status);
+  const res = await t.get('/bc/v1/openapi.json');
+  const paths = (
+    res.json as { paths: Record<string, Record<string, { parameters?: Parameter[]; responses: object }>> }
+  ).paths;
+  const param = (path: string, name: string) =>
+    paths[path]?.get?.parameters?.find((p) => p.name === name) as Parameter | undefined;
+  // The service answers 400 "is required" without them.
+  expect(param('/bc/v1/charts/session-chart', 'chartControls')?.required).toBe(true);
+  expect(param('/bc/v1/summary/event-counts', 'ranges')?.required).toBe(true);
+  expect(param('/bc/v1/charts/session-chart', 'session_id')?.required).toBe(false);
+  // Objects and arrays travel as compact JSON (decisions §1), not in OpenAPI's default exploded form.
+  for (const [path, name, type] of [
+    ['/bc/v1/summary/engagement', 'range', 'object'],
+    ['/bc/v1/db/{collection}/{op}', 'filter', 'object'],
+    ['/bc/v1/agg/user-trait-names', 'picks', 'array'],
+  ] as const) {
+    const p = param(path, name);
+    expect(p?.schema, `${path} ${name}`).toBeUndefined();
+    expect(p?.content?.['application/json']?.schema.type, `${path} ${name}`).toBe(type);
+  }
+  expect(paths['/bc/v1/cohorts/evaluate']?.get?.responses).toHaveProperty('404');
+  expect(cohortMissing.status).toBe(404);
+  expect(param('/bc/v1/agg/event-names', 'organization_id')).toBeDefined();
+  expect(param('/bc/v1/agg/event-names', 'app_id')).toBeDefined();
+});

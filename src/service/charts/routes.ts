@@ -19,6 +19,7 @@ import { idSchema } from '../../shared/primitives.js';
 import { binsOf } from '../../shared/time-bins.js';
 import { cohortsFor } from '../cohorts/store.js';
 import { invalidInput } from '../errors.js';
+import { REQUIRED_PARAM } from '../http/openapi.js';
 import { route } from '../http/route.js';
 import { leaseRead } from '../read/lease.js';
 import type { Database } from '../store/database.js';
@@ -43,10 +44,14 @@ const chartQuerySchema = z.looseObject({
   app_id: z.string().optional(),
   session_id: idSchema.optional(),
   conversation_id: idSchema.optional(),
-  chartControls: z.string().optional().meta({
-    description:
-      'The chart controls as compact JSON; bracket form chartControls[range][start]=… is accepted too',
-  }),
+  chartControls: z
+    .string()
+    .optional()
+    .meta({
+      description:
+        'The chart controls as compact JSON; bracket form chartControls[range][start]=… is accepted too',
+      ...REQUIRED_PARAM,
+    }),
 });
 type ChartQuery = z.infer<typeof chartQuerySchema>;
 

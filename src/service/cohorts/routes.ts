@@ -172,6 +172,7 @@ export function cohortRoutes(db: Database) {
         'Evaluated over all stored data (within.period measured back from now); users in order of created_at, then user_id; skip 0 and limit 1000 by default (at most 100,000).',
       query: cohortEvaluateQuerySchema,
       response: cohortMembersSchema,
+      refusals: { 404: 'No such cohort' },
       rate: 'chart',
       handler: ({ tenant, query }) =>
         leaseRead(db, tenant, async (q) => {

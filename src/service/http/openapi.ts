@@ -26,16 +26,29 @@ function schemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   return json;
 }
 
+/**
+ * Meta of a query parameter its schema leaves optional, as its bracket form arrives under other keys
+ * (`chartControls[range][start]`), that the route requires all the same: the document says required.
+ */
+export const REQUIRED_PARAM = { 'x-cas-required': true } as const;
+
 function queryParameters(schema: z.ZodType, place: 'query' | 'path' = 'query'): JsonSchema[] {
   const json = schemaOf(schema, 'input');
   const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set((json.required ?? []) as string[]);
-  return Object.entries(properties).map(([name, value]) => ({
-    name,
-    in: place,
-    required: place === 'path' || required.has(name),
-    schema: value,
-  }));
+  return Object.entries(properties).map(([name, value]) => {
+    const { 'x-cas-required': marked, ...shape } = value;
+    const parameter = {
+      name,
+      in: place,
+      required: place === 'path' || required.has(name) || marked === true,
+    };
+    // An object or array travels as compact JSON (decisions §1): without `content`, OpenAPI's default
+    // (form, exploded) made generated clients send `?start=…&end=…`, which is a 400.
+    return shape.type === 'object' || shape.type === 'array'
+      ? { ...parameter, content: { 'application/json': { schema: shape } } }
+      : { ...parameter, schema: shape };
+  });
 }
 
 /** fastify's `/udi/:id` is OpenAPI's `/udi/{id}`. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { issuesFromZod } from '../../shared/errors.js';
 import { idSchema } from '../../shared/primitives.js';
 import { invalidInput } from '../errors.js';
+import { REQUIRED_PARAM } from '../http/openapi.js';
 import { route } from '../http/route.js';
 import type { Database } from '../store/database.js';
 import { ints, type Param, rows, text } from '../store/statements.js';
@@ -14,9 +15,11 @@ const querySchema = z.looseObject({
   ranges: z
     .string()
     .optional()
-    .describe(
-      'JSON array of {start, end} (ISO 8601); period and tz are accepted and ignored. Bracket form ranges[0][start]= works too.',
-    ),
+    .meta({
+      description:
+        'JSON array of {start, end} (ISO 8601); period and tz are accepted and ignored. Bracket form ranges[0][start]= works too.',
+      ...REQUIRED_PARAM,
+    }),
   session_id: optionalId,
   conversation_id: optionalId,
   event_name: z.preprocess((v) => (v === '' ? undefined : v), idSchema.optional()),

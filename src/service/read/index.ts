@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { eventNamesQuerySchema } from '../../shared/agg.js';
 import type { Limits } from '../../shared/limits.js';
 import { invalidInput } from '../errors.js';
 import { route } from '../http/route.js';
@@ -8,13 +9,6 @@ import { eventCountsRoute } from './event-counts.js';
 import { eventStatsRoute, propertyStatsRoute } from './event-stats.js';
 import { leaseRead } from './lease.js';
 import { LIVE_EVENTS_BYTES, liveEventsRoute } from './live-events.js';
-import { optionalId } from './query.js';
-
-const querySchema = z.object({
-  event_regex: z.preprocess((v) => (v === '' ? undefined : v), z.string().max(1000).optional()),
-  session_id: optionalId,
-  conversation_id: optionalId,
-});
 
 /**
  * GET /bc/v1/agg/event-names: the distinct names of stored rows (generated ones included), sorted.
@@ -26,7 +20,7 @@ export function eventNamesRoute(db: Database) {
     url: '/bc/v1/agg/event-names',
     tag: 'Aggregation',
     summary: 'Distinct event names, optionally matching a regex or scoped to a session or conversation',
-    query: querySchema,
+    query: eventNamesQuerySchema,
     response: z.array(z.string()),
     handler: async ({ tenant, query }) => {
       const params: Param[] = [text(tenant.projectId)];
