@@ -260,6 +260,8 @@ describe('bad serve flag values (issue 15, item 11)', () => {
   it.each([
     [['--port', '99999'], '--port'],
     [['--port', 'http'], '--port'],
+    // Number('') is 0: it listened on a random port (found by probing).
+    [['--port', ''], '--port'],
     [['--max-body', '10x'], '--max-body'],
     [['--request-timeout', '0'], '--request-timeout'],
     [['--max-connections', '-1'], '--max-connections'],

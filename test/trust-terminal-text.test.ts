@@ -143,6 +143,24 @@ describe('hostile stored text in human-readable output (issue 15 item 5)', () =>
   });
 });
 
+// cli.md: `--no-color` (and `NO_COLOR`). chalk, under the spinner, reads only the flag (found by probing).
+it('cas import on a terminal draws its progress without colour under NO_COLOR', () => {
+  const file = join(dir.path, 'plain.csv');
+  writeFileSync(file, 'kind,timestamp,user_id,user,assistant\nturn,2025-02-01T00:00:00Z,k1,hi,hello\n');
+  const command = [process.execPath, CAS_BIN, 'import', file, '--data-dir', join(dir.path, 'plain')];
+  const quoted = command.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+  const result = spawnSync('script', ['-qec', `stty cols 150; ${quoted}`, '/dev/null'], {
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1', XDG_CONFIG_HOME: '/nonexistent-cas-config' },
+    timeout: 60_000,
+  });
+  expect(result.error?.message, 'util-linux `script` runs the CLI on a pty').toBeUndefined();
+  expect(result.status, result.stderr).toBe(0);
+  // The spinner ran (its frames are drawn on the terminal) and set no colour.
+  expect(result.stdout).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] /);
+  expect(result.stdout).not.toMatch(/\x1b\[3\dm/);
+});
+
 describe('hostile text in error messages', () => {
   let server: Server;
   let url: string;

@@ -117,6 +117,9 @@ describe('resolveConfig precedence: flag > CAS_* > MLSDK_* > config file > embed
       '--timeout must be at most 2147483647, got "99999999999"',
     );
     expect(resolveConfig({ timeout: '2147483647' }, env).timeoutMs).toBe(2_147_483_647);
+    // Number('') is 0: an empty value meant no timeout, one attempt, no time to retry (found by probing).
+    for (const flag of ['timeout', 'retries', 'retryTime'] as const)
+      expect(() => resolveConfig({ [flag]: '' }, env), flag).toThrow(/must be a whole number, got ""/);
     expect(() => resolveConfig({ endpoint: 'ftp://x' }, env)).toThrow(/--endpoint/);
     // A URL that does not parse (the README's placeholder) is a usage error too, named by its source.
     expect(() => resolveConfig({}, { ...env, MLSDK_SERVER_BASE: 'https://…' })).toThrow(

@@ -65,7 +65,9 @@ function positiveInt(
 ): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new UsageError(`${flag} must be a whole number, got "${value}"`);
+  // Number('') is 0: `--timeout ''` meant no timeout at all, `--retry-time ''` no time to retry.
+  if (!/^\s*\d+\s*$/.test(value) || !Number.isInteger(n) || n < 0)
+    throw new UsageError(`${flag} must be a whole number, got "${value}"`);
   if (n > max) throw new UsageError(`${flag} must be at most ${max}, got "${value}"`);
   return n;
 }

@@ -16,9 +16,12 @@ export type ActionRunner = (
 
 const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
 
+/** Digits only: Number('') is 0, so `--port ''` listened on a random port (found by probing). */
+const DIGITS = /^\s*\d+\s*$/;
+
 function wsPort(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535)
+  if (!DIGITS.test(value) || !Number.isInteger(n) || n < 0 || n > 65535)
     throw new InvalidArgumentError(`--ws-port must be 0-65535, got "${value}"`);
   return n;
 }
@@ -26,7 +29,7 @@ function wsPort(value: string): number {
 function port(value: string): number {
   const n = Number(value);
   // InvalidArgumentError, so commander names the flag and the exit is a usage error (2), not a bug.
-  if (!Number.isInteger(n) || n < 0 || n > 65535)
+  if (!DIGITS.test(value) || !Number.isInteger(n) || n < 0 || n > 65535)
     throw new InvalidArgumentError(`--port must be 0-65535, got "${value}"`);
   return n;
 }

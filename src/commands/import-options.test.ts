@@ -10,6 +10,15 @@ const settle = (paths: string[], flags: ImportFlags) => detectPresets(importSett
 const presets = async (paths: string[], flags: ImportFlags = {}) =>
   (await settle(paths, flags)).files.map((f) => f.preset);
 
+describe('cas import numbers', () => {
+  // Number('') is 0: `--max-errors ''` stopped at the first rejection (found by probing).
+  it.each(['maxErrors', 'batchSize', 'concurrency'])('an empty --%s is refused, not read as 0', (flag) => {
+    expect(() => importSettings([chatgpt], { [flag]: '' })).toThrow(
+      /must be a whole number from \d+ to \d+, got ""/,
+    );
+  });
+});
+
 describe('cas import --preset', () => {
   it.each([
     [

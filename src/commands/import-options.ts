@@ -69,7 +69,8 @@ function wholeNumber(
 ): number {
   if (text === undefined) return fallback;
   const n = Number(text);
-  if (!Number.isInteger(n) || n < min || n > max) {
+  // Number('') is 0: `--max-errors ''` stopped at the first rejection.
+  if (text.trim() === '' || !Number.isInteger(n) || n < min || n > max) {
     throw new UsageError(`${flag} must be a whole number from ${min} to ${max}, got "${text}"`);
   }
   return n;

@@ -40,7 +40,9 @@ function progress(ctx: CliContext, stats: ImportStats, dryRun: boolean): Progres
       totalBytes = info.totalBytes;
       if (ctx.config.quiet || stopped) return;
       if (ctx.isErrTty && columns >= 40) {
-        spinner = ora({ text: fitted(), stream: process.stderr, color: 'cyan', discardStdin: false }).start();
+        // chalk, under ora, reads --no-color from argv but not NO_COLOR (found by probing).
+        const color = process.env.NO_COLOR ? false : 'cyan';
+        spinner = ora({ text: fitted(), stream: process.stderr, color, discardStdin: false }).start();
         timer = setInterval(() => {
           if (spinner) spinner.text = fitted();
         }, 200);
