@@ -144,6 +144,23 @@ describe('readCsv', () => {
     expect(pending[0]).toMatchObject({ ok: false, line: 3, reason: expect.stringContaining('unnamed') });
   });
 
+  // Spreadsheets leave rows of empty cells behind: each was a bad record and exit 6 (found by probing).
+  it('passes over rows of only separators or spaces as blank lines, at any chunk size, counting lines right', async () => {
+    const input = 'a,b,c\n1,2,3\n,,\n   \n\t,\r\n,"",\n4,5,6\n';
+    for (const size of [1, 3, 1 << 16]) {
+      const { items } = await read(input, size);
+      expect(
+        items.map((i) => [i.line, i.ok ? cellsOf(i) : 'bad']),
+        `chunks of ${size}`,
+      ).toEqual([
+        [2, ['1', '2', '3']],
+        // A quoted empty cell is a value someone wrote: still a record.
+        [6, ['', '', '']],
+        [7, ['4', '5', '6']],
+      ]);
+    }
+  });
+
   it('passes over the first `skip` records without yielding them, counting them', async () => {
     const { items, skipped } = await read(file, 4, 2);
     expect(skipped).toBe(2);

@@ -11,6 +11,7 @@ export type Segment =
   | { type: 'good'; text: string; lines: number[] }
   | { type: 'bad'; line: number; text: string; reason: string };
 
+const BLANK_ROW = /^[ \t,\r\n]*$/;
 const QUOTE = 34;
 const COMMA = 44;
 const LF = 10;
@@ -245,6 +246,10 @@ export class CsvSplitter {
     this.start = end;
     this.quoteAt = -1;
     if (text === '\n' || text === '\r\n') return end;
+    // A row of only separators and spaces (`,,,,` as spreadsheets leave them, or `   `) holds no
+    // value: blank, as in JSONL, not a bad record (found by probing). Tested only when it starts so.
+    const first = text.charCodeAt(0);
+    if ((first === COMMA || first === 32 || first === 9 || first === CR) && BLANK_ROW.test(text)) return end;
     if (suspectUtf8 && text.includes('\uFFFD')) {
       this.bad(line, text, 'invalid UTF-8 in this record');
     } else {
