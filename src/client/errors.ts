@@ -55,8 +55,10 @@ export class HttpError extends ClientError {
 
   constructor(details: HttpErrorDetails, target: RequestTarget) {
     const seconds = details.retryAfterMs === undefined ? undefined : Math.ceil(details.retryAfterMs / 1000);
-    // The server's own words come first; the retry hint is what a person needs to act on a 429/503.
-    super(seconds === undefined ? details.message : `${details.message} (try again in ${seconds} s)`, target);
+    // The server's own words come first; the retry hint is what a person needs to act on a 429/503,
+    // unless those words gave it already (ours: "retry in 1 s").
+    const hinted = seconds === undefined || /\b(retry|try again) in \d/.test(details.message);
+    super(hinted ? details.message : `${details.message} (try again in ${seconds} s)`, target);
     this.status = details.status;
     this.code = details.code;
     this.issues = details.issues;

@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { HttpError } from './errors.js';
+
+const target = { method: 'POST', path: '/bc/v1/events/queue' };
+
+describe('HttpError', () => {
+  it('adds when to try again from Retry-After, once: not when the message says it already', () => {
+    const bare = new HttpError({ status: 503, message: 'busy', retryAfterMs: 1500 }, target);
+    expect(bare.message).toBe('busy (try again in 2 s)');
+    expect(bare.retryAfterSeconds).toBe(2);
+    // Our service says it itself; the message read "…; retry in 1 s (try again in 1 s)" (found by probing).
+    const said = new HttpError(
+      {
+        status: 429,
+        message: 'rate limit of 200 ingest requests/s exceeded; retry in 1 s',
+        retryAfterMs: 1000,
+      },
+      target,
+    );
+    expect(said.message).toBe('rate limit of 200 ingest requests/s exceeded; retry in 1 s');
+    expect(new HttpError({ status: 400, message: 'bad' }, target).message).toBe('bad');
+  });
+});
