@@ -118,6 +118,32 @@ describe('mapRecord: turns from CSV', () => {
     );
   });
 
+  // A header from a spreadsheet or pandas: `Timestamp` was a property and every event was stamped on arrival.
+  it("reads a column as the field its name spells in another case or with spaces, where the record's kind has that field", () => {
+    const turn = csv({
+      Kind: 'turn',
+      Timestamp: '2024-03-01 10:00:00',
+      'User ID': 'u1',
+      User: 'hi',
+      Assistant: 'hello',
+      Model: 'gpt-4o',
+      Name: 'kept',
+    });
+    expect(wire(mapRecord(turn, planOf()))).toMatchObject({
+      timestamp: '2024-03-01T10:00:00.000Z',
+      user_id: 'u1',
+      properties: { user: 'hi', assistant: 'hello', model: 'gpt-4o', Name: 'kept' },
+    });
+    expect(wire(mapRecord(turn, planOf())).properties).not.toHaveProperty('Timestamp');
+    // A custom event has no `name` or `user` field: those columns stay properties.
+    const event = csv({ kind: 'event', event: 'Bought', user_id: 'u1', Name: 'Pro plan', User: 'x' });
+    expect(wire(mapRecord(event, planOf())).properties).toEqual({ Name: 'Pro plan', User: 'x' });
+    // The field's own column, or a --map, wins over another spelling.
+    const both = csv({ ...row, Timestamp: '2030-01-01 00:00:00' });
+    expect(wire(mapRecord(both, planOf())).timestamp).toBe('2024-03-01T10:00:00.000Z');
+    expect(wire(mapRecord(both, planOf())).properties).toHaveProperty('Timestamp');
+  });
+
   it('refuses a record whose mapped timestamp column or key is missing, instead of stamping it at arrival', () => {
     const { timestamp: _t, ...noTime } = row;
     expect(reason(mapRecord(csv(noTime), planOf({ map: ['timestamp=when'] })))).toBe(

@@ -60,7 +60,27 @@ export interface AccessPlan {
 
 interface HeaderPlan {
   index: Map<string, number>;
+  /** Columns read as a field their name spells in another case (`Timestamp`, `User ID`): name → field. */
+  aliased: Map<string, string>;
   extras: Map<RecordKind, Array<{ i: number; name: string; target: ExtraTarget }>>;
+}
+
+const FIELD_NAMES: ReadonlySet<string> = new Set<string>([
+  ...COMMON_FIELDS,
+  ...NESTED_FIELDS,
+  ...Object.values(KIND_FIELDS).flat(),
+]);
+
+/**
+ * The field a header name spells in another case or with spaces (`Timestamp`, `User ID`, `user-id`):
+ * read as a property, `Timestamp` left every event stamped on arrival (found by probing). Only when
+ * no column has the field's own name and no --map names it.
+ */
+function fieldSpelled(name: string, header: readonly string[], spec: MappingSpec): string | undefined {
+  const field = name.toLowerCase().replace(/[\s-]+/g, '_');
+  return field !== name && FIELD_NAMES.has(field) && !header.includes(field) && !spec.sources.has(field)
+    ? field
+    : undefined;
 }
 
 export function planAccess(spec: MappingSpec): AccessPlan {
@@ -84,9 +104,16 @@ function isConsumed(name: string, kind: RecordKind, plan: AccessPlan): boolean {
 function headerPlan(header: readonly string[], plan: AccessPlan): HeaderPlan {
   let hp = plan.headers.get(header);
   if (!hp) {
-    hp = { index: new Map(), extras: new Map() };
+    hp = { index: new Map(), aliased: new Map(), extras: new Map() };
     header.forEach((name, i) => {
       if (name !== '' && !hp?.index.has(name)) hp?.index.set(name, i);
+    });
+    header.forEach((name, i) => {
+      const field = fieldSpelled(name, header, plan.spec);
+      if (field !== undefined && !hp?.index.has(field)) {
+        hp?.index.set(field, i);
+        hp?.aliased.set(name, field);
+      }
     });
     plan.headers.set(header, hp);
   }
@@ -98,7 +125,8 @@ function csvExtras(header: readonly string[], hp: HeaderPlan, kind: RecordKind, 
   if (!list) {
     list = [];
     header.forEach((name, i) => {
-      if (name !== '' && !isConsumed(name, kind, plan))
+      const field = hp.aliased.get(name);
+      if (name !== '' && !isConsumed(name, kind, plan) && !(field && isConsumed(field, kind, plan)))
         list?.push({ i, name: stripTarget(name), target: targetOf(name) });
     });
     hp.extras.set(kind, list);
