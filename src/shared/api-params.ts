@@ -87,8 +87,9 @@ function bracketKey(key: string): { name: string; path: string[] } | undefined {
 
 /**
  * Rebuilds bracket-form parameters (`range[start]=…`, `picks[0][name]=…`) into `name: object`, so
- * browser-style clients work as decisions §1 asks. Leaves stay strings unless `types` reads them; a JSON `name` wins. Keys
- * that would touch prototypes are never written (the service refuses them first: unsafeQueryKey).
+ * browser-style clients work as decisions §1 asks. Leaves stay strings unless `types` reads them; a
+ * JSON `name` wins. Keys that would touch prototypes are never written (the service refuses them
+ * first: unsafeQueryKey).
  */
 export function bracketObjects(
   query: Readonly<Record<string, unknown>>,
