@@ -479,6 +479,41 @@ describe('/orgkeys', () => {
     ).toBe(401);
   });
 
+  // README: "A revoked key is never valid again". PUT brought it back, for its organization or another,
+  // and with it the live sockets of the first (found by probing).
+  it('PUT refuses a revoked or rotated-away key, from this organization or any other (409)', async () => {
+    const local = t.service.local;
+    const asLocal = { authorization: `Bearer ${local.api_key}`, 'x-app-id': local.project_id };
+    const localOrg = orgKeyRecordSchema
+      .array()
+      .parse((await call(t, 'GET', '/bc/v1/orgkeys', undefined, asLocal)).json)[0]!.organization_id;
+    expect(localOrg).not.toBe(org);
+    const survivor = secrets[3]!;
+    for (const revoked of [CHOSEN, secrets[2]!, ADMIN]) {
+      const again = await call(
+        t,
+        'PUT',
+        '/bc/v1/orgkeys',
+        { organization_id: org, apikey: revoked },
+        as(survivor),
+      );
+      expect(again.status, JSON.stringify(again.json)).toBe(409);
+      expect(again.json).toMatchObject({
+        code: 'conflict',
+        issues: [{ path: 'apikey', message: 'revoked' }],
+      });
+      const elsewhere = await call(
+        t,
+        'PUT',
+        '/bc/v1/orgkeys',
+        { organization_id: localOrg, apikey: revoked },
+        asLocal,
+      );
+      expect(elsewhere.status, JSON.stringify(elsewhere.json)).toBe(409);
+      expect(await status(revoked)).toBe(403);
+    }
+  });
+
   it('stores hashes only: no secret in the database, the surviving key by its SHA-256', async () => {
     expect(secrets).toHaveLength(4);
     stopped = true;

@@ -72,7 +72,8 @@ export function keyRoutes(tenants: Tenants) {
           label: body.label,
           ...(replaces === undefined ? {} : { replaces }),
         });
-        if (added === 'taken') throw conflict('conflict', 'a key collision; try again');
+        if (added === 'taken' || added === 'revoked')
+          throw conflict('conflict', 'a key collision; try again');
         return record(tenant, await stored(tenants, tenant, added.keyHash), request.keyHash, added.secret);
       },
     }),
@@ -81,16 +82,21 @@ export function keyRoutes(tenants: Tenants) {
       url: '/bc/v1/orgkeys',
       tag,
       summary: 'Associate a key of your choosing (at least 16 characters) with the organization',
-      description: `${ABOUT} A key another organization holds is a 409; one this organization holds already is answered as it is. The answer's apikey is the key id.`,
+      description: `${ABOUT} A key another organization holds, or one revoked (by any organization), is a 409; one this organization holds already is answered as it is. The answer's apikey is the key id.`,
       body: orgKeyAssociateSchema,
       response: orgKeyRecordSchema,
-      refusals: { 409: 'The key belongs to another organization' },
+      refusals: { 409: 'The key belongs to another organization, or was revoked' },
       handler: async ({ tenant, body, request }) => {
         sameOrg(tenant, body.organization_id);
         const added = await tenants.addKey(tenant.orgId, { secret: body.apikey, label: body.label });
         if (added === 'taken') {
           throw conflict('conflict', 'this key belongs to another organization', [
             { path: 'apikey', message: 'held by another organization' },
+          ]);
+        }
+        if (added === 'revoked') {
+          throw conflict('conflict', 'this key was revoked and is never valid again; choose another', [
+            { path: 'apikey', message: 'revoked' },
           ]);
         }
         return record(tenant, await stored(tenants, tenant, added.keyHash), request.keyHash);

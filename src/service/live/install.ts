@@ -14,7 +14,7 @@ import { LiveFeed } from './feed.js';
 import { LiveHub } from './hub.js';
 import { realtimeRoute } from './routes.js';
 import { liveSockets } from './socket-route.js';
-import { LiveTokens } from './token.js';
+import { type LiveScope, LiveTokens } from './token.js';
 
 export interface LiveEvents {
   /** `GET /bc/v1/live-events/realtime`, for the service's route list. */
@@ -54,7 +54,8 @@ export function liveEvents(options: {
   const hub = new LiveHub();
   const tokens = new LiveTokens();
   const feed = new LiveFeed(hub, options.reader, options.log);
-  const keyActive = (keyId: string) => options.keys.keyIdActive(keyId);
+  const keyActive = (scope: LiveScope) =>
+    scope.keyId === undefined || options.keys.keyIdActive(scope.keyId, scope.orgId);
   const sessionEnded = async (projectId: string, sessionId: string) =>
     (
       await rows(
@@ -66,7 +67,7 @@ export function liveEvents(options: {
   const sockets = liveSockets({ hub, tokens, keyActive, sessionEnded, log: options.log, ...limits });
   options.keys.onKeysChanged(() =>
     hub.closeWhere(
-      (scope) => scope.keyId !== undefined && !keyActive(scope.keyId),
+      (scope) => !keyActive(scope),
       LIVE_CLOSE.revoked,
       'the API key this socket was opened with was revoked',
     ),

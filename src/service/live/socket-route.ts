@@ -17,8 +17,8 @@ export interface LiveSocketOptions {
   queuedBytes: number;
   /** Open sockets one organization may hold. */
   socketsPerOrganization: number;
-  /** Whether the API key a token was issued to (LiveScope.keyId) is still held. */
-  keyActive: (keyId: string) => boolean;
+  /** Whether the API key a token was issued to (LiveScope.keyId) is still held by its organization. */
+  keyActive: (scope: LiveScope) => boolean;
   /** Whether a project's session has ended already: its socket has nothing more to wait for. */
   sessionEnded: (projectId: string, sessionId: string) => Promise<boolean>;
   log: (line: string) => void;
@@ -66,13 +66,13 @@ function scopeOf(
   req: IncomingMessage,
   url: URL,
   tokens: LiveTokens,
-  keyActive: (keyId: string) => boolean,
+  keyActive: (scope: LiveScope) => boolean,
 ): LiveScope {
   const bearer = header(req, 'authorization').replace(/^bearer(\s+|$)/i, '');
   const key = bearer !== '' ? bearer : (url.searchParams.get('authorization_key') ?? '');
   if (key === '') throw new Refusal(401, 'unauthorized', NO_KEY);
   const scope = tokens.verify(key);
-  if (!scope || (scope.keyId !== undefined && !keyActive(scope.keyId))) {
+  if (!scope || !keyActive(scope)) {
     throw new Refusal(401, 'unauthorized', BAD_KEY);
   }
   // A client naming its project (the hosted SDKs' X-App-ID) must name the key's own.

@@ -79,9 +79,12 @@ export class Tenants {
     this.keysChanged.push(listener);
   }
 
-  /** Whether a key of this public name (Tenants.keyId) is still held by some organization. */
-  keyIdActive(keyId: string): boolean {
-    for (const hash of this.keys.keys()) if (Tenants.keyId(hash) === keyId) return true;
+  /**
+   * Whether a key of this public name (Tenants.keyId) is still held by this organization: held by
+   * another one (a revoked secret adopted elsewhere) it must not reopen the first one's sockets.
+   */
+  keyIdActive(keyId: string, orgId: string): boolean {
+    for (const [hash, owner] of this.keys) if (owner === orgId && Tenants.keyId(hash) === keyId) return true;
     return false;
   }
 
@@ -167,14 +170,16 @@ export class Tenants {
   /**
    * Stores a key for the organization (a new random one unless `secret` is given) and, in the same
    * transaction, revokes `replaces` (a rotation). A secret already held by another organization is
-   * refused ('taken'); one the organization holds already is kept as it is.
+   * refused ('taken'); one the organization holds already is kept as it is; a revoked one is never
+   * valid again ('revoked': associated again, by any organization, it worked again; found by probing).
    */
   async addKey(
     orgId: string,
     options: { secret?: string; label?: string | undefined; replaces?: string } = {},
-  ): Promise<{ secret: string; keyHash: string } | 'taken'> {
+  ): Promise<{ secret: string; keyHash: string } | 'taken' | 'revoked'> {
     const secret = options.secret ?? newApiKey();
     const keyHash = hashKey(secret);
+    if (this.isRevoked(secret)) return 'revoked';
     const owner = this.keys.get(keyHash);
     if (owner !== undefined && owner !== orgId) return 'taken';
     await this.db.write(async (tx) => {
