@@ -133,6 +133,24 @@ describe('GET /db/{collection}/{op}', () => {
     });
   });
 
+  // A 500 ("column undefined") for names Object.prototype has; `__proto__` dropped, so every document
+  // was answered (found by probing). decisions §1: reserved keys are invalid input anywhere.
+  it('refuses field names an object inherits and reserved keys, in filter and sort, with a 400 naming them', async () => {
+    const refused = async (query: Record<string, unknown>, path: string) => {
+      const res = await call(t, 'GET', withQuery('/bc/v1/db/events/find', query));
+      expect(res.status, JSON.stringify(res.json)).toBe(400);
+      expect(JSON.stringify(res.json)).toContain(path);
+    };
+    await refused({ filter: { toString: 'x' } }, 'filter.toString');
+    await refused({ filter: { hasOwnProperty: { $in: ['a'] } } }, 'filter.hasOwnProperty');
+    await refused({ sort: { constructor: -1 } }, 'constructor');
+    await refused({ sort: { valueOf: 1 } }, 'sort.valueOf');
+    await refused({ filter: '{"__proto__":{"$eq":"nothing-matches"}}' }, '__proto__');
+    await refused({ filter: '{"event":{"__proto__":1}}' }, 'event.__proto__');
+    const shown = await find('users', 'find', { projection: { toString: 1, id: 1 } });
+    expect(Object.keys((shown as Array<Record<string, unknown>>)[0]!)).toEqual(['id']);
+  });
+
   it('findOne: the first matching document, or null', async () => {
     const person = identifies(sent)[2]!;
     const one = userRecordSchema.parse(await find('users', 'findOne', { filter: { id: person.user_id } }));

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FORBIDDEN_KEY_MESSAGE, findJsonProblem, LONE_SURROGATE_MESSAGE } from './json-problem.js';
 
 /**
  * Query-string parameters of the discovery, user, cohort and summary routes. Query strings carry
@@ -42,16 +43,27 @@ export function scalarFromText(value: string): string | number | boolean {
  */
 export type BracketTypes = (name: string, rebuilt: unknown) => unknown;
 
-/** JSON text that must decode to `schema`; bracket form (`name[key]=v`) is rebuilt by `bracketObject`. */
+/**
+ * JSON text that must decode to `schema`; bracket form (`name[key]=v`) is rebuilt by `bracketObjects`
+ * (its reserved keys refused by unsafeQueryKey). A reserved key or a lone surrogate anywhere in the
+ * JSON is refused as in a body (decisions §1): `{"__proto__": …}` in a db filter was dropped by the
+ * schema, and the route answered every document (found by probing).
+ */
 export function jsonParam<T extends z.ZodType>(schema: T) {
-  return z.preprocess((v) => {
+  return z.preprocess((v, ctx) => {
     if (typeof v !== 'string') return v;
     if (v === '') return undefined;
+    let parsed: unknown;
     try {
-      return JSON.parse(v) as unknown;
+      parsed = JSON.parse(v);
     } catch {
       return v;
     }
+    const found = findJsonProblem(parsed, { keys: true, strings: true });
+    if (found === undefined) return parsed;
+    const why = found.problem === 'forbidden key' ? FORBIDDEN_KEY_MESSAGE : LONE_SURROGATE_MESSAGE;
+    ctx.addIssue({ code: 'custom', message: found.path === '' ? why : `${found.path}: ${why}` });
+    return z.NEVER;
   }, schema);
 }
 

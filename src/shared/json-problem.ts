@@ -1,6 +1,8 @@
 import { formatPath } from './errors.js';
 import { FORBIDDEN_KEYS } from './primitives.js';
 
+export const FORBIDDEN_KEY_MESSAGE = 'key is not allowed (__proto__, constructor and prototype are reserved)';
+
 export const LONE_SURROGATE_MESSAGE =
   'holds a lone UTF-16 surrogate (a \\uD800-\\uDFFF escape without its pair); send valid Unicode';
 

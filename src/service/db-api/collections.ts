@@ -109,6 +109,11 @@ const isScalar = (v: unknown): v is Value =>
   typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean';
 const OPERATORS: ReadonlySet<string> = new Set(DB_OPERATORS);
 
+/** A whitelisted field by its own name: `toString` found Object's, and its SQL was "undefined" (a 500). */
+function fieldOf(spec: CollectionSpec, field: string): CollectionSpec['fields'][string] | undefined {
+  return Object.hasOwn(spec.fields, field) ? spec.fields[field] : undefined;
+}
+
 /** The SQL of a filter, or the issues that refuse it. */
 export function compileFilter(
   p: Params,
@@ -121,7 +126,7 @@ export function compileFilter(
   const regexes: Array<{ path: string; pattern: string }> = [];
   for (const [field, raw] of Object.entries(filter)) {
     const path = `filter.${field}`;
-    const column = spec.fields[field];
+    const column = fieldOf(spec, field);
     const jsonKey =
       spec.json && field.startsWith(spec.json.prefix) ? field.slice(spec.json.prefix.length) : undefined;
     if (!column && (jsonKey === undefined || jsonKey === '' || FORBIDDEN_KEYS.has(jsonKey))) {
@@ -220,7 +225,7 @@ export function compileSort(spec: CollectionSpec, sort: DbQuery['sort']): { sql:
   const issues: Issue[] = [];
   const parts: string[] = [];
   for (const [field, dir] of Object.entries(sort ?? {})) {
-    const column = spec.fields[field];
+    const column = fieldOf(spec, field);
     if (!column)
       issues.push({ path: `sort.${field}`, message: `sort on ${Object.keys(spec.fields).join(', ')}` });
     else parts.push(`${column.sql} ${dir === -1 ? 'DESC' : 'ASC'} NULLS LAST`);
@@ -236,7 +241,8 @@ export function project(
   const entries = Object.entries(projection ?? {});
   if (entries.length === 0) return doc;
   const keep = entries.filter(([, v]) => v === 1 || v === true).map(([k]) => k);
-  if (keep.length > 0) return Object.fromEntries(keep.filter((k) => k in doc).map((k) => [k, doc[k]]));
+  if (keep.length > 0)
+    return Object.fromEntries(keep.filter((k) => Object.hasOwn(doc, k)).map((k) => [k, doc[k]]));
   const drop = new Set(entries.map(([k]) => k));
   return Object.fromEntries(Object.entries(doc).filter(([k]) => !drop.has(k)));
 }

@@ -1,4 +1,4 @@
-import { findJsonProblem, LONE_SURROGATE_MESSAGE } from '../../shared/json-problem.js';
+import { FORBIDDEN_KEY_MESSAGE, findJsonProblem, LONE_SURROGATE_MESSAGE } from '../../shared/json-problem.js';
 import { FORBIDDEN_KEYS } from '../../shared/primitives.js';
 import { ServiceError } from '../errors.js';
 
@@ -43,7 +43,7 @@ export function parseJsonBody(text: string, bytes: number = Buffer.byteLength(te
   const found = check.keys || check.strings ? findJsonProblem(value, check) : undefined;
   if (found?.problem === 'forbidden key') {
     throw new ServiceError(400, 'invalid_input', `${found.path}: this key is not allowed`, [
-      { path: found.path, message: 'key is not allowed (__proto__, constructor and prototype are reserved)' },
+      { path: found.path, message: FORBIDDEN_KEY_MESSAGE },
     ]);
   }
   if (found?.problem === 'lone surrogate') {

@@ -7,6 +7,7 @@ import Fastify, {
 } from 'fastify';
 import { bracketObjects, unsafeQueryKey } from '../../shared/api-params.js';
 import { issuesFromZod } from '../../shared/errors.js';
+import { FORBIDDEN_KEY_MESSAGE } from '../../shared/json-problem.js';
 import { LIMITS, type Limits } from '../../shared/limits.js';
 import { invalidInput, ServiceError, storageUnavailable } from '../errors.js';
 import type { Scope } from '../identity/identity.js';
@@ -255,7 +256,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
           throw invalidInput([
             {
               path: unsafe,
-              message: 'key is not allowed (__proto__, constructor and prototype are reserved)',
+              message: FORBIDDEN_KEY_MESSAGE,
             },
           ]);
         }
