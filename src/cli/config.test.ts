@@ -1,5 +1,5 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/temp.js';
@@ -18,6 +18,21 @@ afterEach(() => dir.cleanup());
 
 const writeConfig = (value: unknown) =>
   writeFileSync(join(dir.path, 'cas', 'config.json'), JSON.stringify(value));
+
+// Node takes an empty or relative HOME as given: the store and the config file went under the
+// working directory, a new store in each (found by probing).
+it("an empty or relative HOME means the account's home, not the working directory", () => {
+  const saved = process.env.HOME;
+  try {
+    for (const value of ['', 'relative/home']) {
+      process.env.HOME = value;
+      const config = resolveConfig({}, { XDG_CONFIG_HOME: dir.path });
+      expect(config.dataDir, `HOME=${value}`).toBe(join(userInfo().homedir, '.local', 'share', 'cas'));
+    }
+  } finally {
+    process.env.HOME = saved;
+  }
+});
 
 describe('resolveConfig precedence: flag > CAS_* > MLSDK_* > config file > embedded default', () => {
   it('uses the embedded default when nothing is configured', () => {

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { homedir, userInfo } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { fileErrorReason } from './file-errors.js';
@@ -45,13 +45,28 @@ export function xdgDir(value: string | undefined): string | undefined {
   return value !== undefined && isAbsolute(value) ? value : undefined;
 }
 
+/**
+ * The home directory: `$HOME` when it is absolute, else the account's (Node takes an empty or relative
+ * `HOME` as given, which put the store and the config file under the working directory: found by
+ * probing).
+ */
+function home(): string {
+  const fromEnv = homedir();
+  if (isAbsolute(fromEnv)) return fromEnv;
+  try {
+    return userInfo().homedir;
+  } catch {
+    return fromEnv;
+  }
+}
+
 export function configFilePath(env: Env): string {
-  return join(xdgDir(env.XDG_CONFIG_HOME) ?? join(homedir(), '.config'), 'cas', 'config.json');
+  return join(xdgDir(env.XDG_CONFIG_HOME) ?? join(home(), '.config'), 'cas', 'config.json');
 }
 
 /** The default data directory, `$XDG_DATA_HOME/cas`. */
 export function defaultDataDir(env: Env): string {
-  return join(xdgDir(env.XDG_DATA_HOME) ?? join(homedir(), '.local', 'share'), 'cas');
+  return join(xdgDir(env.XDG_DATA_HOME) ?? join(home(), '.local', 'share'), 'cas');
 }
 
 /**
