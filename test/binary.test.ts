@@ -81,4 +81,22 @@ describe.runIf(process.platform === 'linux')('single executable', () => {
     const total = series?.points.reduce((sum, p) => sum + p.total, 0);
     expect(total).toBe(summary.records);
   });
+
+  // Copied alone, it said "Cannot find module …/duckdb.node … this is a bug" (found by probing).
+  it('copied without the DuckDB files beside it, says they are missing, not that it is a bug', () => {
+    const alone = join(dir.path, 'alone');
+    mkdirSync(alone);
+    copyFileSync(exe, join(alone, 'cas'));
+    const result = spawnSync(join(alone, 'cas'), ['events', '--data-dir', join(dir.path, 'alone-data')], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { PATH: empty, HOME: dir.path, NO_COLOR: '1' },
+    });
+    expect(result.status, result.stderr).toBe(1);
+    expect(result.stderr).toMatch(
+      /^cas: the DuckDB driver cannot be loaded: Cannot find module '.*\/duckdb\.node'$/m,
+    );
+    expect(result.stderr).toMatch(/duckdb\.node and libduckdb\.so beside it/);
+    expect(result.stderr).not.toMatch(/this is a bug|Require stack/);
+  });
 });

@@ -64,8 +64,29 @@ export function describeFailure(error: unknown): Failure {
     // A write the system refused outside the database (server.json, an import checkpoint, a reject file).
     return describeDataDirError(new DataDirError(problem, '', firstLine(error)));
   }
+  const driver = missingDriver(error);
+  if (driver !== undefined) {
+    return {
+      code: EXIT.unexpected,
+      message: `the DuckDB driver cannot be loaded: ${driver}`,
+      hint: 'the cas executable needs duckdb.node and libduckdb.so beside it, as the release ships them',
+    };
+  }
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return { code: EXIT.unexpected, message, hint: 'this is a bug; run with -v for details and report it' };
+}
+
+/**
+ * The single-file binary loads DuckDB's native files from beside itself: one copied alone reported
+ * "Cannot find module …/duckdb.node" as a bug (found by probing).
+ */
+function missingDriver(error: unknown): string | undefined {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  if (typeof e?.message !== 'string') return undefined;
+  const first = e.message.split('\n')[0] ?? '';
+  if (e.code === 'MODULE_NOT_FOUND' && /duckdb\.node/.test(first)) return first;
+  if (e.code === 'ERR_DLOPEN_FAILED' && /duckdb/.test(first)) return first;
+  return undefined;
 }
 
 const STORAGE_HINTS = {
