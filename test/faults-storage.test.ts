@@ -241,6 +241,25 @@ describe.skipIf(!canMount)('a full or read-only disk (tmpfs in a private mount n
     expect(err).not.toMatch(/this is a bug/);
   });
 
+  // It said "503 from POST /bc/v1/user/identify: the service cannot use its storage…" after the
+  // embedded service's own log lines, one per attempt (found by probing).
+  it('a write the full disk refuses to the embedded service: one line naming the data directory, exit 5', async () => {
+    const script = [
+      `"$NODE" "$CAS" identify --id u1 --data-dir "$M/d" >/dev/null || exit 90`,
+      `dd if=/dev/zero of="$M/fill" bs=64k 2>/dev/null`,
+      `"$NODE" "$CAS" identify --id u2 --trait plan=pro --retries 1 --data-dir "$M/d"; echo "identify=$?"`,
+    ].join('\n');
+    const { code, out, err } = await collect(inTmpfs('6m', script));
+    expect(code).toBe(0);
+    expect(out).toMatch(/^identify=5$/m);
+    expect(err.split('\n').filter((l) => l !== '')).toEqual([
+      expect.stringMatching(
+        /^cas: the data directory .+\/d cannot be written: the disk is full \(nothing of that request was stored\)$/,
+      ),
+      expect.stringMatching(/^  hint: free some space/),
+    ]);
+  });
+
   it('on a read-only file system, cas serve and the CLI exit 5 saying so', async () => {
     const script = [
       `"$NODE" "$CAS" identify --id u1 --data-dir "$M/d" >/dev/null || exit 90`,

@@ -308,6 +308,9 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
       const service = await startEmbeddedService({
         dataDir: config.dataDir,
         log: deps.log,
+        // The service's own diagnostics (a failed COMMIT, each storage failure) are -v's: the error
+        // that reaches the command says what happened, in one line.
+        diagnostics: config.verbose ? deps.log : () => undefined,
         prices: deps.prices,
         workload: deps.workload,
         thread: deps.thread,

@@ -25,6 +25,7 @@ export type WorkerRequest = 'close' | { start: WorkerStart } | { queue: { id: nu
 
 export type WorkerMessage =
   | { log: string }
+  | { diagnostic: string }
   | { answer: { id: number; answer: LocalAnswer } }
   | { ready: { url: string; apiKey: string; projectId: string } }
   | { failed: { name: string; message: string; locked: boolean; problem?: StorageProblem; detail?: string } }
@@ -58,6 +59,7 @@ async function run(): Promise<void> {
       memoryLimit,
       prices,
       log: (line) => post({ log: line }),
+      diagnostics: (line) => post({ diagnostic: line }),
     });
     port?.on('message', (message: WorkerRequest) => {
       if (typeof message === 'object') {

@@ -25,6 +25,8 @@ export interface EmbeddedService {
 export interface EmbeddedOptions {
   dataDir: string;
   log: (line: string) => void;
+  /** The service's lines for operators (ServiceOptions.diagnostics); `log` when absent. */
+  diagnostics?: ((line: string) => void) | undefined;
   /**
    * On a worker thread of its own where the build made its entry (an import of more than a few MB:
    * commands/import-thread.ts), else on the caller's thread.
@@ -84,6 +86,7 @@ async function startInline(options: EmbeddedOptions): Promise<EmbeddedService> {
     dataDir: options.dataDir,
     port: 0,
     log: options.log,
+    diagnostics: options.diagnostics ?? options.log,
     memoryLimit: memoryLimitFor(options),
     prices: options.prices,
     ...(options.holdsProcess === false ? { holdsProcess: false } : {}),
@@ -275,6 +278,7 @@ async function start(options: EmbeddedOptions): Promise<EmbeddedService> {
         waiting.get(id)?.resolve(answer);
         waiting.delete(id);
       } else if ('log' in message) options.log(message.log);
+      else if ('diagnostic' in message) (options.diagnostics ?? options.log)(message.diagnostic);
       else if ('ready' in message) resolve(message.ready);
       else if ('closed' in message) onClosed();
       else if ('loaded' in message || 'codeCache' in message) return;

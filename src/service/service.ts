@@ -44,6 +44,12 @@ export interface ServiceOptions {
   provision?: { apiKey: string; projectId: string };
   limits?: Partial<Limits>;
   log?: (line: string) => void;
+  /**
+   * Lines for whoever runs the service (internal errors, storage failures, a failed COMMIT retried
+   * request by request, live-event faults); `log` when absent. An embedded service's go to `-v` only:
+   * cli.md has an error be one line on stderr, and a full disk printed dozens (found by probing).
+   */
+  diagnostics?: (line: string) => void;
   /** `cas serve`'s per-run secret from server.json, proved on /healthz (server-identity.ts). */
   serverSecret?: string;
   /** User-defined intents (`cas serve --intents <file>`): the file's parsed JSON, stored for the served project. */
@@ -122,6 +128,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const files = protectDataFiles(options.dataDir);
   const limits: Limits = { ...LIMITS, ...options.limits };
   const log = options.log ?? (() => undefined);
+  const diagnostics = options.diagnostics ?? log;
   try {
     const tenants = await Tenants.load(db);
     let local = loadOrCreateCredentials(
@@ -139,8 +146,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     if (options.intents) {
       await installIntentRules(db, options.provision?.projectId ?? local.project_id, options.intents);
     }
-    const ingestor = new Ingestor(db, new LexicalAnalyser(), log);
-    const live = liveEvents({ reader: db.read, log, limits: options.live, keys: tenants });
+    const ingestor = new Ingestor(db, new LexicalAnalyser(), diagnostics);
+    const live = liveEvents({ reader: db.read, log: diagnostics, limits: options.live, keys: tenants });
     ingestor.onCommitted = live.committed;
 
     const rateLimiter = new RateLimiter({
@@ -168,7 +175,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         }),
       ),
       bodyLimit: limits.bodyBytes,
-      log,
+      log: diagnostics,
       rateLimiter,
       limits,
     });
@@ -189,7 +196,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
             throw error;
           });
     let closing: Promise<void> | undefined;
-    const queueLocally = handlers.trackCalls(localQueue(ingestor, tenants, limits, log));
+    const queueLocally = handlers.trackCalls(localQueue(ingestor, tenants, limits, diagnostics));
     return {
       url: `http://${urlHost}:${port}`,
       port,
