@@ -256,7 +256,7 @@ describe.skipIf(!canMount)('a full or read-only disk (tmpfs in a private mount n
       expect.stringMatching(
         /^cas: the data directory .+\/d cannot be written: the disk is full \(nothing of that request was stored\)$/,
       ),
-      expect.stringMatching(/^  hint: free some space/),
+      expect.stringMatching(/^ {2}hint: free some space/),
     ]);
   });
 

@@ -1,7 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CAS_BIN, cleanEnv, runCli, startServe, stopChild } from './helpers/cli.js';
 import { spawnTracked } from './helpers/processes.js';
@@ -318,4 +319,35 @@ describe('bad serve flag values (issue 15, item 11)', () => {
     expect(code, stderr).toBe(2);
     expect(stderr).toMatch(new RegExp(`--port ${port}: already in use`));
   }, 30_000);
+});
+
+// README: SIGINT and SIGTERM are how cas serve is stopped, and a clean stop exits 0. One sent while it
+// started (as a service manager may) said "interrupted", exit 130 (found by probing).
+describe('cas serve stopped while it starts', () => {
+  it('exits 0 without "interrupted", and leaves no server.json', async () => {
+    const data = tempDir();
+    try {
+      const proc = spawnTracked(
+        process.execPath,
+        [CAS_BIN, 'serve', '--port', '0', '--data-dir', data.path],
+        {
+          env: cleanEnv(),
+          stdio: ['ignore', 'ignore', 'pipe'],
+        },
+      );
+      let stderr = '';
+      proc.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+      // The store's file appears while the service opens it, before it listens.
+      const file = join(data.path, 'cas.duckdb');
+      for (let i = 0; i < 4000 && !existsSync(file) && proc.exitCode === null; i++) await sleep(5);
+      proc.kill('SIGTERM');
+      const code = await exited;
+      expect(code, stderr).toBe(0);
+      expect(stderr).not.toMatch(/interrupted/);
+      expect(existsSync(join(data.path, 'server.json'))).toBe(false);
+    } finally {
+      data.cleanup();
+    }
+  });
 });

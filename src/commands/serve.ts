@@ -90,6 +90,26 @@ export async function runServe(
   options: ServeOptions,
   deps: { log: (line: string) => void },
 ): Promise<ServeHandle> {
+  // A stop asked for while it starts (a service manager's quick SIGTERM) stops it once it is up, with
+  // exit 0 as any stop; it was "interrupted", exit 130 (found by probing).
+  let early: string | undefined;
+  const onEarly = (signal: string) => {
+    early ??= signal;
+  };
+  for (const s of STOP_SIGNALS) process.on(s, onEarly);
+  try {
+    const handle = await startServing(options, deps);
+    if (early !== undefined) handle.stop(early);
+    return handle;
+  } finally {
+    for (const s of STOP_SIGNALS) process.off(s, onEarly);
+  }
+}
+
+async function startServing(
+  options: ServeOptions,
+  deps: { log: (line: string) => void },
+): Promise<ServeHandle & { stop: (signal: string) => void }> {
   // One without the other was dropped without a word, the local key served instead (found by probing).
   if (options.provisionFlag === true && (options.apiKey === undefined || options.project === undefined)) {
     const [given, missing] =
@@ -149,8 +169,12 @@ export async function runServe(
   } else {
     deps.log(`listening on ${options.host} only: other cas commands over this data dir cannot reach it`);
   }
+  let stop: (signal: string) => void = () => undefined;
+  let stopping = false;
   const stopped = new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
+    stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
       deps.log(`${signal}: stopping (finishing in-flight requests)`);
       for (const s of STOP_SIGNALS) process.off(s, stop);
       process.off('exit', forget);
@@ -165,6 +189,7 @@ export async function runServe(
   return {
     service,
     stopped,
+    stop,
     info: {
       url: service.url,
       api_key: provision?.apiKey ?? service.local.api_key,
