@@ -394,6 +394,9 @@ describe('/orgkeys', () => {
     const mine = list.find((k) => k.current);
     expect(mine).toMatchObject({ apikey: keyId(ADMIN), key_id: keyId(ADMIN) });
     org = mine!.organization_id;
+    // Not made of the key's hash, which every document and live frame would then carry.
+    expect(org).toMatch(/^org_[0-9a-f]{12}$/);
+    expect(org).not.toBe(`org_${createHash('sha256').update(ADMIN).digest('hex').slice(0, 12)}`);
     for (const k of list) {
       expect(k.apikey).toBe(k.key_id);
       expect(k.organization_id).toBe(org);

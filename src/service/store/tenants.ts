@@ -99,7 +99,9 @@ export class Tenants {
     }
     const keyOrg = this.keys.get(keyHash);
     const projectOrg = this.projects.get(input.projectId);
-    const orgId = keyOrg ?? projectOrg ?? input.orgId ?? `org_${keyHash.slice(0, 12)}`;
+    // A new organization's id is random: made of the key's hash, it put 48 bits of it in every
+    // document and live frame, enough to find a short operator key offline (found by probing).
+    const orgId = keyOrg ?? projectOrg ?? input.orgId ?? `org_${randomBytes(6).toString('hex')}`;
     if (projectOrg !== undefined && projectOrg !== orgId) {
       throw new ProvisionConflictError(
         `project ${input.projectId} belongs to another organization than this key`,
