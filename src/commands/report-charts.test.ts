@@ -60,6 +60,10 @@ describe('the report plan', () => {
     expect(own.filter((w) => w === '--period')).toHaveLength(1);
     expect(own.filter((w) => w === '--cohort')).toHaveLength(1);
     expect(own).toContain('UTC');
+    // A spec ending in a flag keeps it last, so its missing value is what is said.
+    const dangling = withShared(['segmentation', '--event'], shared);
+    expect(dangling.at(-1)).toBe('--event');
+    expect(dangling.slice(0, -1)).toEqual(withShared(['segmentation'], shared));
   });
 
   it('describes filters as typed and quotes words for a shell', () => {

@@ -54,7 +54,10 @@ function has(argv: readonly string[], ...flags: string[]): boolean {
  * first, filters after (they combine with the chart's own; a cohort is one, so the chart's wins).
  */
 export function withShared(argv: readonly string[], shared: SharedFlags): string[] {
-  const out = [...argv];
+  // A spec ending in a flag stays so: `--chart "segmentation --event"` took the report's `--from` for
+  // the event and said "too many arguments" (found by probing), where cas chart says the value is missing.
+  const dangling = argv.length > 1 && argv.at(-1)?.startsWith('-') === true;
+  const out = dangling ? argv.slice(0, -1) : [...argv];
   const { from, to, last, period, tz } = shared.range;
   if (!has(argv, '--from', '--to', '--last')) {
     if (from !== undefined) out.push('--from', from);
@@ -66,6 +69,7 @@ export function withShared(argv: readonly string[], shared: SharedFlags): string
   for (const w of shared.userWhere) out.push('--user-where', w);
   if (shared.cohort !== undefined && !has(argv, '--cohort')) out.push('--cohort', shared.cohort);
   for (const s of shared.sequence) out.push(`--${s.flag}`, s.value);
+  if (dangling) out.push(argv.at(-1) as string);
   return out;
 }
 
