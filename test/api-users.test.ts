@@ -483,3 +483,77 @@ describe('aliases in order of first use (decisions §3)', () => {
     }
   });
 });
+
+// Found by probing with the hosted service's reference in hand.
+describe('/user/* as the hosted service answers them', () => {
+  let u: TestService;
+  beforeAll(async () => {
+    u = await startTestService();
+  });
+  afterAll(() => u.stop());
+  const post = async (events: unknown[]) => {
+    const res = await call(u, 'POST', '/bc/v1/events/queue', events);
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+  };
+  const at = '2025-04-01T10:00:00.000Z';
+  const said = (user: string, extra: Record<string, unknown> = {}) => ({
+    type: 'track',
+    event: 'Conversation Turn',
+    session_id: 's10',
+    conversation_id: 'q1',
+    user_id: 'gina',
+    timestamp: at,
+    properties: { user, assistant: `re: ${user}` },
+    ...extra,
+  });
+
+  it('turns of one instant come in the order they were sent, not by event id', async () => {
+    await post([
+      said('first', { event_id: 'zz-1' }),
+      said('second', { event_id: 'aa-2' }),
+      said('third'),
+      said('fourth'),
+      said('fifth'),
+    ]);
+    const turns = conversationTurnsSchema.parse(
+      await ok(u, '/bc/v1/user/conversation', { user_id: 'gina', conversation_id: 'q1' }),
+    );
+    expect(turns.map((x) => x.user)).toEqual(['first', 'second', 'third', 'fourth', 'fifth']);
+    const details = userDetailsSchema.parse(await ok(u, '/bc/v1/user/details', { user_id: 'gina' }));
+    const names = details.sessions[0]?.events.map((e) => e.event);
+    expect(names?.slice(0, 3)).toEqual(['Session Started', 'Conversation Started', 'Conversation Turn']);
+  });
+
+  it('a conversation id of several sessions is one conversation with session_id', async () => {
+    // The Python client sends "None" for every conversation its caller leaves unnamed.
+    const none = (session: string, user: string, minute: number) => ({
+      type: 'track',
+      event: 'Conversation Turn',
+      session_id: session,
+      conversation_id: 'None',
+      user_id: 'hal',
+      timestamp: `2025-04-02T10:0${minute}:00.000Z`,
+      properties: { user, assistant: 'ok' },
+    });
+    await post([none('h1', 'in h1', 0), none('h2', 'in h2', 1)]);
+    const of = async (query: Record<string, unknown>) =>
+      conversationTurnsSchema
+        .parse(await ok(u, '/bc/v1/user/conversation', { user_id: 'hal', conversation_id: 'None', ...query }))
+        .map((x) => x.user);
+    expect(await of({})).toEqual(['in h1', 'in h2']);
+    expect(await of({ session_id: 'h2' })).toEqual(['in h2']);
+    expect(await of({ session_id: 'h3' })).toEqual([]);
+  });
+
+  it('lists up to 100,000 users when no limit is given, as the reference says', async () => {
+    const many = Array.from({ length: 1005 }, (_, i) => ({
+      type: 'identify',
+      user_id: `many-${String(i).padStart(4, '0')}`,
+      timestamp: '2025-04-03T00:00:00.000Z',
+    }));
+    await post(many);
+    const all = userListSchema.parse(await ok(u, '/bc/v1/user/list'));
+    expect(all.total).toBeGreaterThanOrEqual(1005);
+    expect(all.users).toHaveLength(all.total);
+  });
+});

@@ -25,7 +25,8 @@ export const userListQuerySchema = z.object({
   regex: regexParam.describe(
     'RE2 regex matched anywhere in the user id, any alias, or any trait value (not Lucene syntax)',
   ),
-  limit: countParam(1000, 100_000),
+  // The reference's default (its description: "Default is 100000"); ours was 1000, a shorter list.
+  limit: countParam(100_000, 100_000),
   offset: countParam(0, 10_000_000),
   sort: jsonParam(
     z.strictObject({ value: z.enum(USER_SORT_FIELDS), order: z.enum(['asc', 'desc']) }).optional(),
@@ -39,7 +40,7 @@ export type UserList = z.output<typeof userListSchema>;
 
 export const userPageQuerySchema = z.object({
   user_id: z.string().min(1).max(100),
-  limit: countParam(1000, 100_000),
+  limit: countParam(100_000, 100_000),
   offset: countParam(0, 10_000_000),
   organization_id: z.string().optional(),
   app_id: z.string().optional(),
@@ -93,6 +94,8 @@ export type UserInsights = z.output<typeof userInsightsSchema>;
 
 export const userConversationQuerySchema = userPageQuerySchema.extend({
   conversation_id: z.string().min(1).max(100),
+  // Conversation ids are scoped to their session (decisions §4): with it, one conversation.
+  session_id: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).max(100).optional()),
 });
 export const conversationTurnsSchema = z.array(z.object({ user: z.string(), assistant: z.string() }));
 

@@ -33,7 +33,7 @@ export async function eventDocs(
        LEFT JOIN users u ON u.project_id = e.project_id AND u.user_id = e.user_id
        LEFT JOIN users p ON p.project_id = e.project_id AND p.user_id = u.canonical_user_id
       WHERE e.project_id = $1 AND (${where})
-      ORDER BY ${page.order ?? 'e.ts, e.event_id'}
+      ORDER BY ${page.order ?? 'e.ts, e.rowid'}
       ${page.limit === undefined ? '' : `LIMIT ${Math.trunc(page.limit)}`}
       ${page.offset === undefined ? '' : `OFFSET ${Math.trunc(page.offset)}`}`,
     [scope.projectId, ...params],

@@ -150,7 +150,7 @@ export function userApiRoutes(db: Database) {
       tag: 'User',
       summary: 'List users, optionally matching a regex',
       description:
-        'regex is RE2 (run by DuckDB, not Lucene), matched anywhere in the primary id, the service id, any alias or any trait value. limit 1000 by default (at most 100,000); sort {value: created_at|id|user_id, order} (default created_at asc); total counts every match. Merged anonymous users are listed only through the user they were merged into.',
+        'regex is RE2 (run by DuckDB, not Lucene), matched anywhere in the primary id, the service id, any alias or any trait value. limit 100,000 by default, as the hosted service has it (at most 100,000); sort {value: created_at|id|user_id, order} (default created_at asc); total counts every match. Merged anonymous users are listed only through the user they were merged into.',
       query: userListQuerySchema,
       bracketQuery: true,
       response: userListSchema,
@@ -181,7 +181,7 @@ export function userApiRoutes(db: Database) {
       tag: 'User',
       summary: "A user's record and sessions with their events",
       description:
-        'user_id: the service id (u_…) or any caller id the user has had. Sessions oldest first, paged by limit (1000 by default) and offset; ended_at of an open session is its last event; durations in ms; user_traits are the current traits (no history is kept).',
+        'user_id: the service id (u_…) or any caller id the user has had. Sessions oldest first, paged by limit (100,000 by default) and offset; ended_at of an open session is its last event; durations in ms; user_traits are the current traits (no history is kept).',
       query: userPageQuerySchema,
       response: userDetailsSchema,
       refusals: { 404: 'No such user in this project' },
@@ -207,18 +207,20 @@ export function userApiRoutes(db: Database) {
       tag: 'User',
       summary: "The turns of one of a user's conversations",
       description:
-        'Conversation Turn events in time order, as {user, assistant} texts; conversation ids are scoped to sessions, so every session of the user holding that id contributes. 404 for an unknown user; [] for a conversation they do not have.',
+        'Conversation Turn events in time order (those of one instant in the order they came), as {user, assistant} texts; conversation ids are scoped to sessions, so every session of the user holding that id contributes, or only session_id when given. 404 for an unknown user; [] for a conversation they do not have.',
       query: userConversationQuerySchema,
       response: conversationTurnsSchema,
       refusals: { 404: 'No such user in this project' },
       handler: ({ tenant, query }) =>
         leaseRead(db, tenant, async (q) => {
           const person = await resolvePerson(q, tenant, query.user_id);
+          // session_id was ignored: "None" (the Python client's unnamed conversation) joined them all.
+          const one = query.session_id === undefined ? '' : ' AND e.session_id = $4';
           const turns = await eventDocs(
             q,
             tenant,
-            `e.event = 'Conversation Turn' AND e.conversation_id = $2 AND e.session_id IN (SELECT s.session_id ${SESSIONS.replace('$2', '$3')})`,
-            [query.conversation_id, person],
+            `e.event = 'Conversation Turn' AND e.conversation_id = $2 AND e.session_id IN (SELECT s.session_id ${SESSIONS.replace('$2', '$3')})${one}`,
+            [query.conversation_id, person, ...(query.session_id === undefined ? [] : [query.session_id])],
             { limit: query.limit, offset: query.offset },
           );
           return turns.map((t) => ({
