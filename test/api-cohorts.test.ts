@@ -264,6 +264,22 @@ describe('cohorts', () => {
         userFilters: [{ cohort }],
       });
     expect(await inChart(' Trimmed  ')).toEqual(await inChart('Trimmed'));
+    // And as a nested term (it was an unknown cohort there; found by probing).
+    const nested = await call(t, 'POST', '/bc/v1/cohorts', {
+      name: 'Nests trimmed',
+      terms: [{ termFilter: { type: 'cohort', name: ' Trimmed ' } }],
+    });
+    expect(nested.status, JSON.stringify(nested.json)).toBe(200);
+    expect(nested.json).toMatchObject({ terms: [{ termFilter: { type: 'cohort', name: 'Trimmed' } }] });
+    expect(
+      (
+        await call(
+          t,
+          'DELETE',
+          `/bc/v1/cohorts?cohort_id=${(nested.json as { cohort_id: string }).cohort_id}`,
+        )
+      ).status,
+    ).toBe(200);
     for (const name of ['   ', `coh_${'a'.repeat(24)}`]) {
       const res = await save(name);
       expect(res.status, name).toBe(400);

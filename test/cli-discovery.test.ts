@@ -369,6 +369,8 @@ describe.concurrent('a regex only the service can judge', () => {
       cas(['intents', 'add', 'bad', '--pattern', 'fine', '--pattern', 'b(']),
       cas(['cohorts', 'create', 'Bad', '--user-where', 'plan ~ c(']),
       cas(['cohorts', 'create', 'Bad', '--performed', 'Purchase', '--where', 'amount ~ d(']),
+      // With --any each --user-where is a term of its own: the second is named, not the first.
+      cas(['cohorts', 'create', 'Bad', '--any', '--user-where', 'plan = x', '--user-where', 'plan ~ f(']),
       cas(['chart', 'segmentation', '--event', 'Purchase', '--where', 'amount ~ e(', ...JANUARY]),
       cas(['chart', 'segmentation', '--controls', controls, ...JANUARY]),
     ]);
@@ -378,6 +380,7 @@ describe.concurrent('a regex only the service can judge', () => {
       '--pattern "b("',
       '--user-where "plan ~ c("',
       '--where "amount ~ d("',
+      '--user-where "plan ~ f("',
     ];
     named.push('--where "amount ~ e("');
     named.forEach((flag, i) => {
@@ -385,7 +388,7 @@ describe.concurrent('a regex only the service can judge', () => {
       expect(run?.code, run?.stderr).toBe(2);
       expect(run?.stderr).toMatch(new RegExp(`^cas: ${flag.replace(/[(~]/g, '\\$&')}: not a valid RE2`));
     });
-    const fromFile = runs[6];
+    const fromFile = runs[7];
     expect(fromFile?.code, fromFile?.stderr).toBe(8);
     expect(fromFile?.stderr).toContain('eventFilters[0].with[0].values[0]');
     // Nothing was created.

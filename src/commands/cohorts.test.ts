@@ -24,6 +24,7 @@ describe('cohortBody: the chart user-filter flags as cohort terms', () => {
       name: 'Pro buyers',
       description: 'pro plan, bought twice',
       terms: [
+        { operator: 'and', termFilter: { type: 'intent', intent: 'refund' } },
         {
           operator: 'and',
           termFilter: {
@@ -45,7 +46,6 @@ describe('cohortBody: the chart user-filter flags as cohort terms', () => {
           },
         },
         { operator: 'and', termFilter: { type: 'event', event_name: 'Signed Up' } },
-        { operator: 'and', termFilter: { type: 'intent', intent: 'refund' } },
         { operator: 'and', termFilter: { type: 'cohort', name: 'Teams' } },
       ],
     });
@@ -60,6 +60,35 @@ describe('cohortBody: the chart user-filter flags as cohort terms', () => {
       any: true,
     });
     expect(body.terms.map((t) => t.operator)).toEqual(['or', 'or']);
+  });
+
+  // A chart's repeated --intent selects users who showed any of them; the cohort needed all of them.
+  it('joins repeated --intent by OR, first, so the other terms AND with the lot', () => {
+    const body = cohortBody({
+      name: 'x',
+      userWhere: ['plan = pro'],
+      sequence: seq(['intent', 'refund'], ['intent', 'complaint']),
+    });
+    expect(body.terms.map((t) => [t.operator, t.termFilter.type])).toEqual([
+      ['and', 'intent'],
+      ['or', 'intent'],
+      ['and', 'trait'],
+    ]);
+  });
+
+  // --any left every --user-where in one trait term, whose conditions are ANDed.
+  it('--any makes each --user-where a term of its own, and names the bad one', () => {
+    const body = cohortBody({ name: 'x', userWhere: ['plan = free', 'seats > 15'], any: true });
+    expect(body.terms).toEqual([
+      {
+        operator: 'or',
+        termFilter: { type: 'trait', with: [{ property_name: 'plan', operator: 'eq', values: ['free'] }] },
+      },
+      {
+        operator: 'or',
+        termFilter: { type: 'trait', with: [{ property_name: 'seats', operator: 'gt', values: [15] }] },
+      },
+    ]);
   });
 
   it('refuses a cohort without terms and names a bad flag value', () => {

@@ -20,9 +20,10 @@ import { wholeNumber } from './users.js';
 /**
  * `cas cohorts list|create|show|delete`. `create` reads the flags `cas chart` reads for its user
  * filter, with the same parsers: `--user-where` (one trait term holding every condition),
- * `--performed` (an event term each, a `--where` after it filtering that event), `--intent`, and
- * `--cohort` (another cohort). Terms combine with AND, as a chart's user filter does, so
- * `--cohort <name>` on a chart selects exactly the users those flags select inline; `--any` makes it OR.
+ * `--performed` (an event term each, a `--where` after it filtering that event), `--intent` (OR'd
+ * among themselves, as a chart's are), and `--cohort` (another cohort). Terms combine with AND, as a
+ * chart's user filter does, so `--cohort <name>` on a chart selects exactly the users those flags
+ * select inline; `--any` makes it OR, each `--user-where` then a term of its own.
  */
 
 export interface CohortCreateOptions {
@@ -39,8 +40,19 @@ export function cohortBody(options: CohortCreateOptions): CohortBodyInput {
   const seq = walkSequence('users', options.sequence ?? []);
   const operator = options.any === true ? 'or' : 'and';
   const terms: CohortBodyInput['terms'] = [];
+  // A chart's intents select users who showed any of them (decisions §6): the intent terms come first,
+  // joined by OR, so the terms after them AND with the lot (each was ANDed: found by probing).
+  seq.intents.forEach((intent, i) => {
+    terms.push({
+      operator: i === 0 ? operator : 'or',
+      termFilter: { type: 'intent', intent: intent.intent, ...(intent.with ? { with: intent.with } : {}) },
+    });
+  });
   const userWhere = (options.userWhere ?? []).map((text) => parseWhere(text, '--user-where'));
-  if (userWhere.length > 0) terms.push({ operator, termFilter: { type: 'trait', with: userWhere } });
+  // One trait term holds every condition (AND); with --any each is a term of its own, OR'd.
+  if (options.any === true) {
+    for (const w of userWhere) terms.push({ operator, termFilter: { type: 'trait', with: [w] } });
+  } else if (userWhere.length > 0) terms.push({ operator, termFilter: { type: 'trait', with: userWhere } });
   for (const performed of seq.performed) {
     const { event_name, with: where, number_of, number_of_operator } = performed;
     terms.push({
@@ -52,12 +64,6 @@ export function cohortBody(options: CohortCreateOptions): CohortBodyInput {
         ...(number_of !== undefined ? { number_of } : {}),
         ...(number_of_operator !== undefined ? { number_of_operator } : {}),
       },
-    });
-  }
-  for (const intent of seq.intents) {
-    terms.push({
-      operator,
-      termFilter: { type: 'intent', intent: intent.intent, ...(intent.with ? { with: intent.with } : {}) },
     });
   }
   for (const name of options.cohort ?? []) terms.push({ operator, termFilter: { type: 'cohort', name } });
@@ -106,7 +112,8 @@ function termFlag(options: CohortCreateOptions, body: CohortBodyInput, path: str
   const before = body.terms.slice(0, t).filter((term) => term.termFilter.type === type).length;
   if (type === 'trait') {
     const j = /^\.with\[(\d+)\]/.exec(rest)?.[1];
-    const text = j === undefined ? undefined : options.userWhere?.[Number(j)];
+    // One term of them all, or (--any) one each: either way the (before + j)th --user-where.
+    const text = j === undefined ? undefined : options.userWhere?.[before + Number(j)];
     return text === undefined ? undefined : `--user-where "${text}"`;
   }
   const origins = walkSequence('users', options.sequence ?? []).origins;

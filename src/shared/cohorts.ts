@@ -42,7 +42,8 @@ export const cohortTraitFilterSchema = z.strictObject({
 
 export const cohortCohortFilterSchema = z.strictObject({
   type: z.literal('cohort'),
-  name: idSchema.describe('another cohort of the project, or "All Users"'),
+  // Trimmed as cohort names are: " Pro " found Pro on a chart but was an unknown cohort here.
+  name: z.string().trim().pipe(idSchema).describe('another cohort of the project, or "All Users"'),
 });
 
 export const cohortTermFilterSchema = z.discriminatedUnion('type', [
