@@ -154,6 +154,15 @@ describe('cohorts', () => {
       terms: [{ termFilter: { type: 'cohort', name: 'nope' } }],
     });
     expect(unknown.status).toBe(400);
+    // "All Users" is reserved in any case: a cohort "all users" made `--cohort "all users"` mean it.
+    for (const name of ['All Users', 'all users', 'ALL USERS']) {
+      const reserved = await call(t, 'POST', '/bc/v1/cohorts', {
+        name,
+        terms: [{ termFilter: { type: 'cohort', name: 'planned' } }],
+      });
+      expect(reserved.status, name).toBe(400);
+      expect(reserved.json).toMatchObject({ issues: [{ path: 'name' }] });
+    }
     const used = await call(t, 'DELETE', withQuery('/bc/v1/cohorts', { cohort_id: cohortId }));
     expect(used.status).toBe(409);
     const unknownInChart = await call(

@@ -102,7 +102,7 @@ export function cohortRoutes(db: Database) {
       description: `Names are unique per project (409 otherwise); "${ALL_USERS}" is reserved. Terms combine left to right with their operator (the first term's is ignored). A nested cohort term must name an existing cohort and may not lead back to this one (400), and no cohort may come to more than 500 terms once nested cohorts are inlined (400, whichever save would make it so). Event and intent terms count within their within, else the chart's range (so a cohort filters a chart exactly as the same filters inline); /cohorts/evaluate counts over all time. within on a trait term is refused: traits have no history.`,
       body: cohortBodySchema,
       response: cohortRecordSchema,
-      refusals: { 409: 'A cohort of that name exists, or the cohort would nest itself' },
+      refusals: { 409: 'A cohort of that name exists' },
       handler: async ({ tenant, body }) => {
         await validate(body);
         return write((tx) => saveCohort(tx, tenant, body, undefined));
@@ -119,7 +119,7 @@ export function cohortRoutes(db: Database) {
       response: cohortRecordSchema,
       refusals: {
         404: 'No such cohort',
-        409: 'A cohort of that name exists, or the cohort would nest itself',
+        409: 'A cohort of that name exists, or another cohort uses the name this one gives up',
       },
       handler: async ({ tenant, body, query }) => {
         await validate(body);

@@ -127,8 +127,9 @@ export async function saveCohort(
   body: CohortBody,
   id: string | undefined,
 ): Promise<CohortRecord> {
-  if (body.name === ALL_USERS) {
-    throw invalidInput([{ path: 'name', message: `"${ALL_USERS}" is reserved for every user` }]);
+  // In any case, as "Any Intent" is: a cohort "all users" made `--cohort "all users"` mean it.
+  if (body.name.toLowerCase() === ALL_USERS.toLowerCase()) {
+    throw invalidInput([{ path: 'name', message: `"${ALL_USERS}" is reserved for every user, in any case` }]);
   }
   const defs = new Map(await cohortDefinitions(tx, scope.projectId));
   let previousName: string | undefined;
