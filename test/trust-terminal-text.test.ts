@@ -158,7 +158,8 @@ it('cas import on a terminal draws its progress without colour under NO_COLOR', 
   expect(result.status, result.stderr).toBe(0);
   // The spinner ran (its frames are drawn on the terminal) and set no colour.
   expect(result.stdout).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] /);
-  expect(result.stdout).not.toMatch(/\x1b\[3\dm/);
+  // No foreground colour (ESC [ 3x m), the spinner's cyan included.
+  expect(result.stdout).not.toMatch(new RegExp(`${String.fromCharCode(27)}\\[3\\dm`));
 });
 
 describe('hostile text in error messages', () => {

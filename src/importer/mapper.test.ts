@@ -163,7 +163,8 @@ describe('mapRecord: turns from CSV', () => {
   });
 
   it('refuses a JSON number id past 2^53, which JSON readers round, and keeps smaller ones exact', () => {
-    const big = jsonl({ kind: 'turn', user_id: 1234567890123456789, user: 'q', assistant: 'a' });
+    // As JSON.parse reads the digits: 1234567890123456800.
+    const big = jsonl(JSON.parse('{"kind":"turn","user_id":1234567890123456789,"user":"q","assistant":"a"}'));
     expect(reason(mapRecord(big, planOf()))).toMatch(
       /^user_id is a number past 2\^53, which JSON readers round/,
     );
