@@ -92,6 +92,15 @@ const tokenDetailFields = {
     .describe('extension: the call went through the provider batch API (priced at its batch rates)'),
 };
 
+/** What prices a turn or a usage event: its model and tokens, or a cost given directly. */
+const pricedFields = {
+  model: modelSchema.optional(),
+  prompt_tokens: tokenCountSchema.optional(),
+  completion_tokens: tokenCountSchema.optional(),
+  ...tokenDetailFields,
+  cost: costSchema.optional(),
+};
+
 interface TokenDetails {
   prompt_tokens?: number | undefined;
   completion_tokens?: number | undefined;
@@ -127,11 +136,7 @@ export const turnPropertiesSchema = keyLimited(
       user: z.string(),
       assistant: z.string(),
       assistant_id: idSchema.optional(),
-      model: modelSchema.optional(),
-      prompt_tokens: tokenCountSchema.optional(),
-      completion_tokens: tokenCountSchema.optional(),
-      ...tokenDetailFields,
-      cost: costSchema.optional(),
+      ...pricedFields,
     })
     .catchall(propertyValueSchema),
 ).superRefine((p, ctx) => {
@@ -152,15 +157,7 @@ const USAGE_TOKEN_FIELDS = ['model', 'prompt_tokens', 'completion_tokens'] as co
  * model, prompt_tokens and completion_tokens. Both forms together are accepted; `cost` wins (§5).
  */
 export const usagePropertiesSchema = keyLimited(
-  z
-    .object({
-      model: modelSchema.optional(),
-      prompt_tokens: tokenCountSchema.optional(),
-      completion_tokens: tokenCountSchema.optional(),
-      ...tokenDetailFields,
-      cost: costSchema.optional(),
-    })
-    .catchall(propertyValueSchema),
+  z.object(pricedFields).catchall(propertyValueSchema),
 ).superRefine((p, ctx) => {
   checkTokenDetails(p, ctx);
   if (p.cost !== undefined) return;
