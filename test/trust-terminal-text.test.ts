@@ -149,9 +149,11 @@ it('cas import on a terminal draws its progress without colour under NO_COLOR', 
   writeFileSync(file, 'kind,timestamp,user_id,user,assistant\nturn,2025-02-01T00:00:00Z,k1,hi,hello\n');
   const command = [process.execPath, CAS_BIN, 'import', file, '--data-dir', join(dir.path, 'plain')];
   const quoted = command.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+  // ora draws no spinner where CI is set (CI runs this suite with CI=true).
+  const { CI: _ci, ...env } = process.env;
   const result = spawnSync('script', ['-qec', `stty cols 150; ${quoted}`, '/dev/null'], {
     encoding: 'utf8',
-    env: { ...process.env, NO_COLOR: '1', XDG_CONFIG_HOME: '/nonexistent-cas-config' },
+    env: { ...env, NO_COLOR: '1', XDG_CONFIG_HOME: '/nonexistent-cas-config' },
     timeout: 60_000,
   });
   expect(result.error?.message, 'util-linux `script` runs the CLI on a pty').toBeUndefined();
