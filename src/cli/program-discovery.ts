@@ -137,9 +137,13 @@ function addCohortCommands(program: Command, run: ActionRunner): void {
       '"<prop> <op> <value>": filters the --performed or --intent before it',
       inOrder('where'),
     )
-    .option('--intent <name>', 'users who showed this intent (repeatable)', inOrder('intent'))
+    .option(
+      '--intent <name>',
+      'users who showed this intent (repeatable: any of them, as on a chart)',
+      inOrder('intent'),
+    )
     .option('--cohort <name>', 'users of another cohort (repeatable)', collect)
-    .option('--any', 'a user matching any term belongs (default: every term)')
+    .option('--any', 'a user matching any flag belongs, each --user-where alone (default: every flag)')
     .addOption(formatOption())
     .addOption(csvGuardOption())
     .addHelpText(

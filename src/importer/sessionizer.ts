@@ -60,6 +60,10 @@ export class Sessionizer {
    * across runs; with nothing else of their session in the run, they go as they are.
    */
   private held: Array<{ s: Staged; index: number; conversation: string | undefined }> = [];
+  /** Conversations of the open session that a record other than a held end has named. */
+  private seen = new Set<string>();
+  /** A record of the open session other than a held end has been sent. */
+  private sentOther = false;
 
   constructor(
     private readonly options: SessionizerOptions,
@@ -123,11 +127,6 @@ export class Sessionizer {
     this.held.push({ s, index, conversation: endsSession ? undefined : conversation });
     return true;
   }
-
-  /** Conversations of the open session that a record other than a held end has named. */
-  private seen = new Set<string>();
-  /** A record of the open session other than a held end has been sent. */
-  private sentOther = false;
 
   private releaseConversations(session: OpenSession): void {
     const conversations = this.held.filter((h) => h.conversation !== undefined);

@@ -70,7 +70,10 @@ export class Tenants {
 
   /** Whether this secret's key was revoked (and is not held again). */
   isRevoked(apiKey: string): boolean {
-    const hash = hashKey(apiKey);
+    return this.revokedHash(hashKey(apiKey));
+  }
+
+  private revokedHash(hash: string): boolean {
     return this.revoked.has(hash) && !this.keys.has(hash);
   }
 
@@ -94,7 +97,7 @@ export class Tenants {
    */
   async provision(input: { apiKey: string; projectId: string; orgId?: string }): Promise<Tenant> {
     const keyHash = hashKey(input.apiKey);
-    if (this.isRevoked(input.apiKey)) {
+    if (this.revokedHash(keyHash)) {
       throw new RevokedKeyError(`the key ${Tenants.keyId(keyHash)} was revoked`);
     }
     const keyOrg = this.keys.get(keyHash);
@@ -181,7 +184,7 @@ export class Tenants {
   ): Promise<{ secret: string; keyHash: string } | 'taken' | 'revoked'> {
     const secret = options.secret ?? newApiKey();
     const keyHash = hashKey(secret);
-    if (this.isRevoked(secret)) return 'revoked';
+    if (this.revokedHash(keyHash)) return 'revoked';
     const owner = this.keys.get(keyHash);
     if (owner !== undefined && owner !== orgId) return 'taken';
     await this.db.write(async (tx) => {
