@@ -11,6 +11,7 @@ import {
 import { EVENT_NAMES, WIRE_TYPES, type WireType } from './event-names.js';
 import { isPlainObject } from './event-properties.js';
 import { surelyWithin } from './json-bound.js';
+import { pathOf, type WalkNode } from './json-problem.js';
 import { LIMITS } from './limits.js';
 import { FORBIDDEN_KEYS, propertyValueSchema, scalarSchema } from './primitives.js';
 import { wireParser } from './wire-parsers.js';
@@ -62,18 +63,6 @@ const fail = (path: PropertyKey[], message: string): Parsed<never> => ({
   issues: [{ path, message }],
 });
 
-interface ScanNode {
-  value: unknown;
-  parent: ScanNode | undefined;
-  key: PropertyKey | undefined;
-}
-
-function pathOf(node: ScanNode): PropertyKey[] {
-  const path: PropertyKey[] = [];
-  for (let n: ScanNode | undefined = node; n?.key !== undefined; n = n.parent) path.push(n.key);
-  return path.reverse();
-}
-
 /** Bytes of a JSON leaf as JSON.stringify writes it; values JSON cannot hold count as `null`. */
 function leafBytes(value: unknown): number {
   if (typeof value === 'string') return Buffer.byteLength(JSON.stringify(value), 'utf8');
@@ -109,23 +98,23 @@ const FORBIDDEN_TEXT = new RegExp([...FORBIDDEN_KEYS].map((k) => `"${k}"`).join(
 function walkJson(value: unknown): { bytes: number; forbidden: RawIssue[] } {
   const forbidden: RawIssue[] = [];
   let bytes = 0;
-  const stack: ScanNode[] = [{ value, parent: undefined, key: undefined }];
+  const stack: WalkNode[] = [{ node: value, parent: undefined, key: undefined }];
   for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
-    const v = node.value;
+    const v = node.node;
     if (typeof node.key === 'string' && FORBIDDEN_KEYS.has(node.key)) {
       forbidden.push({ path: pathOf(node), message: `key "${node.key}" is not allowed` });
     }
     if (Array.isArray(v)) {
       bytes += 2 + Math.max(0, v.length - 1);
       // Pushed in reverse so nodes are visited, and issues listed, in document order.
-      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], parent: node, key: i });
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ node: v[i], parent: node, key: i });
     } else if (isPlainObject(v)) {
       const entries = Object.entries(v).filter(([, x]) => x !== undefined);
       bytes += 2 + Math.max(0, entries.length - 1);
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, x] = entries[i]!;
         bytes += leafBytes(key) + 1;
-        stack.push({ value: x, parent: node, key });
+        stack.push({ node: x, parent: node, key });
       }
     } else {
       bytes += leafBytes(v);

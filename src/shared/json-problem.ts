@@ -11,14 +11,14 @@ export const LONE_SURROGATE_MESSAGE =
  * call-time checks share, so a library call refuses at once what the service would refuse later.
  */
 
-/** A node of the walk; the path is rebuilt from parent links only when a key is found. */
-interface WalkNode {
+/** A node of a walk over parsed JSON; the path is rebuilt from parent links only when needed. */
+export interface WalkNode {
   node: unknown;
   parent: WalkNode | undefined;
   key: PropertyKey | undefined;
 }
 
-function pathOf(leaf: WalkNode): PropertyKey[] {
+export function pathOf(leaf: WalkNode): PropertyKey[] {
   const path: PropertyKey[] = [];
   for (let n: WalkNode | undefined = leaf; n?.key !== undefined; n = n.parent) path.push(n.key);
   return path.reverse();
