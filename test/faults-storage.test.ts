@@ -247,11 +247,16 @@ describe.skipIf(!canMount)('a full or read-only disk (tmpfs in a private mount n
     const script = [
       `"$NODE" "$CAS" identify --id u1 --data-dir "$M/d" >/dev/null || exit 90`,
       `dd if=/dev/zero of="$M/fill" bs=64k 2>/dev/null`,
-      `"$NODE" "$CAS" identify --id u2 --trait plan=pro --retries 1 --data-dir "$M/d"; echo "identify=$?"`,
+      `"$NODE" "$CAS" identify --id u2 --trait plan=pro --data-dir "$M/d"; echo "identify=$?"`,
+      // -v shows each attempt: one, where five took ~12 s to print the same line (found by probing).
+      `"$NODE" "$CAS" identify --id u3 -v --data-dir "$M/d" 2>&1 >/dev/null | grep -E '^cas: (POST|retrying)' | sed -E 's/ in [0-9]+ ms.*//'`,
     ].join('\n');
     const { code, out, err } = await collect(inTmpfs('6m', script));
     expect(code).toBe(0);
     expect(out).toMatch(/^identify=5$/m);
+    expect(out.split('\n').filter((l) => l.startsWith('cas: '))).toEqual([
+      'cas: POST /bc/v1/user/identify → 503',
+    ]);
     expect(err.split('\n').filter((l) => l !== '')).toEqual([
       expect.stringMatching(
         /^cas: the data directory .+\/d cannot be written: the disk is full \(nothing of that request was stored\)$/,

@@ -3,13 +3,7 @@ import { CommanderError } from 'commander';
 import type { Config } from '../commands/config.js';
 import { importNeedsOwnThread } from '../commands/import-thread.js';
 import { escapeControls } from '../render/terminal-text.js';
-import {
-  causeOf,
-  classifyDataDirError,
-  DataDirError,
-  STORAGE_PROBLEMS,
-  type StorageProblem,
-} from '../service/lock-error.js';
+import { classifyDataDirError, DataDirError, storageRefusalOf } from '../service/lock-error.js';
 import { applyV8Flags } from '../shared/v8-flags.js';
 import { ACTIONS } from './actions/index.js';
 import type { GlobalFlags } from './config.js';
@@ -124,23 +118,13 @@ async function act(
 /** A system error on a file of the data directory (server.json, a checkpoint) names the directory. */
 function inDataDir(error: unknown, config: Config): unknown {
   const { dataDir } = config;
-  const storage = config.endpoint === undefined ? storageRefusal(error) : undefined;
+  const storage = config.endpoint === undefined ? storageRefusalOf(error) : undefined;
   // The service over this directory (embedded, or a cas serve found by server.json) could not write
   // it: said as a failure to open it is (README), not as "503 from POST …" (found by probing).
   if (storage !== undefined) return new DataDirError(storage, dataDir, 'nothing of that request was stored');
   const path = (error as { path?: unknown } | null)?.path;
   if (typeof path !== 'string' || !(path === dataDir || path.startsWith(`${dataDir}/`))) return error;
   return classifyDataDirError(error, dataDir) ?? error;
-}
-
-/** The service's 503 for a storage failure (service/errors.ts storageUnavailable): its cause. */
-function storageRefusal(error: unknown): StorageProblem | undefined {
-  const e = error as { name?: unknown; status?: unknown; message?: unknown } | null;
-  if (e?.name !== 'HttpError' || e.status !== 503 || typeof e.message !== 'string') return undefined;
-  const cause = /^the service cannot use its storage: (.+?); nothing of this request was stored/.exec(
-    e.message,
-  )?.[1];
-  return STORAGE_PROBLEMS.find((p) => causeOf(p) === cause);
 }
 
 /**

@@ -124,6 +124,27 @@ describe('retries', () => {
     expect(seen).toHaveLength(1);
   });
 
+  it('does not retry what its `final` calls final, and retries the rest as before', async () => {
+    const full = {
+      status: 503,
+      code: 'unavailable',
+      message: 'the service cannot use its storage: the disk is full',
+    };
+    const final = (error: unknown) => error instanceof HttpError && error.message.includes('storage');
+    script = [json(503, full)];
+    const error = await failure(
+      connect({ retries: 3, retryTimeMs: 5_000, final }).request({ method: 'GET', path: '/x' }),
+    );
+    expect((error as HttpError).attempts).toBe(1);
+    expect(seen).toHaveLength(1);
+    await client?.close();
+    script = [json(503, { ...full, message: 'shutting down' }), json(200, { ok: 3 })];
+    await expect(connect({ retries: 3, final }).request({ method: 'GET', path: '/x' })).resolves.toEqual({
+      ok: 3,
+    });
+    expect(seen).toHaveLength(3);
+  });
+
   it('stops when the next backoff would overrun the time budget', async () => {
     script = [text(500, 'boom')];
     // random() = 1 makes every backoff its ceiling: 250 ms, which a 100 ms budget cannot hold.

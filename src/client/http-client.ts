@@ -39,6 +39,12 @@ export interface ClientOptions {
   dispatcher?: Dispatcher;
   /** Source of jitter in [0, 1); replaceable so tests can pin the backoff. */
   random?: () => number;
+  /**
+   * Failures not worth another attempt with this service, though their status is one to retry: the
+   * CLI's own service over the data directory answering that its storage is full or read-only, which
+   * no wait of seconds mends.
+   */
+  final?: (error: ClientError) => boolean;
 }
 
 export interface RequestOptions {
@@ -102,6 +108,7 @@ export function createClient(options: ClientOptions): Client {
     ...DEFAULT_BACKOFF,
     retryAfterJitterMs: 100,
     random: options.random ?? Math.random,
+    final: options.final,
   };
   const ownsDispatcher = options.dispatcher === undefined;
   const dispatcher: Dispatcher =

@@ -22,6 +22,8 @@ export interface RetryPolicy {
   /** Upper bound of the jitter added to a server-given `Retry-After`. */
   retryAfterJitterMs: number;
   random: () => number;
+  /** Failures this client never retries, whatever their status (see ClientOptions.final). */
+  final?: ((error: ClientError) => boolean) | undefined;
 }
 
 export interface RetryInfo {
@@ -93,7 +95,8 @@ export async function withRetries<T>(
     } catch (error) {
       if (!(error instanceof ClientError)) throw error;
       error.attempts = attempt;
-      if (attempt >= policy.retries || !isRetryable(error, idempotent)) throw error;
+      if (attempt >= policy.retries || !isRetryable(error, idempotent) || policy.final?.(error) === true)
+        throw error;
       const retryAfterMs = error instanceof HttpError ? error.retryAfterMs : undefined;
       const delayMs =
         retryAfterMs === undefined

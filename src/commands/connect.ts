@@ -12,7 +12,7 @@ import {
   type ServerFile,
   serverFilePath,
 } from '../service/data-dir.js';
-import { DataDirLockedError } from '../service/lock-error.js';
+import { DataDirLockedError, storageRefusalOf } from '../service/lock-error.js';
 import { dataDirIdentity, isLoopbackUrl, proofMatches, randomToken } from '../service/server-identity.js';
 import type { QueueResponse } from '../shared/events.js';
 import type { Config } from './config.js';
@@ -68,12 +68,18 @@ function refusePrices(deps: ConnectDeps, where: string): void {
   );
 }
 
+/**
+ * `local`: the service over this data directory (embedded, or the `cas serve` holding it). Its 503 for
+ * a full or read-only disk is not retried: five attempts took ~12 s to print the same one line
+ * (found by probing), and a remote service's storage, which may recover, keeps its retries.
+ */
 function clientFor(
   config: Config,
   endpoint: string,
   apiKey: string,
   projectId: string,
   deps: ConnectDeps,
+  local: boolean,
 ): Client {
   return createClient({
     endpoint,
@@ -82,6 +88,7 @@ function clientFor(
     timeoutMs: config.timeoutMs,
     retries: config.retries,
     retryTimeMs: config.retryTimeMs,
+    ...(local ? { final: (error: unknown) => storageRefusalOf(error) !== undefined } : {}),
     onRetry: (info: RetryInfo) => {
       deps.onRetry?.(info);
       if (config.verbose) deps.log(retryLine(info));
@@ -216,7 +223,7 @@ async function findLocalServer(config: Config, deps: ConnectDeps, say: Say): Pro
   if (!credentials || !(await provesIdentity(file, where, say, config.dataDir))) return undefined;
   const apiKey = config.apiKey ?? credentials.api_key;
   const projectId = config.projectId ?? credentials.project_id;
-  const real = clientFor(config, file.url, apiKey, projectId, deps);
+  const real = clientFor(config, file.url, apiKey, projectId, deps, true);
   return { client: real, mode: 'local-server', close: () => real.close() };
 }
 
@@ -284,7 +291,7 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
       );
     }
     refusePrices(deps, `the service at ${config.endpoint}`);
-    const client = clientFor(config, config.endpoint, config.apiKey, config.projectId, deps);
+    const client = clientFor(config, config.endpoint, config.apiKey, config.projectId, deps, false);
     return { client, mode: 'remote', close: () => client.close() };
   }
   refuseUnusableDataDir(config.dataDir);
@@ -318,7 +325,7 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
       });
       const apiKey = config.apiKey ?? service.apiKey;
       const projectId = config.projectId ?? service.projectId;
-      const client = clientFor(config, service.url, apiKey, projectId, deps);
+      const client = clientFor(config, service.url, apiKey, projectId, deps, true);
       return {
         client,
         mode: 'embedded',

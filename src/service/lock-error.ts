@@ -53,6 +53,19 @@ function describeProblem(problem: StorageProblem, dataDir: string): string {
 /** The cause in a few words, for answers to clients that must not learn the server's paths. */
 export const causeOf = (problem: StorageProblem): string => CAUSES[problem];
 
+/**
+ * The cause of a service's 503 for a storage failure (service/errors.ts `storageUnavailable`), read
+ * off the error the HTTP client or the in-process queue raised; undefined for any other failure.
+ */
+export function storageRefusalOf(error: unknown): StorageProblem | undefined {
+  const e = error as { name?: unknown; status?: unknown; message?: unknown } | null;
+  if (e?.name !== 'HttpError' || e.status !== 503 || typeof e.message !== 'string') return undefined;
+  const cause = /^the service cannot use its storage: (.+?); nothing of this request was stored/.exec(
+    e.message,
+  )?.[1];
+  return STORAGE_PROBLEMS.find((p) => causeOf(p) === cause);
+}
+
 const ERRNO: Record<string, StorageProblem> = {
   ENOSPC: 'full',
   EDQUOT: 'full',
