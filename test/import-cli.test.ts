@@ -421,37 +421,39 @@ describe('cas import stopped early says exactly what was not stored', () => {
   }, 60_000);
 });
 
-describe('cas import --concurrency by default', () => {
-  // 48 sessions of 3 turns, one session a batch: every lane has batches to send at once.
+describe('cas import --batch-size and --concurrency by default', () => {
+  // 1,200 sessions of 3 turns: every lane has more events than one batch of 500 holds.
   const turns = () => {
     const file = join(dir.path, 'many-sessions.csv');
-    const rows = Array.from({ length: 144 }, (_, i) => {
+    const rows = Array.from({ length: 3_600 }, (_, i) => {
       const s = Math.floor(i / 3);
-      return `2025-01-01T00:${String(s).padStart(2, '0')}:0${i % 3}.000Z,s${s},u${s % 7},q${i},a${i}`;
+      const at = new Date(Date.UTC(2025, 0, 1) + s * 60_000 + (i % 3) * 1_000).toISOString();
+      return `${at},s${s},u${s % 7},q${i},a${i}`;
     });
     writeFileSync(file, `timestamp,session_id,user_id,user,assistant\n${rows.join('\n')}\n`);
     return file;
   };
   it.each([
-    ['our import features (a cas serve): up to 16', [...SERVICE_FEATURES], 16],
-    ['no features (as the hosted service): up to 4', undefined, 4],
-  ])(
-    'keeps as many requests in flight as the service suits, for one listing %s',
-    async (_, features, most) => {
-      const slow = await startQueueServer({ delayMs: 200, ...(features ? { features } : {}) });
-      try {
-        const args = ['--endpoint', slow.url, '--api-key', 'k', '--project', 'p', '--kind', 'turn'];
-        const data = ['--data-dir', join(dir.path, `lanes-${most}`)];
-        const run = await runCli(['import', turns(), ...args, ...data, '--batch-size', '3', '--json']);
-        expect(run.code, run.stderr).toBe(0);
-        expect(slow.stored.size).toBe(JSON.parse(run.stdout).events);
-        expect(slow.maxInFlight()).toBeLessThanOrEqual(most);
-        expect(slow.maxInFlight()).toBeGreaterThan(most / 2);
-        // Each request in flight listens to the import's one abort signal: no leak, and no warning.
-        expect(run.stderr).not.toMatch(/Warning/);
-      } finally {
-        await slow.close();
-      }
-    },
-  );
+    ['our import features (a cas serve): 2,000 events a request', [...SERVICE_FEATURES], 2_000],
+    ['no features (as the hosted service): 500 events a request', undefined, 500],
+  ])('sends up to 4 requests at once, for one listing %s', async (_, features, batch) => {
+    const slow = await startQueueServer({ delayMs: 200, ...(features ? { features } : {}) });
+    try {
+      const args = ['--endpoint', slow.url, '--api-key', 'k', '--project', 'p', '--kind', 'turn'];
+      const data = ['--data-dir', join(dir.path, `lanes-${batch}`)];
+      const run = await runCli(['import', turns(), ...args, ...data, '--json']);
+      expect(run.code, run.stderr).toBe(0);
+      expect(slow.stored.size).toBe(JSON.parse(run.stdout).events);
+      expect(slow.maxInFlight()).toBeLessThanOrEqual(4);
+      expect(slow.maxInFlight()).toBeGreaterThan(1);
+      const largest = Math.max(...slow.batches.map((b) => b.length));
+      expect(largest).toBeLessThanOrEqual(batch);
+      // Every lane holds more than 500 events: into our service, requests carry more than that.
+      if (batch > 500) expect(largest).toBeGreaterThan(500);
+      // Each request in flight listens to the import's one abort signal: no leak, and no warning.
+      expect(run.stderr).not.toMatch(/Warning/);
+    } finally {
+      await slow.close();
+    }
+  });
 });

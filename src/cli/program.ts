@@ -173,10 +173,14 @@ export function buildProgram(run: ActionRunner): Command {
     )
     .option('--session-gap <duration>', 'inactivity that ends a derived session: 30m, 2h, 90s', '30m')
     .option('--no-end', 'do not add end_conversation / end_session after each session')
-    .option('--batch-size <n>', 'events per request (1-2000)', '500')
+    .option(
+      '--batch-size <n>',
+      'events per request, 1-2000 (default 2000 into our own service: the embedded one, or cas serve; 500 into another)',
+    )
     .option(
       '--concurrency <n>',
-      'requests in flight; one per lane, events of a session keep their order (default 4; 16 into our own service: the embedded one, or cas serve)',
+      'requests in flight; one per lane, events of a session keep their order',
+      '4',
     )
     .option('--resume', 'continue from the checkpoint of an interrupted run of the same input (default)')
     .option('--restart', 'ignore and replace the checkpoint: read and send everything again')

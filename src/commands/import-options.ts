@@ -38,7 +38,8 @@ export interface ImportSettings {
   spec: MappingSpec;
   gapMs: number;
   noEnd: boolean;
-  batchSize: number;
+  /** Undefined: the default for the service the import sends to (commands/import.ts). */
+  batchSize: number | undefined;
   /** Absent: 4 requests over HTTP, IN_PROCESS_CONCURRENCY into the embedded service. */
   concurrency: number | undefined;
   maxErrors: number;
@@ -188,7 +189,10 @@ export function importSettings(paths: readonly string[], flags: ImportFlags): Im
     spec: built.spec,
     gapMs: parseDuration('--session-gap', flags.sessionGap ?? '30m'),
     noEnd: flags.end === false,
-    batchSize: wholeNumber('--batch-size', flags.batchSize, 500, 1, LIMITS.eventsPerRequest),
+    batchSize:
+      flags.batchSize === undefined
+        ? undefined
+        : wholeNumber('--batch-size', flags.batchSize, 500, 1, LIMITS.eventsPerRequest),
     concurrency:
       flags.concurrency === undefined ? undefined : wholeNumber('--concurrency', flags.concurrency, 4, 1, 64),
     maxErrors: wholeNumber('--max-errors', flags.maxErrors, 100, 0, Number.MAX_SAFE_INTEGER),

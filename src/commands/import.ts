@@ -31,6 +31,7 @@ import {
 import type { ImportSummaryData } from '../render/import-summary.js';
 import { fileErrorReason } from '../shared/file-errors.js';
 import type { SERVICE_FEATURES } from '../shared/health.js';
+import { LIMITS } from '../shared/limits.js';
 import { processAlive } from './connect.js';
 import { UsageError } from './errors.js';
 import { detectPresets, type ImportFlags, type ImportSettings, importSettings } from './import-options.js';
@@ -76,9 +77,21 @@ export interface ImportDeps {
   tmpDir?: string;
 }
 
-const HTTP_CONCURRENCY = 4;
-/** Into our own service: in-process, or a `cas serve` (it lists our import features). See below. */
-const OWN_SERVICE_CONCURRENCY = 16;
+/** Requests in flight, each from a lane of its own (the events of a session share a lane). */
+const CONCURRENCY = 4;
+/** Events per request into a service without our import features (the hosted one). */
+const HTTP_BATCH = 500;
+/**
+ * Events per request into our own service: in-process, or a `cas serve` (it lists our import
+ * features). Every request costs the service a few lookups in the store whose cost grows with it:
+ * the ids it may already hold, the sessions, conversations and users it names. Into a store that
+ * held the first 250k turns, the last 100k of a 300k export (half of them already stored) took
+ * 19.5 s in batches of 500 (16 in flight) and 10.1 s in batches of 2,000 (4 in flight); the same
+ * events in flight at once, so memory is unchanged (peak RSS 475 and 460 MB). Into an empty store
+ * it is as fast (300k turns: 21.5-23.4 s either way, alternated pairs); into a `cas serve`, 26.5 s
+ * against 21.0 s.
+ */
+const OWN_SERVICE_BATCH = LIMITS.eventsPerRequest;
 
 /** 400/409/413 refuse a batch's content (decisions §4); the importer isolates the events named. */
 export function refusalOf(error: unknown): Refusal | undefined {
@@ -234,13 +247,8 @@ export async function runImport(
       files: s.files,
       spec: s.spec,
       session: { gapMs: s.gapMs, noEnd: s.noEnd, keepDuplicates: s.keepDuplicates, extensions },
-      batchSize: s.batchSize,
-      // Our service commits the batches waiting together in one transaction, so more of them in
-      // flight make bigger commits: in-process they cost no connection, and into a `cas serve` a
-      // 300k-turn import took 15.7-18.4 s with 16 against 17.6-23.2 s with 4 (4 alternated pairs,
-      // faster in each); `npm run bench -- import`, --endpoint row: 24.0 -> 17.5 s. A service
-      // without our features (the hosted one) keeps 4.
-      concurrency: s.concurrency ?? (ownService ? OWN_SERVICE_CONCURRENCY : HTTP_CONCURRENCY),
+      batchSize: s.batchSize ?? (ownService ? OWN_SERVICE_BATCH : HTTP_BATCH),
+      concurrency: s.concurrency ?? CONCURRENCY,
       maxErrors: s.maxErrors,
       resume: previous,
       send: client && {
