@@ -137,6 +137,24 @@ describe('retention chart', () => {
     expect(all!.row_headers).toEqual([2, 1, 0, 1]);
   });
 
+  it("a starting event's within selects persons by their matches there, also past the range's end", async () => {
+    // Over Jun 2-3, carol's Jun 4 signup is past the range, inside within: decisions §6 counts a
+    // user-selecting filter within `within`, so she is selected, in the row of her Jun 3 signup.
+    // The chart scanned the range only, and selected nobody (found by the property test on CI).
+    const [chart] = await runChart(db, project, 'retention', {
+      range: { ...range, end: '2025-06-04' },
+      startingEvent: {
+        event_name: 'Signup',
+        within: { start: '2025-06-04T00:00:00Z', end: '2025-06-05T00:00:00Z' },
+      },
+      returnEvents: [{ event_name: 'Turn' }],
+    });
+    expect(chart!.row_headers).toEqual([0, 1]);
+    expect(
+      (await retrieve(db, project, chart!.rows![1]![0]!.drilldown_id!)).rows.map((r) => r.user_id),
+    ).toEqual(['carol']);
+  });
+
   it('drills a cell down to the returning users', async () => {
     const [chart] = await runChart(db, project, 'retention', {
       range,

@@ -38,21 +38,31 @@ function retentionFacts(q: Query, ctx: ChartContext, c: RetentionControls): { co
   const selected = userSelection(q, ctx, c.userFilters, c.shownIntents);
   const startValues = new ScanValues(p);
   const start = eventMatcher(p, ctx, c.startingEvent, startValues);
-  // The starting event's `within` selects persons (decisions §6: a user-selecting position); the
-  // cohort is still the bin of the person's first starting event in the range. Scanned over
-  // `within` alone, a person's first one there set the row (found by probing).
-  const startScan = eventScan(q, ctx, ctx.window, startValues);
-  const within = intersect(start.window, ctx.window);
-  const narrowed = within.lo > ctx.window.lo || within.hi < ctx.window.hi;
-  // A rule one match implies (countRule adds nothing) and no match fails (`gte 1`, `gt 0`; `gte 0`
-  // holds for everyone) asks for a match within `within`.
+  // The starting event's `within` selects persons (decisions §6: a user-selecting position, counted
+  // within `within`, which may reach past the range); the cohort is still the bin of the person's
+  // first starting event in the range. Scanned over `within` alone, a person's first one there set
+  // the row (found by probing); scanned over the range alone, a match within `within` but outside
+  // the range did not select the person (found by the property test on CI).
   const rule = { op: c.startingEvent.number_of_operator, n: c.startingEvent.number_of };
+  // A rule one match implies (countRule adds nothing) and no match fails (`gte 1`, `gt 0`; `gte 0`
+  // holds for everyone) asks for a match within `within`: implied by a start in the range, unless
+  // `within` leaves part of the range out.
   const needsMatch = impliedByOneMatch(rule) && ((rule.op === 'gte' && rule.n >= 1) || rule.op === 'gt');
-  const selectedWithin =
-    narrowed && needsMatch ? `HAVING count(*) FILTER (WHERE ${windowCondition(p, within)}) > 0` : '';
+  const within = start.window;
+  const selects = needsMatch && (within.lo > ctx.window.lo || within.hi < ctx.window.hi);
+  const startScan = eventScan(
+    q,
+    ctx,
+    selects ? span([within, ctx.window], ctx.window) : ctx.window,
+    startValues,
+  );
+  const inRange = selects ? ` FILTER (WHERE ${windowCondition(p, ctx.window)})` : '';
+  const selectedWithin = selects
+    ? `HAVING count(*) FILTER (WHERE ${windowCondition(p, within)}) > 0 AND count(*)${inRange} > 0`
+    : '';
   const starts = q.cte(
     'starts',
-    `SELECT s.person, min(s.ts) AS first FROM ${startScan} s
+    `SELECT s.person, min(s.ts)${inRange} AS first FROM ${startScan} s
      WHERE ${all([start.condition, 's.person IS NOT NULL', ...selectedCondition(selected, 's.person'), ...countRule(q, ctx, c.startingEvent)])}
      GROUP BY s.person ${selectedWithin}`,
   );
