@@ -172,11 +172,30 @@ describe('cas chart usage errors exit 2 and name the flag', () => {
       "option '--format <format>' argument 'xml' is invalid",
     ],
     [['pie'], "argument 'chart'"],
+    // It printed JSON without a word (found by probing); --json --format json is one output.
+    [
+      ['segmentation', '--event', 'X', '--json', '--format', 'csv'],
+      '--json and --format csv ask for different outputs: give one of them',
+    ],
   ])('cas chart %j', async (args, message) => {
     const result = await runCli(['chart', ...args, '--print-controls'], { env });
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain(message);
+  });
+
+  it('takes --json with --format json, and cas import --json with its input --format', async () => {
+    const chart = await runCli(
+      ['chart', 'segmentation', '--event', 'X', '--json', '--format', 'json', '--print-controls'],
+      { env },
+    );
+    expect(chart.code, chart.stderr).toBe(0);
+    const file = join(dir.path, 'one.csv');
+    writeFileSync(file, 'timestamp,user_id,user,assistant\n2025-01-01T00:00:00Z,u1,q,a\n');
+    const dry = await runCli(['import', file, '--kind', 'turn', '--format', 'csv', '--json', '--dry-run'], {
+      env: { XDG_DATA_HOME: join(dir.path, 'import-data') },
+    });
+    expect(dry.code, dry.stderr).toBe(0);
   });
 
   it('shows an example with the error', async () => {

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { CommanderError } from 'commander';
 import type { Config } from '../commands/config.js';
+import { UsageError } from '../commands/errors.js';
 import { importNeedsOwnThread } from '../commands/import-thread.js';
 import { escapeControls } from '../render/terminal-text.js';
 import { classifyDataDirError, DataDirError, storageRefusalOf } from '../service/lock-error.js';
@@ -46,6 +47,16 @@ function startsServiceThread(name: string, flags: Record<string, unknown>, args:
   return name === 'import' && flags.dryRun !== true && importNeedsOwnThread(args);
 }
 
+/**
+ * `--json` with an output `--format` other than json asks for two outputs; it printed JSON without a
+ * word (found by probing). `cas import`'s `--format` is its input's, so it goes with `--json`.
+ */
+function refuseTwoOutputs(name: string, flags: Record<string, unknown> & GlobalFlags): void {
+  const { format } = flags;
+  if (name === 'import' || flags.json !== true || typeof format !== 'string' || format === 'json') return;
+  throw new UsageError(`--json and --format ${format} ask for different outputs: give one of them`);
+}
+
 async function dispatch(
   name: string,
   flags: Record<string, unknown> & GlobalFlags,
@@ -56,6 +67,7 @@ async function dispatch(
     import('../service/data-dir.js'),
   ]);
   const config = resolveConfig(flags, process.env);
+  refuseTwoOutputs(name, flags);
   if (
     startsServiceThread(name, flags, args) &&
     config.endpoint === undefined &&
