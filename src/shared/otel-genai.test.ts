@@ -437,7 +437,7 @@ describe('otlpSpans', () => {
                   ],
                   status: { code: 'STATUS_CODE_ERROR' },
                 },
-                { traceId: 'zz', spanId: 'B'.repeat(16), startTimeUnixNano: '1' },
+                { traceId: 'zz', spanId: 'B'.repeat(16), startTimeUnixNano: ns(T0) },
               ],
             },
           ],
@@ -458,5 +458,45 @@ describe('otlpSpans', () => {
       { path: 'resourceSpans[0].scopeSpans[0].spans[1].traceId', message: 'must be 16 bytes as hex' },
     ]);
     expect(otlpSpans({ resourceSpans: 3 }).malformed).toContain('resourceSpans');
+  });
+
+  // Found by probing: all-zero ids stored every such span under one event id, the rest dropped as
+  // its duplicates; a start of 0 (OTLP's unknown) or past any date was stamped on arrival.
+  it('refuses all-zero ids and a start time that is unknown or no date can hold, each at its path', () => {
+    const span = (over: Record<string, unknown>) => ({
+      traceId: 'a'.repeat(32),
+      spanId: 'b'.repeat(16),
+      startTimeUnixNano: ns(T0),
+      ...over,
+    });
+    const { spans, issues } = otlpSpans({
+      resourceSpans: [
+        {
+          scopeSpans: [
+            {
+              spans: [
+                span({ traceId: '0'.repeat(32) }),
+                span({ spanId: '0'.repeat(16) }),
+                span({ startTimeUnixNano: '0' }),
+                span({ startTimeUnixNano: '100' }),
+                span({ startTimeUnixNano: '9000000000000000000000' }),
+                span({ startTimeUnixNano: '1000000' }),
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    const at = (i: number, field: string) => `resourceSpans[0].scopeSpans[0].spans[${i}].${field}`;
+    const unknown = 'must be a known time: nanoseconds since 1970-01-01 (0 is unknown in OTLP)';
+    expect(issues).toEqual([
+      { path: at(0, 'traceId'), message: 'must not be all zeroes (an invalid id in OTLP)' },
+      { path: at(1, 'spanId'), message: 'must not be all zeroes (an invalid id in OTLP)' },
+      { path: at(2, 'startTimeUnixNano'), message: unknown },
+      { path: at(3, 'startTimeUnixNano'), message: unknown },
+      { path: at(4, 'startTimeUnixNano'), message: unknown },
+    ]);
+    // One millisecond after the epoch is a time like any other.
+    expect(spans.map((s) => nanosToIso(s.startTimeUnixNano))).toEqual(['1970-01-01T00:00:00.001Z']);
   });
 });

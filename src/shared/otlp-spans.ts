@@ -40,17 +40,31 @@ const keyValuesSchema = z
 const nanosSchema = z
   .union([z.string().regex(/^\d{1,25}$/, 'must be nanoseconds since the epoch'), z.number().min(0).max(1e24)])
   .transform((n) => (typeof n === 'string' ? n : (BigInt(Math.round(n / 1000)) * 1000n).toString()));
+// OTLP: an id of all zeroes is invalid. Every such span would be stored under one event id, the
+// first of them, and the rest dropped as its duplicates (found by probing).
 const hexId = (bytes: number) =>
   z
     .string()
     .regex(new RegExp(`^[0-9a-fA-F]{${bytes * 2}}$`), `must be ${bytes} bytes as hex`)
+    .refine((s) => !/^0+$/.test(s), 'must not be all zeroes (an invalid id in OTLP)')
     .transform((s) => s.toLowerCase());
+/** The latest millisecond a JavaScript Date holds. */
+const MAX_DATE_MS = 8.64e15;
+/**
+ * A span's start: 0 is OTLP's "unknown", and a time no date can hold cannot be stored. Such spans
+ * were stamped on arrival, piling a backfill onto the moment it was sent (found by probing); the
+ * receiver refuses them in partialSuccess and an import refuses the record, as for any event time.
+ */
+const startSchema = nanosSchema.refine((n) => {
+  const ms = BigInt(n) / 1_000_000n;
+  return ms > 0n && ms < BigInt(MAX_DATE_MS);
+}, 'must be a known time: nanoseconds since 1970-01-01 (0 is unknown in OTLP)');
 
 const spanSchema = z.looseObject({
   traceId: hexId(16),
   spanId: hexId(8),
   name: z.string().default(''),
-  startTimeUnixNano: nanosSchema,
+  startTimeUnixNano: startSchema,
   endTimeUnixNano: nanosSchema.optional(),
   attributes: keyValuesSchema,
   events: z
