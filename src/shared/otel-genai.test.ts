@@ -204,6 +204,62 @@ describe('mapGenAiSpan', () => {
     expect(answered).toMatchObject({ kind: 'turn', event: { properties: { assistant: "It's rainy." } } });
   });
 
+  // Found by probing: only the current conventions' and the Vercel AI SDK's forms were read, so a
+  // tool round under OpenLLMetry, OpenInference or the older gen_ai.choice event was an empty turn.
+  it("takes a reply that only calls tools for usage in OpenLLMetry's, OpenInference's and the choice event's forms", () => {
+    const tokens = { 'gen_ai.usage.prompt_tokens': 50, 'gen_ai.usage.completion_tokens': 10 };
+    const openllmetry = {
+      'gen_ai.system': 'openai',
+      'gen_ai.request.model': 'gpt-4o',
+      ...tokens,
+      'gen_ai.prompt.0.role': 'user',
+      'gen_ai.prompt.0.content': 'weather?',
+      'gen_ai.completion.0.role': 'assistant',
+    };
+    const openinference = {
+      'openinference.span.kind': 'LLM',
+      'llm.model_name': 'gpt-4o',
+      'llm.token_count.prompt': 50,
+      'llm.token_count.completion': 10,
+      'llm.input_messages.0.message.role': 'user',
+      'llm.input_messages.0.message.content': 'weather?',
+      'llm.output_messages.0.message.role': 'assistant',
+    };
+    const chat = { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o', ...tokens };
+    const asked = (message: OtelSpan['events'][number]['attributes']) =>
+      span(chat, {
+        events: [
+          { name: 'gen_ai.user.message', timeUnixNano: ns(T0), attributes: { content: 'weather?' } },
+          { name: 'gen_ai.choice', timeUnixNano: ns(T0), attributes: message },
+        ],
+      });
+    const spans = [
+      span({ ...openllmetry, 'gen_ai.completion.0.finish_reason': 'tool_calls' }),
+      span({ ...openllmetry, 'gen_ai.completion.0.tool_calls.0.name': 'get_weather' }),
+      span({
+        ...openinference,
+        'llm.output_messages.0.message.tool_calls.0.tool_call.function.name': 'get_weather',
+      }),
+      asked({ finish_reason: 'tool_calls', message: { tool_calls: [{ id: 'c1' }] } }),
+      asked({ message: { tool_calls: [{ id: 'c1' }] } }),
+    ];
+    for (const s of spans) {
+      const m = mapGenAiSpan(s);
+      if (m.kind === 'skip') throw new Error(m.reason);
+      expect(m.event).toMatchObject({ event: 'Conversation Usage', properties: { model: 'gpt-4o' } });
+    }
+    // A finish reason that is no tool call, or a reply with text, stays a turn.
+    expect(mapGenAiSpan(span({ ...openllmetry, 'gen_ai.completion.0.finish_reason': 'stop' }))).toMatchObject(
+      {
+        kind: 'turn',
+      },
+    );
+    expect(mapGenAiSpan(asked({ finish_reason: 'stop', message: { content: 'Sunny.' } }))).toMatchObject({
+      kind: 'turn',
+      event: { properties: { assistant: 'Sunny.' } },
+    });
+  });
+
   it('names a user-less span by device.id, else by a device of its own session, never one of the whole service', () => {
     const tool = (session: string, extra: OtelSpan['attributes'] = {}) =>
       mapGenAiSpan(

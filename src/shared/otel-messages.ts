@@ -132,16 +132,36 @@ const TOOL_FINISH = new Set(['tool_calls', 'tool_call', 'function_call', 'tool_u
 const callsTools = (reason: OtelValue | undefined): boolean =>
   typeof reason === 'string' && TOOL_FINISH.has(reason.toLowerCase().replaceAll('-', '_'));
 
+/** OpenLLMetry's `gen_ai.completion.N.finish_reason`, flattened like its messages. */
+const COMPLETION_FINISH = /^gen_ai\.completion\.\d+\.finish_reason$/;
+/** A tool call among the flattened output messages: OpenLLMetry's and OpenInference's. */
+const FLAT_TOOL_CALL =
+  /^(gen_ai\.completion\.\d+\.(tool_calls|function_call)|llm\.output_messages\.\d+\.message\.tool_calls)\./;
+
+const hasToolCalls = (m: OtelValue | undefined): boolean =>
+  isRecord(m) && Array.isArray(m.tool_calls) && m.tool_calls.length > 0;
+
 /**
  * Whether the model answered by calling tools: a finish reason saying so
- * (`gen_ai.response.finish_reasons`, or an output message's `finish_reason`), or a `tool_call` part
- * among the output messages.
+ * (`gen_ai.response.finish_reasons`, an output message's `finish_reason`, OpenLLMetry's
+ * `gen_ai.completion.N.finish_reason`, a `gen_ai.choice` event's), a `tool_call` part among the
+ * output messages, or a tool call among OpenLLMetry's or OpenInference's flattened output messages or
+ * on a `gen_ai.choice` event. Only the first three instrumentations' forms were read, so a tool round
+ * of the others was an empty turn (found by probing).
  */
 export function asksForTools(span: OtelSpan): boolean {
   const a = span.attributes;
   const reasons = parseMaybeJson(a['gen_ai.response.finish_reasons']);
   if ((Array.isArray(reasons) ? reasons : [reasons]).some(callsTools)) return true;
   if (callsTools(a['ai.response.finishReason'])) return true;
+  for (const [key, value] of Object.entries(a)) {
+    if ((COMPLETION_FINISH.test(key) && callsTools(value)) || FLAT_TOOL_CALL.test(key)) return true;
+  }
+  for (const e of span.events) {
+    if (e.name !== 'gen_ai.choice') continue;
+    const m = parseMaybeJson(e.attributes.message);
+    if (callsTools(e.attributes.finish_reason) || hasToolCalls(m) || hasToolCalls(e.attributes)) return true;
+  }
   const details = span.events.find((e) => e.name === 'gen_ai.client.inference.operation.details');
   const output = parseMaybeJson(a['gen_ai.output.messages'] ?? details?.attributes['gen_ai.output.messages']);
   return (Array.isArray(output) ? output : [output]).some(
