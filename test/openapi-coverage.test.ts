@@ -88,6 +88,25 @@ it('describes every one of them in its own OpenAPI document', async () => {
   expect(undescribed, `not in /bc/v1/openapi.json:\n${undescribed.join('\n')}`).toEqual([]);
 });
 
+// Found by probing: the receiver takes and answers protobuf (OTLP/HTTP), and the document said JSON only.
+it('lists both media types of the OTLP receiver, for its requests and its answers', async () => {
+  const res = await t.get('/bc/v1/openapi.json');
+  type Content = { content: Record<string, unknown> };
+  const paths = (
+    res.json as {
+      paths: Record<string, Record<string, { requestBody: Content; responses: Record<string, Content> }>>;
+    }
+  ).paths;
+  const traces = paths['/v1/traces']?.post;
+  const both = ['application/json', 'application/x-protobuf'];
+  expect(Object.keys(traces?.requestBody.content ?? {})).toEqual(both);
+  expect(Object.keys(traces?.responses['200']?.content ?? {})).toEqual(both);
+  // Another route with a body stays JSON only.
+  expect(Object.keys(paths['/bc/v1/events/queue']?.post?.requestBody.content ?? {})).toEqual([
+    'application/json',
+  ]);
+});
+
 /** Refusals of the routes' own making (an unknown id, a state conflict), which `{}` does not reach. */
 async function refusals(): Promise<void> {
   const post = async (path: string, body: unknown, method = 'POST') => {

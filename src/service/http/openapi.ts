@@ -57,6 +57,15 @@ function openApiPath(url: string): string {
 }
 
 /** OpenAPI 3.1 of the routes as registered, from the same zod schemas that validate requests. */
+/**
+ * The OTLP receiver takes and answers protobuf too (OTLP/HTTP); the document listed only JSON (found
+ * by probing). Its messages are OTLP's own, named here, not described by our schemas.
+ */
+const PROTOBUF = 'application/x-protobuf';
+const protobufOf = (message: string): JsonSchema => ({
+  schema: { type: 'string', format: 'binary', description: `opentelemetry.proto ${message}` },
+});
+
 export function buildOpenApi(routes: ReadonlyArray<RouteSpec>, version: string): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   const errorResponse = { content: { 'application/json': { schema: schemaOf(errorBodySchema, 'output') } } };
@@ -68,7 +77,10 @@ export function buildOpenApi(routes: ReadonlyArray<RouteSpec>, version: string):
       responses: {
         '200': {
           description: 'OK',
-          content: { 'application/json': { schema: schemaOf(r.response, 'output') } },
+          content: {
+            'application/json': { schema: schemaOf(r.response, 'output') },
+            ...(r.otlp ? { [PROTOBUF]: protobufOf('ExportTraceServiceResponse') } : {}),
+          },
         },
         '400': { description: 'Invalid input', ...errorResponse },
         ...Object.fromEntries(
@@ -102,7 +114,10 @@ export function buildOpenApi(routes: ReadonlyArray<RouteSpec>, version: string):
     if (r.body) {
       op.requestBody = {
         required: true,
-        content: { 'application/json': { schema: schemaOf(r.body, 'input') } },
+        content: {
+          'application/json': { schema: schemaOf(r.body, 'input') },
+          ...(r.otlp ? { [PROTOBUF]: protobufOf('ExportTraceServiceRequest') } : {}),
+        },
       };
     }
     const parameters = [
