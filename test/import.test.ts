@@ -83,6 +83,32 @@ describe('cas import into the embedded service', () => {
     expect(await countInDataDir(data)).toBe(stored);
   }, 120_000);
 
+  // Found by probing: an overlapping import before the backup held the run's last event, the one
+  // witness the checkpoint named, so the re-run said "already imported" and the early turn stayed lost.
+  it("into a restored backup that holds the run's last event from an overlapping import: imports what it lacks", async (ctx) => {
+    needIngest(ctx);
+    const data = join(dir.path, 'restored-overlap');
+    const header = 'timestamp,user_id,session_id,user,assistant';
+    const late = '2024-03-02T10:00:00Z,u1,S2,late q,late a';
+    const newer = join(dir.path, 'overlap-newer.csv');
+    const full = join(dir.path, 'overlap-full.csv');
+    writeFileSync(newer, `${header}\n${late}\n`);
+    writeFileSync(full, `${header}\n2024-03-01T10:00:00Z,u1,S1,early q,early a\n${late}\n`);
+    const turn = ['--kind', 'turn', '--data-dir', data, '--json'];
+    expect((await runCli(['import', newer, ...turn])).code).toBe(0);
+    const backup = join(dir.path, 'restored-overlap-backup.duckdb');
+    copyFileSync(join(data, 'cas.duckdb'), backup);
+    expect((await runCli(['import', full, ...turn])).code).toBe(0);
+    const stored = await countInDataDir(data);
+    copyFileSync(backup, join(data, 'cas.duckdb'));
+    rmSync(join(data, 'cas.duckdb.wal'), { force: true });
+    const again = await runCli(['import', full, ...turn]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toMatch(/says 2 records were imported, but the service does not hold its events/);
+    expect(summaryOf(again.stdout)).toMatchObject({ records: 2, skipped: 0 });
+    expect(await countInDataDir(data)).toBe(stored);
+  }, 120_000);
+
   it('imports every good row of a malformed file, reports each bad one with file:line, exits 6', async (ctx) => {
     needIngest(ctx);
     const good = [

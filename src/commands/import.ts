@@ -204,8 +204,9 @@ export async function runImport(
   if (path && s.restart) await removeCheckpoint(path);
   let previous = path && s.resume && !s.restart ? await readCheckpoint(path, pathPrint(path)) : undefined;
   // Connected first when a checkpoint is to be trusted: the store must still hold what it covers.
-  let connection = previous?.witness !== undefined && !s.dryRun ? await deps.connect() : undefined;
-  if (connection && previous?.witness !== undefined && !(await stillStored(connection, previous.witness))) {
+  const witnesses = previous ? witnessesOf(previous) : [];
+  let connection = witnesses.length > 0 && !s.dryRun ? await deps.connect() : undefined;
+  if (connection && previous && !(await stillStored(connection, witnesses))) {
     deps.warn(
       `cas: the checkpoint of this input says ${previous.position.toLocaleString('en')} records were imported, but the service does not hold its events (a store restored from a backup?): importing from the start; what is stored is not stored twice`,
     );
@@ -281,17 +282,24 @@ export async function runImport(
   }
 }
 
+/** The events a checkpoint names as stored: the last one acknowledged, and those spread over the run. */
+function witnessesOf(c: { witness?: string | undefined; witnesses?: string[] | undefined }): string[] {
+  return [...new Set([...(c.witnesses ?? []), ...(c.witness === undefined ? [] : [c.witness])])];
+}
+
 /**
- * Whether the service holds the event a checkpoint named as stored. A service that cannot say (no
+ * Whether the service holds every event a checkpoint named as stored. A service that cannot say (no
  * `/db` routes, an error) is trusted: the checkpoint stands, as it did before witnesses.
  */
-async function stillStored(connection: ImportConnection, eventId: string): Promise<boolean> {
+async function stillStored(connection: ImportConnection, eventIds: readonly string[]): Promise<boolean> {
   try {
-    const found = await dbFind(connection.client, 'events', 'findOne', {
-      filter: { event_id: eventId },
+    const found = await dbFind(connection.client, 'events', 'find', {
+      filter: { event_id: { $in: eventIds } },
       projection: { event_id: 1 },
+      limit: eventIds.length,
     });
-    return found !== null;
+    const held = new Set((Array.isArray(found) ? found : []).map((d) => d.event_id));
+    return eventIds.every((id) => held.has(id));
   } catch {
     return true;
   }

@@ -12,6 +12,9 @@ import { z } from 'zod';
 export const CHECKPOINT_VERSION = 2;
 const HEAD_BYTES = 64 * 1024;
 
+/** Witnesses a checkpoint keeps at most: the powers of two up to 2^63 acknowledged events, and then some. */
+export const MAX_WITNESSES = 64;
+
 export const checkpointSchema = z.object({
   version: z.literal(CHECKPOINT_VERSION),
   fingerprint: z.string(),
@@ -25,6 +28,8 @@ export const checkpointSchema = z.object({
   records: z.number().int().min(0).optional(),
   /** An event id of this import the service stored (see `CheckpointData.witness`). */
   witness: z.string().optional(),
+  /** More of them, spread over the run (see `CheckpointData.witnesses`). */
+  witnesses: z.array(z.string()).max(MAX_WITNESSES).optional(),
 });
 export type Checkpoint = z.infer<typeof checkpointSchema>;
 

@@ -1,3 +1,4 @@
+import { MAX_WITNESSES } from './checkpoint.js';
 import { type Ack, Delivery, type Refusal } from './delivery.js';
 import { ExternalSorter } from './external-sort.js';
 import { Frontier } from './frontier.js';
@@ -90,6 +91,13 @@ export interface CheckpointData {
    * imported.
    */
   witness?: string;
+  /**
+   * Acknowledged events of this import at the 1st, 2nd, 4th, 8th, ... acknowledgment: a store that
+   * lacks any of them does not hold what the checkpoint says, though it holds the last one. An
+   * overlapping import stored before a backup could hold the last one, and a re-run after restoring
+   * that backup skipped the records the backup lacked (found by probing).
+   */
+  witnesses?: string[];
 }
 
 export interface PipelineOptions {
@@ -100,7 +108,9 @@ export interface PipelineOptions {
   concurrency: number;
   maxErrors: number;
   /** Where a resumed run starts (an index into the sorted run), and its earlier refusals. */
-  resume?: { position: number; rejected: number; witness?: string | undefined } | undefined;
+  resume?:
+    | { position: number; rejected: number; witness?: string | undefined; witnesses?: string[] | undefined }
+    | undefined;
   /** How events reach the service; absent for a dry run. */
   send?:
     | { send: (events: WireJson[]) => Promise<Ack>; refusal: (error: unknown) => Refusal | undefined }
@@ -161,6 +171,8 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
   const every = o.checkpointEveryMs ?? 2000;
   const refusedSeqs: number[] = [];
   let witness = o.resume?.witness;
+  const witnesses = [...(o.resume?.witnesses ?? [])];
+  let acknowledged = 0;
   const before = o.resume?.rejected ?? 0;
   stats.rejected += before;
 
@@ -192,7 +204,12 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
             // one passed for any backup taken after the first batch, and the records stored after
             // that backup were skipped as imported. Not an end the import added: a later run may
             // replace it.
-            if (!e.synthesized && typeof e.event.event_id === 'string') witness = e.event.event_id;
+            if (!e.synthesized && typeof e.event.event_id === 'string') {
+              witness = e.event.event_id;
+              acknowledged++;
+              const milestone = (acknowledged & (acknowledged - 1)) === 0;
+              if (milestone && witnesses.length < MAX_WITNESSES) witnesses.push(witness);
+            }
             return;
           }
           if (e.synthesized) {
@@ -257,6 +274,7 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
         rejected: stats.rejected,
         records: stats.records,
         ...(witness === undefined ? {} : { witness }),
+        ...(witnesses.length === 0 ? {} : { witnesses: [...witnesses] }),
       });
       return;
     }
@@ -269,6 +287,7 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
       complete: false,
       rejected,
       ...(witness === undefined ? {} : { witness }),
+      ...(witnesses.length === 0 ? {} : { witnesses: [...witnesses] }),
     });
     written = position;
     lastWrite = Date.now();
