@@ -60,6 +60,15 @@ describe('parseTimestamp', () => {
     expect(iso('2024-03-01t10:00+01:00')).toBe('2024-03-01T09:00:00.000Z');
   });
 
+  // Found by probing: ISO 8601's basic format was "not ISO 8601".
+  it("reads ISO 8601's basic format, with its T; eight digits alone stay epoch seconds", () => {
+    expect(iso('20250406T000000Z')).toBe('2025-04-06T00:00:00.000Z');
+    expect(iso('20250406T103015.25+0200')).toBe('2025-04-06T08:30:15.250Z');
+    expect(iso('20250406T1030-05')).toBe('2025-04-06T15:30:00.000Z');
+    expect(iso('20250406')).toBe(new Date(20_250_406_000).toISOString());
+    expect(parseTimestamp('20250230T000000Z', 'UTC')).toMatchObject({ ok: false });
+  });
+
   // Rounding moved an instant just before midnight into the next day (and month, and year), where
   // the service and Date keep the millisecond it is in (found by probing the charts).
   it('truncates a time finer than a millisecond, as the service and Date do', () => {

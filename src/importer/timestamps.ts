@@ -17,6 +17,12 @@ const MS_BELOW = 1e14;
 
 const ISO =
   /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+/**
+ * ISO 8601's basic format (`20250406T000000Z`), which the extended one's pattern refused (found by
+ * probing). Only with its `T`: eight digits alone are an epoch time in seconds.
+ */
+const ISO_BASIC =
+  /^(\d{4})(\d{2})(\d{2})[Tt](\d{2})(\d{2})(?:(\d{2})(?:[.,](\d{1,9}))?)?(Z|z|[+-]\d{2}(?:\d{2})?)?$/;
 const NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
 /**
@@ -154,7 +160,7 @@ export function parseTimestamp(value: unknown, tz: string): TimeResult | undefin
     return { ok: false, reason: `timestamp must be a string or number, got ${typeof value}` };
   const text = value.trim();
   if (NUMERIC.test(text)) return fromEpoch(Number(text), text);
-  const m = ISO.exec(text);
+  const m = ISO.exec(text) ?? ISO_BASIC.exec(text);
   if (!m) return { ok: false, reason: `timestamp "${text}" is not ISO 8601 or epoch seconds/milliseconds` };
   const result = fromIso(m, text, tz);
   if (result.ok && CANONICAL.test(text)) result.iso = text;
