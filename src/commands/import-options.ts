@@ -40,7 +40,7 @@ export interface ImportSettings {
   noEnd: boolean;
   /** Undefined: the default for the service the import sends to (commands/import.ts). */
   batchSize: number | undefined;
-  /** Absent: 4 requests over HTTP, IN_PROCESS_CONCURRENCY into the embedded service. */
+  /** Absent: the default (commands/import.ts). */
   concurrency: number | undefined;
   maxErrors: number;
   resume: boolean;

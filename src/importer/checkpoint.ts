@@ -12,7 +12,7 @@ import { z } from 'zod';
 export const CHECKPOINT_VERSION = 2;
 const HEAD_BYTES = 64 * 1024;
 
-/** Witnesses a checkpoint keeps at most: the powers of two up to 2^63 acknowledged events, and then some. */
+/** Witnesses a checkpoint keeps at most: a run adds one at each power of two of its acknowledged events. */
 export const MAX_WITNESSES = 64;
 
 export const checkpointSchema = z.object({

@@ -146,8 +146,8 @@ const hasToolCalls = (m: OtelValue | undefined): boolean =>
  * (`gen_ai.response.finish_reasons`, an output message's `finish_reason`, OpenLLMetry's
  * `gen_ai.completion.N.finish_reason`, a `gen_ai.choice` event's), a `tool_call` part among the
  * output messages, or a tool call among OpenLLMetry's or OpenInference's flattened output messages or
- * on a `gen_ai.choice` event. Only the first three instrumentations' forms were read, so a tool round
- * of the others was an empty turn (found by probing).
+ * on a `gen_ai.choice` event. Only the current conventions' and the Vercel AI SDK's forms were read,
+ * so a tool round of the others was an empty turn (found by probing).
  */
 export function asksForTools(span: OtelSpan): boolean {
   const a = span.attributes;
