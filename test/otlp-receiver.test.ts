@@ -294,6 +294,19 @@ describe('POST /v1/traces, answers', () => {
     expect(byName(await storedEvents(t, 'raw-1'), 'Conversation Turn')).toHaveLength(1);
   });
 
+  // Found by probing: "span …:  event is … bytes", a blank where the whole event's issue has no path.
+  it('names a span refused as too large in one clean line', async () => {
+    const big = span('00000000000000b1', [
+      model,
+      { key: 'session.id', value: { stringValue: 'too-big' } },
+      { key: 'gen_ai.completion', value: { stringValue: 'x'.repeat(1_100_000) } },
+    ]);
+    const res = await t.post('/v1/traces', { resourceSpans: [{ scopeSpans: [{ spans: [big] }] }] });
+    expect(res.status).toBe(200);
+    const message = (res.json as { partialSuccess: { errorMessage: string } }).partialSuccess.errorMessage;
+    expect(message).toMatch(/^span 00000000000000b1: event is \d+ bytes; at most 1048576 allowed$/);
+  });
+
   it("rejects only the span the ingest core refuses (another user's, in the session), and stores the rest", async () => {
     const attrs = (user: string) => [
       model,

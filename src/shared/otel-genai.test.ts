@@ -537,6 +537,7 @@ describe('otlpSpans', () => {
                 span({ startTimeUnixNano: '100' }),
                 span({ startTimeUnixNano: '9000000000000000000000' }),
                 span({ startTimeUnixNano: '1000000' }),
+                null,
               ],
             },
           ],
@@ -551,6 +552,8 @@ describe('otlpSpans', () => {
       { path: at(2, 'startTimeUnixNano'), message: unknown },
       { path: at(3, 'startTimeUnixNano'), message: unknown },
       { path: at(4, 'startTimeUnixNano'), message: unknown },
+      // No stray dot after the path of a span that is no object.
+      { path: 'resourceSpans[0].scopeSpans[0].spans[6]', message: expect.any(String) },
     ]);
     // One millisecond after the epoch is a time like any other.
     expect(spans.map((s) => nanosToIso(s.startTimeUnixNano))).toEqual(['1970-01-01T00:00:00.001Z']);

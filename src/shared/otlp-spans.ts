@@ -152,7 +152,8 @@ export function otlpSpanEntries(body: unknown): { entries: SpanEntry[]; malforme
           entries.push({
             ok: false,
             issue: {
-              path: `${at}.${issue?.path.join('.') ?? ''}`,
+              // A span that is no object is refused at its own path: `spans[0]`, not `spans[0].`.
+              path: issue === undefined || issue.path.length === 0 ? at : `${at}.${issue.path.join('.')}`,
               message: issue?.message ?? 'invalid span',
             },
           });

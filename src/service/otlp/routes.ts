@@ -46,7 +46,8 @@ function mapSpans(body: unknown, limits: Limits): Mapped {
     if (parsed.ok) events.push(...parsed.events);
     else
       rejected.push(
-        `span ${span.spanId}: ${parsed.issues.map((i) => `${i.path.replace(/^\[0\]\.?/, '')} ${i.message}`).join('; ')}`,
+        // An issue of the whole event (its size) has no path left: no blank before its message.
+        `span ${span.spanId}: ${parsed.issues.map((i) => [i.path.replace(/^\[0\]\.?/, ''), i.message].filter((x) => x !== '').join(' ')).join('; ')}`,
       );
   }
   // The ingest core places events in their sessions by time; a batch in time order plans fastest.
