@@ -179,8 +179,7 @@ export function buildProgram(run: ActionRunner): Command {
     )
     .option(
       '--concurrency <n>',
-      'requests in flight; one per lane, events of a session keep their order',
-      '4',
+      'requests in flight, 1-64; one per lane, events of a session keep their order (default 4)',
     )
     .option('--resume', 'continue from the checkpoint of an interrupted run of the same input (default)')
     .option('--restart', 'ignore and replace the checkpoint: read and send everything again')

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { OtelAttributes, OtelSpan, OtelValue } from './otel-genai.js';
+import { nanosToIso, type OtelAttributes, type OtelSpan, type OtelValue } from './otel-genai.js';
 
 /**
  * OTLP's `ExportTraceServiceRequest` in its JSON encoding (opentelemetry-proto, `trace_service.proto`):
@@ -48,17 +48,15 @@ const hexId = (bytes: number) =>
     .regex(new RegExp(`^[0-9a-fA-F]{${bytes * 2}}$`), `must be ${bytes} bytes as hex`)
     .refine((s) => !/^0+$/.test(s), 'must not be all zeroes (an invalid id in OTLP)')
     .transform((s) => s.toLowerCase());
-/** The latest millisecond a JavaScript Date holds. */
-const MAX_DATE_MS = 8.64e15;
 /**
  * A span's start: 0 is OTLP's "unknown", and a time no date can hold cannot be stored. Such spans
  * were stamped on arrival, piling a backfill onto the moment it was sent (found by probing); the
  * receiver refuses them in partialSuccess and an import refuses the record, as for any event time.
  */
-const startSchema = nanosSchema.refine((n) => {
-  const ms = BigInt(n) / 1_000_000n;
-  return ms > 0n && ms < BigInt(MAX_DATE_MS);
-}, 'must be a known time: nanoseconds since 1970-01-01 (0 is unknown in OTLP)');
+const startSchema = nanosSchema.refine(
+  (n) => nanosToIso(n) !== undefined,
+  'must be a known time: nanoseconds since 1970-01-01 (0 is unknown in OTLP)',
+);
 
 const spanSchema = z.looseObject({
   traceId: hexId(16),

@@ -47,7 +47,7 @@ function mapSpans(body: unknown, limits: Limits): Mapped {
     else
       rejected.push(
         // An issue of the whole event (its size) has no path left: no blank before its message.
-        `span ${span.spanId}: ${parsed.issues.map((i) => [i.path.replace(/^\[0\]\.?/, ''), i.message].filter((x) => x !== '').join(' ')).join('; ')}`,
+        `span ${span.spanId}: ${parsed.issues.map((i) => `${i.path.replace(/^\[0\]\.?/, '')} ${i.message}`.trimStart()).join('; ')}`,
       );
   }
   // The ingest core places events in their sessions by time; a batch in time order plans fastest.
