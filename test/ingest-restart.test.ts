@@ -1,13 +1,16 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { EventIdFilter } from '../src/service/ingest/known-ids.js';
 import { at, byName, queue, storedEvents, turn, userById } from './helpers/ingest.js';
 import { startServiceOn } from './helpers/service.js';
 import { tempDir } from './helpers/temp.js';
 
 const dir = tempDir();
 const usersDir = tempDir();
+const idsDir = tempDir();
 afterAll(() => {
   dir.cleanup();
   usersDir.cleanup();
+  idsDir.cleanup();
 });
 
 describe('state survives a restart: the ingest cache refills from the database', () => {
@@ -66,6 +69,52 @@ describe('state survives a restart: the ingest cache refills from the database',
       expect(new Set(events.map((e) => e.user_id))).toEqual(new Set(['r-user']));
       expect((await userById(after, 'r-user')).created_at).toBe(at(0));
       expect((await queue(after, [turn('r1', at(30), {})])).status).toBe(409);
+    } finally {
+      await after.stop();
+    }
+  });
+
+  it("knows every stored event_id before and after its filter of them is loaded (deferred for a restart's first requests)", async () => {
+    // One more request than the filter is deferred for, and one after: each re-sends a stored
+    // caller id and an id the service gave an event sent without one, beside a new event.
+    const requests = EventIdFilter.LOAD_AFTER + 2;
+    const stored = (i: number) => turn(`ids-${i}`, at(i), {}, { event_id: `stored-${i}`, user_id: `u-${i}` });
+    const clicked = (i: number) => ({
+      type: 'track',
+      event: 'Clicked',
+      session_id: `ids-${i}`,
+      timestamp: at(i),
+    });
+    const before = await startServiceOn(idsDir.path);
+    let given: string[];
+    try {
+      const first = await queue(
+        before,
+        [...Array(requests).keys()].flatMap((i) => [stored(i), clicked(i)]),
+      );
+      expect(first.json).toEqual({ status: 'ok', accepted: 2 * requests, duplicates: 0 });
+      const rows = await storedEvents(before);
+      given = [...Array(requests).keys()].map((i) => {
+        const row = rows.find((r) => r.session_id === `ids-${i}` && r.event === 'Clicked');
+        if (!row?.event_id) throw new Error(`no Clicked row in ids-${i}`);
+        return row.event_id;
+      });
+    } finally {
+      await before.stop();
+    }
+    const after = await startServiceOn(idsDir.path);
+    try {
+      for (let i = 0; i < requests; i++) {
+        const res = await queue(after, [
+          stored(i),
+          { ...clicked(i), event_id: given[i] },
+          turn(`ids-${i}`, at(i + 1), {}, { event_id: `new-${i}` }),
+        ]);
+        expect(res.json, `request ${i}`).toEqual({ status: 'ok', accepted: 1, duplicates: 2 });
+      }
+      const rows = await storedEvents(after);
+      expect(rows.filter((r) => r.event === 'Conversation Turn')).toHaveLength(2 * requests);
+      expect(rows.filter((r) => r.event === 'Clicked')).toHaveLength(requests);
     } finally {
       await after.stop();
     }

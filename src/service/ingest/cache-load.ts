@@ -5,39 +5,81 @@ import { loadIntentRules } from '../analysis/intent-rules.js';
 import { anonymousId } from '../identity/ids.js';
 import { loadIdentity } from '../identity/store.js';
 import type { Queryable } from '../store/database.js';
-import { eachFirstValue, rowsByKeys, text, texts } from '../store/statements.js';
+import { int, rows, rowsByKeys, text, texts } from '../store/statements.js';
 import { type ConversationKey, conversationKey, conversationKeySql, keyOf } from './conversation-key.js';
-import { KnownIds } from './known-ids.js';
+import { EventIdFilter, KnownIds } from './known-ids.js';
 import { ProjectCache } from './project-cache.js';
 import { reopenPlan, replayedSessions } from './reopen-plan.js';
 import { loadHistory } from './replay-rows.js';
 import { type ConversationState, emptyTotals, type SessionState } from './state.js';
 import { accumulate, type CountedKind } from './totals.js';
 
-async function knownFrom(q: Queryable, sql: string, project: string): Promise<KnownIds> {
+/** Rows per statement of a filter's load: each answers one JSON array, ~5 MB at 65,536 event ids. */
+const LOAD_ROWS = 65_536;
+
+/**
+ * Adds every value of `expr` over the project's rows of `table` to `into`. DuckDB hands each range of
+ * rows as one JSON array: reading 650k event ids value by value through the driver took 1.0-1.6 s,
+ * mostly making each string, one JSON.parse per range a third of it. Ranges of rowid keep each text a
+ * few MB whatever the table's size (DuckDB skips the row groups outside one), and the event loop
+ * turns between them.
+ */
+async function addKnown(
+  q: Queryable,
+  into: KnownIds,
+  project: string,
+  from: { table: string; expr: string; where?: string },
+): Promise<void> {
+  const [bounds] = await rows<{ last: number | null }>(
+    q,
+    `SELECT max(rowid)::DOUBLE AS last FROM ${from.table}`,
+    [],
+  );
+  const last = bounds?.last ?? null;
+  for (let first = 0; last !== null && first <= last; first += LOAD_ROWS) {
+    const [found] = await rows<{ ids: string | null }>(
+      q,
+      `SELECT to_json(list(${from.expr}))::VARCHAR AS ids FROM ${from.table}
+        WHERE project_id = $1 AND rowid >= $2 AND rowid < $3 ${from.where ?? ''}`,
+      [text(project), int(first), int(first + LOAD_ROWS)],
+    );
+    if (found?.ids)
+      for (const id of JSON.parse(found.ids) as unknown[]) if (typeof id === 'string') into.add(id);
+  }
+}
+
+async function knownFrom(
+  q: Queryable,
+  project: string,
+  from: { table: string; expr: string; where?: string },
+): Promise<KnownIds> {
   const known = new KnownIds();
-  await eachFirstValue(q, sql, [text(project)], (value) => {
-    if (typeof value === 'string') known.add(value);
-  });
+  await addKnown(q, known, project, from);
   return known;
 }
 
-/** A project's first batch: hash filters of every id its tables hold, and its intent rules. */
+/** A project's first batch: hash filters of the ids its tables hold (events' deferred), and its intent rules. */
 export async function loadProjectCache(q: Queryable, project: string): Promise<ProjectCache> {
-  const where = 'WHERE project_id = $1';
   const known = {
-    events: await knownFrom(q, `SELECT event_id FROM events ${where}`, project),
-    sessions: await knownFrom(q, `SELECT session_id FROM sessions ${where}`, project),
-    conversations: await knownFrom(q, `SELECT ${conversationKeySql()} FROM conversations ${where}`, project),
-    ids: await knownFrom(q, `SELECT id FROM user_ids ${where}`, project),
-    devices: await knownFrom(q, `SELECT device_id FROM devices ${where}`, project),
-    derivedKeys: await knownFrom(
-      q,
-      `SELECT DISTINCT derived_key FROM sessions ${where} AND derived_key IS NOT NULL`,
-      project,
-    ),
+    events: new EventIdFilter(),
+    sessions: await knownFrom(q, project, { table: 'sessions', expr: 'session_id' }),
+    conversations: await knownFrom(q, project, { table: 'conversations', expr: conversationKeySql() }),
+    ids: await knownFrom(q, project, { table: 'user_ids', expr: 'id' }),
+    devices: await knownFrom(q, project, { table: 'devices', expr: 'device_id' }),
+    derivedKeys: await knownFrom(q, project, {
+      table: 'sessions',
+      expr: 'derived_key',
+      where: 'AND derived_key IS NOT NULL',
+    }),
   };
   return new ProjectCache(project, known, await loadIntentRules(q, project));
+}
+
+/** The events' filter for one request of the project, loading it once it is due (EventIdFilter). */
+export function eventFilter(q: Queryable, cache: ProjectCache): Promise<KnownIds | null> {
+  return cache.known.events.forRequest((into) =>
+    addKnown(q, into, cache.projectId, { table: 'events', expr: 'event_id' }),
+  );
 }
 
 type ConversationRow = {

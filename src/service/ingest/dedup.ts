@@ -1,13 +1,14 @@
 import type { WireEvent } from '../../shared/event-bodies.js';
 import type { Queryable } from '../store/database.js';
 import { rowsByKeys, text, texts } from '../store/statements.js';
+import { eventFilter } from './cache-load.js';
 import type { ProjectCache } from './project-cache.js';
 
 /**
  * decisions §4: each (project, event_id) is stored once. Which events of the batch are duplicates:
  * a repeat inside the batch, or an id already stored. The hash filter clears almost every id in
  * memory; only ids it may have seen (a re-post, or a rare hash collision) are confirmed with one
- * query. Every stored row counts: the id the service gave an event sent without one, and a generated
+ * query, as are all of a request's ids while the filter is not loaded yet (EventIdFilter). Every stored row counts: the id the service gave an event sent without one, and a generated
  * row's id, are that row's id as much as a caller's own (a caller re-sending either sends a duplicate).
  */
 export async function findDuplicates(
@@ -20,6 +21,7 @@ export async function findDuplicates(
   const duplicate = events.map(() => false);
   const firstIndex = new Map<string, number>();
   const suspects: string[] = [];
+  const filter = events.some((e) => e.event_id !== undefined) ? await eventFilter(q, cache) : null;
   events.forEach((e, i) => {
     const id = e.event_id;
     // An import's provisional end is judged by its session's state, not its id (plan-session.ts):
@@ -28,7 +30,7 @@ export async function findDuplicates(
     if (firstIndex.has(id) || planned.has(id)) duplicate[i] = true;
     else {
       firstIndex.set(id, i);
-      if (cache.known.events.has(id)) suspects.push(id);
+      if (filter === null || filter.has(id)) suspects.push(id);
     }
   });
   if (suspects.length === 0) return duplicate;

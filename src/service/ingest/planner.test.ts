@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type WireEvent, wireEventSchema } from '../../shared/events.js';
 import { conversationKey } from './conversation-key.js';
-import { KnownIds } from './known-ids.js';
+import { EventIdFilter, KnownIds } from './known-ids.js';
 import { Planner } from './planner.js';
 import { ProjectCache } from './project-cache.js';
 import type { EventRow } from './rows.js';
@@ -14,7 +14,7 @@ function freshCache(): ProjectCache {
   return new ProjectCache(
     'p',
     {
-      events: known(),
+      events: new EventIdFilter(true),
       sessions: known(),
       conversations: known(),
       ids: known(),

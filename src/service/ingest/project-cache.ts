@@ -3,12 +3,13 @@ import type { IdentityTouch } from '../identity/identity.js';
 import { IdentityMaps } from '../identity/model.js';
 import { type ConversationKey, conversationKey } from './conversation-key.js';
 import { DerivedIndex } from './derived-index.js';
-import type { KnownIds } from './known-ids.js';
+import type { EventIdFilter, KnownIds } from './known-ids.js';
 import type { StoredRow } from './replay-rows.js';
 import type { ConversationState, SessionState } from './state.js';
 
 export interface KnownSets {
-  events: KnownIds;
+  /** Loaded only once a few requests went without it (EventIdFilter). */
+  events: EventIdFilter;
   sessions: KnownIds;
   /** Conversation keys (conversation-key.ts): ids are scoped to their session. */
   conversations: KnownIds;

@@ -5,7 +5,7 @@ import type { Queryable } from '../store/database.js';
 import { StagedAppend } from '../store/staged-append.js';
 import { exec, execWhile, int, ints, rows, text, texts, tsFromMs } from '../store/statements.js';
 import { conversationKeySql, keyOf } from './conversation-key.js';
-import type { KnownIds } from './known-ids.js';
+import type { EventIdFilter } from './known-ids.js';
 import type { ProjectCache, Touched } from './project-cache.js';
 import type { EventRow } from './rows.js';
 import type { ConversationRow, ConversationState, SessionRow, SessionState } from './state.js';
@@ -19,12 +19,12 @@ export interface RowPart {
 }
 
 /** The events rows of a group, columns and data chunks made when `prepare()` or `append()` asks. */
-function stageEvents(project: string, parts: readonly RowPart[], known: KnownIds): StagedAppend {
+function stageEvents(project: string, parts: readonly RowPart[], known: EventIdFilter): StagedAppend {
   return new StagedAppend('events', () => eventColumns(project, parts, known));
 }
 
 /** Also enters generated rows' ids in `known` (the planner entered the others): a caller may not reuse them. */
-function eventColumns(project: string, parts: readonly RowPart[], known: KnownIds): CellValue[][] {
+function eventColumns(project: string, parts: readonly RowPart[], known: EventIdFilter): CellValue[][] {
   // One pass over the rows filling every column: a `map` per column took twice as long (a profile
   // of a 100k-turn import: 0.8 s against 0.3 s of the service's thread, the properties' JSON included).
   const ids: string[] = [];

@@ -110,22 +110,5 @@ export async function rowsByKeys<T extends Record<string, unknown>>(
   return out;
 }
 
-/**
- * Every value of a query's first column, streamed chunk by chunk (a project's ids can be millions:
- * they are never held as rows). The connection is held throughout: another statement on it would end
- * the stream.
- */
-export async function eachFirstValue(
-  q: Queryable,
-  sql: string,
-  params: readonly Param[],
-  fn: (value: unknown) => void,
-): Promise<void> {
-  await q.use(async (c) => {
-    const result = await c.stream(sql, ...split(params));
-    for await (const chunk of result) for (const value of chunk.getColumnValues(0)) fn(value);
-  });
-}
-
 /** Epoch ms as TIMESTAMPTZ inside SQL: `make_timestamptz` takes microseconds. */
 export const tsFromMs = (expr: string): string => `make_timestamptz(${expr} * 1000)`;

@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Database, openDatabase } from '../store/database.js';
+import { exec, text, texts } from '../store/statements.js';
+import { eventFilter, loadProjectCache } from './cache-load.js';
+import { EventIdFilter } from './known-ids.js';
+
+let db: Database;
+/** More rows than one statement of a filter's load reads (65,536), so the load crosses ranges. */
+const MANY = 70_000;
+/** Ids the JSON a range is read as must carry exactly: quotes, escapes, controls, beyond the BMP. */
+const ODD = ['a"b', 'back\\slash', 'new\nline', 'tab\there', '\u0001ctl', 'é€😀', '</script>', ' '];
+
+beforeAll(async () => {
+  db = await openDatabase(':memory:');
+  await db.write(async (tx) => {
+    const insert = (project: string, ids: string) =>
+      `INSERT INTO events (project_id, event_id, event, type, ts, received_at)
+         SELECT '${project}', ${ids}, 'e', 'track', now(), now()`;
+    await exec(tx, `${insert('p', "'ev-' || i")} FROM range(${MANY}) t(i)`, []);
+    // Another project's rows between and after p's: never in p's filter.
+    await exec(tx, `${insert('q', "'other-' || i")} FROM range(10) t(i)`, []);
+    await exec(tx, `${insert('p', 'unnest($1)')}`, [texts(ODD)]);
+    await exec(
+      tx,
+      `INSERT INTO sessions (project_id, session_id, user_id, started_at, last_event_at)
+         SELECT $1, 's-' || i, 'u', now(), now() FROM range(3) t(i)`,
+      [text('p')],
+    );
+  });
+});
+afterAll(async () => {
+  await db.close();
+});
+
+describe('a project cache over a stored project', () => {
+  it("defers the events' filter for LOAD_AFTER requests, then loads every stored id of the project", async () => {
+    const cache = await loadProjectCache(db.readWritten, 'p');
+    expect([...Array(3).keys()].every((i) => cache.known.sessions.has(`s-${i}`))).toBe(true);
+    cache.known.events.add('planned-meanwhile');
+    for (let i = 0; i < EventIdFilter.LOAD_AFTER; i++) {
+      expect(await eventFilter(db.readWritten, cache)).toBeNull();
+    }
+    expect(cache.known.events.loaded).toBe(false);
+    const filter = await eventFilter(db.readWritten, cache);
+    expect(cache.known.events.loaded).toBe(true);
+    expect(filter?.size).toBe(MANY + ODD.length + 1);
+    const missing = [...Array(MANY).keys()].filter((i) => !filter?.has(`ev-${i}`));
+    expect(missing).toEqual([]);
+    expect(ODD.filter((id) => !filter?.has(id))).toEqual([]);
+    expect(filter?.has('planned-meanwhile')).toBe(true);
+    expect([...Array(10).keys()].some((i) => filter?.has(`other-${i}`))).toBe(false);
+    // Loaded once: later requests use it as it is.
+    expect(await eventFilter(db.readWritten, cache)).toBe(filter);
+  });
+});
