@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { childRun } from './child-run.js';
 import { type Order, type SizeFiles, type TurnFormat, writeSizeFiles } from './import-data.js';
+import { incrementalRows } from './import-incremental.js';
 import { ensureMixpanelImport, runMixpanelImport } from './mixpanel-import.js';
 import { nativeImport } from './native-yardstick.js';
 import { printTable, type Row } from './report.js';
@@ -21,6 +22,7 @@ import { startSink } from './sink.js';
  * - The importer alone: `cas import --endpoint <sink>` / mixpanel-import into the same sink
  *   (events/s), and both dry runs.
  * - `cas import --endpoint` to a separate `cas serve` / the native yardstick.
+ * - An incremental import into the store of --records turns / the same delta into an empty store.
  * The whole run is timed too: at its default size it must finish in under 5 minutes.
  */
 const CAS_BIN = fileURLToPath(new URL('../../bin/cas.js', import.meta.url));
@@ -220,6 +222,17 @@ export async function run(args: string[]): Promise<void> {
       lower: true,
       detail: `${smallRun.peakRssMb.toFixed(0)} MB -> ${rss.toFixed(0)} MB`,
     });
+
+    // Incremental: a delta half of which the store of the sorted CSV holds (import-incremental.ts).
+    rows.push(
+      ...(await incrementalRows(
+        at(n, 'sorted', 'csv'),
+        join(dir, `data-${n}-csv-sorted`),
+        n,
+        dir,
+        (file, data) => casImport(file, data, []),
+      )),
+    );
 
     // 2. The importer alone into a sink, against mixpanel-import into the same sink.
     const mp = await ensureMixpanelImport();
