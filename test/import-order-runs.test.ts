@@ -300,6 +300,54 @@ describe('an end_session row (issue 14)', () => {
     if (difference) expect.fail(`one run vs turns then ends:\n${difference}`);
   });
 
+  it('of a conversation, dated between its turns: one run and the end first store the same state, the session ended at its last stored turn', {
+    timeout: 60_000,
+  }, async () => {
+    const at = (min: number) => new Date(T0 + min * 60_000).toISOString();
+    const turn = (min: number) => ({
+      kind: 'turn',
+      timestamp: at(min),
+      session_id: 'between',
+      conversation_id: 'c',
+      user_id: 'mid',
+      user: `q ${min}`,
+      assistant: 'a',
+    });
+    const turns = writeCsv(join(dir.path, 'between-turns.csv'), [turn(0), turn(40)]);
+    const end = writeCsv(join(dir.path, 'between-end.csv'), [
+      {
+        kind: 'end_conversation',
+        timestamp: at(30),
+        session_id: 'between',
+        conversation_id: 'c',
+        user_id: 'mid',
+      },
+    ]);
+    // One run: the end is final, so the later turn is refused; the import's end of the session then
+    // fell at that refused turn's time (40), while the end imported first ended it at 30 (found by probing).
+    const one = join(dir.path, 'between-one');
+    const run = await importRun([turns, end], one);
+    expect(run.code, run.stderr).toBe(6);
+    expect(run.stderr).toContain(`conversation_id: conversation "c" was closed at ${at(30)}`);
+    expect(
+      await queryDataDir(
+        one,
+        `SELECT epoch_ms(ended_at) AS ended FROM sessions WHERE session_id = 'between'`,
+      ),
+    ).toEqual([{ ended: String(Date.parse(at(30))) }]);
+    const endFirst = join(dir.path, 'between-end-first');
+    expect((await importRun([end], endFirst)).code).toBe(0);
+    expect((await importRun([turns], endFirst)).code).toBe(6);
+    const difference = await stateDifference(one, endFirst);
+    if (difference) expect.fail(`one run vs the end first:\n${difference}`);
+    // The turns first: both are stored and acknowledged, so the end dated before the later one is the
+    // record refused (README: an exception to order not mattering).
+    const turnsFirst = join(dir.path, 'between-turns-first');
+    expect((await importRun([turns], turnsFirst)).code).toBe(0);
+    const late = await importRun([end], turnsFirst);
+    expect(late.code).toBe(6);
+    expect(late.stderr).toContain(`conversation "c" has events until ${at(40)}: it cannot end before them`);
+  });
   it('of a derived session, in a later run, splits the stored session where it falls', {
     timeout: 60_000,
   }, async () => {

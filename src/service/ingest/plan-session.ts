@@ -260,7 +260,7 @@ function planEnd(p: Planner, e: WireEventOf<'end_session'>, x: EventCtx): void {
       p.markDuplicate();
       return;
     }
-    end = { ...x, ts: Math.max(x.ts, known.lastEventAt), eventId: generatedId(known.id, 'end') };
+    end = { ...x, ts: known.lastEventAt, eventId: generatedId(known.id, 'end') };
   }
   // Before sessionFor, which would move the start back to the end. Replayed, such an end closed the
   // session before its own events, which then conflicted ("ended at" an end that never was); planned
