@@ -20,6 +20,13 @@ beforeAll(async () => {
     // Another project's rows between and after p's: never in p's filter.
     await exec(tx, `${insert('q', "'other-' || i")} FROM range(10) t(i)`, []);
     await exec(tx, `${insert('p', 'unnest($1)')}`, [texts(ODD)]);
+    // A generated row: no caller may send its id, so the filter need not hold it.
+    await exec(
+      tx,
+      `INSERT INTO events (project_id, event_id, event, type, ts, received_at, origin_event_id)
+         VALUES ('p', 'ev-1#session-started', 'Session Started', 'start_session', now(), now(), 'ev-1')`,
+      [],
+    );
     await exec(
       tx,
       `INSERT INTO sessions (project_id, session_id, user_id, started_at, last_event_at)
@@ -33,7 +40,7 @@ afterAll(async () => {
 });
 
 describe('a project cache over a stored project', () => {
-  it("defers the events' filter for LOAD_AFTER requests, then loads every stored id of the project", async () => {
+  it("defers the events' filter for LOAD_AFTER requests, then loads every id the project's callers stored", async () => {
     const cache = await loadProjectCache(db.readWritten, 'p');
     expect([...Array(3).keys()].every((i) => cache.known.sessions.has(`s-${i}`))).toBe(true);
     cache.known.events.add('planned-meanwhile');
@@ -48,6 +55,7 @@ describe('a project cache over a stored project', () => {
     expect(missing).toEqual([]);
     expect(ODD.filter((id) => !filter?.has(id))).toEqual([]);
     expect(filter?.has('planned-meanwhile')).toBe(true);
+    expect(filter?.has('ev-1#session-started')).toBe(false);
     expect([...Array(10).keys()].some((i) => filter?.has(`other-${i}`))).toBe(false);
     // Loaded once: later requests use it as it is.
     expect(await eventFilter(db.readWritten, cache)).toBe(filter);

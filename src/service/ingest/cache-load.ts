@@ -78,7 +78,11 @@ export async function loadProjectCache(q: Queryable, project: string): Promise<P
 /** The events' filter for one request of the project, loading it once it is due (EventIdFilter). */
 export function eventFilter(q: Queryable, cache: ProjectCache): Promise<KnownIds | null> {
   return cache.known.events.forRequest((into) =>
-    addKnown(q, into, cache.projectId, { table: 'events', expr: 'event_id' }),
+    addKnown(q, into, cache.projectId, {
+      table: 'events',
+      expr: 'event_id',
+      where: 'AND origin_event_id IS NULL',
+    }),
   );
 }
 

@@ -8,8 +8,10 @@ import type { ProjectCache } from './project-cache.js';
  * decisions §4: each (project, event_id) is stored once. Which events of the batch are duplicates:
  * a repeat inside the batch, or an id already stored. The hash filter clears almost every id in
  * memory; only ids it may have seen (a re-post, or a rare hash collision) are confirmed with one
- * query, as are all of a request's ids while the filter is not loaded yet (EventIdFilter). Every stored row counts: the id the service gave an event sent without one, and a generated
- * row's id, are that row's id as much as a caller's own (a caller re-sending either sends a duplicate).
+ * query, as are all of a request's ids while the filter is not loaded yet (EventIdFilter). The id
+ * the service gave an event sent without one is that event's id as much as a caller's own (a caller
+ * re-sending it sends a duplicate); a generated row's id never comes from a caller
+ * (`GENERATED_EVENT_ID` is refused at validation), so the filter does not hold those.
  */
 export async function findDuplicates(
   q: Queryable,

@@ -85,8 +85,9 @@ export function hashId(id: string): number {
 }
 
 /**
- * The project's stored event ids, its largest filter (every event, generated rows included). Loading
- * it is a fixed cost proportional to the store, ~0.65 s at 650k events, that a small import into a
+ * The project's stored event ids, its largest filter: every caller's event (a generated row's id is
+ * never in it, as no caller may send one: `GENERATED_EVENT_ID`, refused at validation). Loading it
+ * is a fixed cost proportional to the store, ~0.65 s at 650k events, that a small import into a
  * big store, or a service's first request after a restart, paid whole. So it is loaded only once
  * `LOAD_AFTER` requests went without it: until then every id a request carries is a suspect,
  * confirmed by one query (~40 ms at 650k events; both costs grow with the store alike, so the

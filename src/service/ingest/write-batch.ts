@@ -5,7 +5,6 @@ import type { Queryable } from '../store/database.js';
 import { StagedAppend } from '../store/staged-append.js';
 import { exec, execWhile, int, ints, rows, text, texts, tsFromMs } from '../store/statements.js';
 import { conversationKeySql, keyOf } from './conversation-key.js';
-import type { EventIdFilter } from './known-ids.js';
 import type { ProjectCache, Touched } from './project-cache.js';
 import type { EventRow } from './rows.js';
 import type { ConversationRow, ConversationState, SessionRow, SessionState } from './state.js';
@@ -19,12 +18,11 @@ export interface RowPart {
 }
 
 /** The events rows of a group, columns and data chunks made when `prepare()` or `append()` asks. */
-function stageEvents(project: string, parts: readonly RowPart[], known: EventIdFilter): StagedAppend {
-  return new StagedAppend('events', () => eventColumns(project, parts, known));
+function stageEvents(project: string, parts: readonly RowPart[]): StagedAppend {
+  return new StagedAppend('events', () => eventColumns(project, parts));
 }
 
-/** Also enters generated rows' ids in `known` (the planner entered the others): a caller may not reuse them. */
-function eventColumns(project: string, parts: readonly RowPart[], known: EventIdFilter): CellValue[][] {
+function eventColumns(project: string, parts: readonly RowPart[]): CellValue[][] {
   // One pass over the rows filling every column: a `map` per column took twice as long (a profile
   // of a 100k-turn import: 0.8 s against 0.3 s of the service's thread, the properties' JSON included).
   const ids: string[] = [];
@@ -49,7 +47,6 @@ function eventColumns(project: string, parts: readonly RowPart[], known: EventId
       conversations.push(r.conversationId);
       props.push(json(r.properties));
       origins.push(r.originEventId);
-      if (r.originEventId !== null) known.add(r.eventId);
       received.push(part.receivedAt);
       devices.push(r.deviceId ?? null);
     }
@@ -308,7 +305,7 @@ export async function writeGroup(
   // The events are appended last: their columns and data chunks are made while DuckDB runs the
   // first UPDATE of users, sessions or conversations (each ~10 ms of an import's transaction, the
   // service's thread otherwise idle), or just before the append when no UPDATE runs.
-  const events = stageEvents(project, parts, cache.known.events);
+  const events = stageEvents(project, parts);
   const ahead = () => {
     events.prepare();
     meanwhile();
