@@ -14,6 +14,7 @@ import {
   shuffle,
   summaryOf,
   writeCsv,
+  writeJsonl,
 } from './helpers/import-runs.js';
 import { spawnTracked } from './helpers/processes.js';
 import { tempDir } from './helpers/temp.js';
@@ -181,6 +182,38 @@ describe('records at the same instant (issue 14)', () => {
     expect((await importRun([part], two)).code).toBe(0);
     expect((await importRun([full], two)).code).toBe(0);
     await expectSame(one, two, 'the first two records, then all three');
+  });
+});
+
+describe('ids that begin with U+FEFF', () => {
+  it('are the same user, session and events in a later run: two runs store what one run stores', {
+    timeout: 60_000,
+  }, async () => {
+    // The driver's text decoder dropped a leading U+FEFF from every string it read: the second run
+    // found no user "\uFEFFbom" and made another, with sessions and events of its own (found by probing).
+    const at = (min: number) => new Date(T0 + min * 60_000).toISOString();
+    const turn = (min: number) => ({
+      kind: 'turn',
+      timestamp: at(min),
+      user_id: '\uFEFFbom',
+      user: `q ${min}`,
+      assistant: 'a',
+    });
+    const a = writeJsonl(join(dir.path, 'bom-a.jsonl'), [turn(0), turn(1)]);
+    const b = writeJsonl(join(dir.path, 'bom-b.jsonl'), [turn(1), turn(2)]);
+    const one = join(dir.path, 'bom-one');
+    expect((await importRun([a, b], one)).code).toBe(0);
+    const two = join(dir.path, 'bom-two');
+    expect((await importRun([a], two)).code).toBe(0);
+    const second = await importRun([b], two);
+    expect(second.code, second.stderr).toBe(0);
+    const difference = await stateDifference(one, two);
+    if (difference) expect.fail(`one run vs two:\n${difference}`);
+    // Measured in SQL: this process's own reads of DuckDB need not keep the U+FEFF.
+    expect(
+      await queryDataDir(two, 'SELECT unicode(id)::INT AS first, length(id)::INT AS n FROM user_ids'),
+    ).toEqual([{ first: 0xfeff, n: 4 }]);
+    expect(await queryDataDir(two, 'SELECT count(*)::INT AS n FROM sessions')).toEqual([{ n: 1 }]);
   });
 });
 

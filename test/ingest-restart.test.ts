@@ -7,10 +7,12 @@ import { tempDir } from './helpers/temp.js';
 const dir = tempDir();
 const usersDir = tempDir();
 const idsDir = tempDir();
+const bomDir = tempDir();
 afterAll(() => {
   dir.cleanup();
   usersDir.cleanup();
   idsDir.cleanup();
+  bomDir.cleanup();
 });
 
 describe('state survives a restart: the ingest cache refills from the database', () => {
@@ -115,6 +117,34 @@ describe('state survives a restart: the ingest cache refills from the database',
       const rows = await storedEvents(after);
       expect(rows.filter((r) => r.event === 'Conversation Turn')).toHaveLength(2 * requests);
       expect(rows.filter((r) => r.event === 'Clicked')).toHaveLength(requests);
+    } finally {
+      await after.stop();
+    }
+  });
+
+  it('knows a stored event_id, user and session that begin with U+FEFF, before and after its filter is loaded', async () => {
+    // The driver's text decoder dropped a leading U+FEFF from what it read: a stored "\uFEFFbom-1"
+    // never matched its re-sent copy, which was stored again each time (found by probing).
+    const event = (n: number) =>
+      turn('\uFEFFbom-s', at(n), {}, { event_id: `\uFEFFbom-${n}`, user_id: '\uFEFFbom-u' });
+    const before = await startServiceOn(bomDir.path);
+    try {
+      expect((await queue(before, [event(0)])).json).toEqual({ status: 'ok', accepted: 1, duplicates: 0 });
+      expect((await queue(before, [event(0)])).json).toEqual({ status: 'ok', accepted: 0, duplicates: 1 });
+    } finally {
+      await before.stop();
+    }
+    const after = await startServiceOn(bomDir.path);
+    try {
+      for (let i = 1; i <= EventIdFilter.LOAD_AFTER + 1; i++) {
+        const res = await queue(after, [event(0), event(i)]);
+        expect(res.json, `request ${i}`).toEqual({ status: 'ok', accepted: 1, duplicates: 1 });
+      }
+      const rows = await storedEvents(after);
+      expect(rows.filter((r) => r.event === 'Conversation Turn')).toHaveLength(EventIdFilter.LOAD_AFTER + 2);
+      expect(new Set(rows.map((r) => r.session_id))).toEqual(new Set(['\uFEFFbom-s']));
+      expect(byName(rows, 'Session Started')).toHaveLength(1);
+      expect((await userById(after, '\uFEFFbom-u')).id).toBe('\uFEFFbom-u');
     } finally {
       await after.stop();
     }

@@ -1,5 +1,6 @@
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
 import { READ_LIMITS } from '../../shared/read-limits.js';
+import { keepLeadingByteOrderMarks } from './driver-strings.js';
 import { Lease } from './lease.js';
 import { migrate } from './migrations.js';
 import { ReadPool, type ReadPoolOptions } from './read-pool.js';
@@ -99,6 +100,7 @@ export const READ_POOL_DEFAULTS: ReadPoolOptions = {
 };
 
 export async function openDatabase(path: string, options: DatabaseOptions = {}): Promise<Database> {
+  keepLeadingByteOrderMarks();
   const instance = await DuckDBInstance.create(
     path,
     options.memoryLimit === undefined ? {} : { memory_limit: options.memoryLimit },
