@@ -94,6 +94,27 @@ describe('retries', () => {
     expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(990);
   });
 
+  it('lets many requests wait to try again at once without a MaxListenersExceededWarning', async () => {
+    // The first 12 requests are answered 503 with Retry-After: 1, the retries 200.
+    script = [...Array(12).fill(text(503, 'busy', { 'retry-after': '1' })), json(200, { ok: 3 })];
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const c = connect();
+      const answers = await Promise.all(
+        [...Array(12).keys()].map(() => c.request({ method: 'GET', path: '/x' })),
+      );
+      expect(answers).toEqual(Array(12).fill({ ok: 3 }));
+      expect(seen).toHaveLength(24);
+      // Node emits its warnings on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('retries a 503 and returns the later success', async () => {
     script = [text(503, 'shutting down'), json(200, { ok: 2 })];
     await expect(connect().request({ method: 'POST', path: '/q', body: [1] })).resolves.toEqual({ ok: 2 });

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { issuesFromZod, summarizeIssues } from '../shared/errors.js';
@@ -219,6 +220,9 @@ export function createClient(options: ClientOptions): Client {
   // that let go of the client (the library, after a `cas serve` moved) then finds the new one
   // without first sleeping through the old one's backoff (a live socket did, up to ~7 s).
   const closing = new AbortController();
+  // Every request waiting to try again listens on it: past Node's default of 10, an app whose many
+  // sessions were throttled at once got a MaxListenersExceededWarning in its output (found by probing).
+  setMaxListeners(Number.POSITIVE_INFINITY, closing.signal);
   let closed: Promise<void> | undefined;
   return {
     endpoint: base,
