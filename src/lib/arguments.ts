@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { issuesFromZod } from '../shared/errors.js';
 import { wireErrorMap } from '../shared/event-bodies.js';
+import { EVENT_NAMES } from '../shared/event-names.js';
 import { isPlainObject } from '../shared/event-properties.js';
 import { findJsonProblem, LONE_SURROGATE_MESSAGE } from '../shared/json-problem.js';
 import { nearestNames } from '../shared/nearest-names.js';
@@ -59,7 +60,12 @@ const propertiesArg = ownKeysChecked(propertiesSchema);
 /** The longest delay setTimeout honours (2^31 - 1 ms). */
 const MAX_TIMER_MS = 2_147_483_647;
 
-const count = z.number().int('must be a whole number').min(0, 'must be 0 or more');
+const count = z
+  .number()
+  .min(0, 'must be 0 or more')
+  .max(Number.MAX_SAFE_INTEGER, `must be at most ${Number.MAX_SAFE_INTEGER}`)
+  // Not zod's int(), which calls 2**53 "not a whole number" (found by probing): it is one, past exact.
+  .refine(Number.isInteger, 'must be a whole number');
 const tokenUsage = z.strictObject({
   model: z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
   promptTokens: count,
@@ -173,8 +179,24 @@ export const sessionAliasArgs = z.strictObject({
   id: idSchema,
   previousId: idSchema,
 });
+/**
+ * Names another call of the session records, with the shape it checks: through trackEvent, a turn
+ * was refused for "properties: required", which the caller never gave (found by probing).
+ */
+const RECORDED_BY: ReadonlyMap<string, string> = new Map([
+  [EVENT_NAMES.conversationTurn, 'trackConversationTurn'],
+  [EVENT_NAMES.conversationUsage, 'trackConversationUsage'],
+  [EVENT_NAMES.conversationFunction, 'trackFunctionCall'],
+  [EVENT_NAMES.conversationEnded, 'endConversation'],
+  [EVENT_NAMES.sessionEnded, 'endSession'],
+  [EVENT_NAMES.userIdentified, 'userIdentify'],
+  [EVENT_NAMES.userAliased, 'userAlias'],
+]);
+
 export const trackEventArgs = z.strictObject({
-  event: idSchema,
+  event: idSchema.refine((name) => !RECORDED_BY.has(name), {
+    error: (iss) => `"${String(iss.input)}" is recorded by session.${RECORDED_BY.get(String(iss.input))}()`,
+  }),
   timestamp: timestampArg.optional(),
   conversationId: idSchema.optional(),
   properties: propertiesArg.optional(),

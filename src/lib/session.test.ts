@@ -150,6 +150,30 @@ describe('Session calls', () => {
       /cost\.completionTokens: required/,
     ],
     [(s: Sess) => s.trackFunctionCall({ name: 'f', runtime: 1.5 }), /runtime: must be a whole number/],
+    // A whole number past exact is too large, not "not a whole number" (found by probing).
+    [
+      (s: Sess) => s.trackFunctionCall({ name: 'f', runtime: 1e20 }),
+      /^session\.trackFunctionCall: runtime: must be at most 9007199254740991$/,
+    ],
+    [
+      (s: Sess) =>
+        s.trackConversationUsage({ cost: { model: 'm', promptTokens: 2 ** 53, completionTokens: 1 } }),
+      /^session\.trackConversationUsage: cost\.promptTokens: must be at most 9007199254740991$/,
+    ],
+    // Names another call records: it said "properties: required", which the caller never gave.
+    [
+      (s: Sess) => s.trackEvent({ event: 'Conversation Turn' }),
+      /^session\.trackEvent: event: "Conversation Turn" is recorded by session\.trackConversationTurn\(\)$/,
+    ],
+    [
+      (s: Sess) => s.trackEvent({ event: 'Conversation Usage' }),
+      /recorded by session\.trackConversationUsage\(\)$/,
+    ],
+    [
+      (s: Sess) => s.trackEvent({ event: 'Conversation Function' }),
+      /recorded by session\.trackFunctionCall\(\)$/,
+    ],
+    [(s: Sess) => s.trackEvent({ event: 'Session Ended' }), /recorded by session\.endSession\(\)$/],
     [
       (s: Sess) => {
         const loop: Record<string, unknown> = {};
