@@ -87,15 +87,15 @@ export function hashId(id: string): number {
 /**
  * The project's stored event ids, its largest filter: every caller's event (a generated row's id is
  * never in it, as no caller may send one: `GENERATED_EVENT_ID`, refused at validation). Loading it
- * is a fixed cost proportional to the store, ~0.65 s at 650k events, that a small import into a
- * big store, or a service's first request after a restart, paid whole. So it is loaded only once
- * `LOAD_AFTER` requests went without it: until then every id a request carries is a suspect,
- * confirmed by one query (~40 ms at 650k events; both costs grow with the store alike, so the
- * queries add up to about half a load before it is made).
+ * is a fixed cost proportional to the store (it was 1.65 s for 650k ids read one by one), that a
+ * small import into a big store, or a service's first request after a restart, paid whole. So it is
+ * loaded only once `LOAD_AFTER` requests went without it: until then every id a request carries is a
+ * suspect, confirmed by one query (~40 ms at 650k events; both costs grow with the store alike, so
+ * the queries add up to about one load before it is made).
  */
 export class EventIdFilter {
   static readonly LOAD_AFTER = 8;
-  /** Ids entered meanwhile (planned and generated ones), then the stored ones too once loaded. */
+  /** Ids planned meanwhile, then the stored ones too once loaded. */
   readonly ids = new KnownIds();
   private state: 'deferred' | 'loaded';
   private deferred = 0;
