@@ -121,6 +121,32 @@ describe('cas chart --print-controls', () => {
     });
   });
 
+  it('takes the system zone as --tz, and UTC where TZ is set but empty (Node says "Etc/Unknown")', async () => {
+    // An empty TZ failed as "this is a bug", or as --from/--to naming an unknown zone (found by probing).
+    for (const [tz, expected] of [
+      ['America/Chicago', 'America/Chicago'],
+      ['', 'UTC'],
+    ]) {
+      const result = await runCli(
+        [
+          'chart',
+          'segmentation',
+          '--event',
+          'X',
+          '--from',
+          '2025-03-09',
+          '--to',
+          '2025-03-09',
+          '--print-controls',
+          '--json',
+        ],
+        { env: { ...env, TZ: tz } },
+      );
+      expect(result.stderr, `TZ=${tz}`).toBe('');
+      expect((JSON.parse(result.stdout) as { range: { tz: string } }).range.tz).toBe(expected);
+    }
+  });
+
   it('reads --controls from a file or stdin and lets flags override it', async () => {
     const file = {
       range: { start: '2025-03-01T00:00:00Z', end: '2025-03-08T00:00:00Z', period: 'day', tz: 'UTC' },

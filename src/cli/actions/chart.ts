@@ -7,6 +7,7 @@ import { json } from '../../render/output.js';
 import { chartFlagsOf, readControlsFile, text } from '../chart-values.js';
 import { type Action, withConnection } from '../context.js';
 import { EXIT } from '../exit-codes.js';
+import { systemTimeZone } from '../system-zone.js';
 
 /** `cas chart <chart>`: the terminal side (argv values, stdin, the system zone, the clock). */
 
@@ -32,7 +33,7 @@ function chartName(value: string | undefined): CliChart {
 export const chart: Action = async (ctx, args) => {
   const f = ctx.flags;
   const flags = chartFlagsOf(f, await readControls(text(f.controls)));
-  const env = { now: new Date(), defaultTz: Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC' };
+  const env = { now: new Date(), defaultTz: systemTimeZone() };
   // Flags are checked before connecting: a typo must not first start the embedded service.
   const built = prepareChart({ chart: chartName(args[0]), flags, env });
   if (f.printControls === true) {

@@ -13,6 +13,7 @@ import { type Action, withConnection } from '../context.js';
 import { describeFailure, EXIT } from '../exit-codes.js';
 import { openerFor, startOpener } from '../open-file.js';
 import { parseChartWords, splitWords } from '../report-spec.js';
+import { systemTimeZone } from '../system-zone.js';
 import { sourceOf } from './chart-html.js';
 
 /** `cas report`: flags → planned charts (all checked before connecting) → the page, written to --out. */
@@ -72,7 +73,7 @@ export const report: Action = async (ctx) => {
   const f = ctx.flags;
   const env: ChartEnv = {
     now: new Date(),
-    defaultTz: Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC',
+    defaultTz: systemTimeZone(),
   };
   const parse = (argv: readonly string[], label: string) => {
     try {
