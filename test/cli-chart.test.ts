@@ -123,10 +123,11 @@ describe('cas chart --print-controls', () => {
 
   it('takes the system zone as --tz, and UTC where TZ is set but empty (Node says "Etc/Unknown")', async () => {
     // An empty TZ failed as "this is a bug", or as --from/--to naming an unknown zone (found by probing).
-    for (const [tz, expected] of [
+    const cases: Array<[string, string]> = [
       ['America/Chicago', 'America/Chicago'],
       ['', 'UTC'],
-    ]) {
+    ];
+    for (const [tz, expected] of cases) {
       const result = await runCli(
         [
           'chart',
