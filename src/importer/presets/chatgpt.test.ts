@@ -306,6 +306,48 @@ describe('chatgpt preset', () => {
     expect(events.map((e) => e.timestamp)).toEqual([iso(T)]);
   });
 
+  it('dates messages before any time by the next one that has one, and refuses a conversation with no time at all', async () => {
+    // Stamped on arrival, the first turn sat 683 days after the second (found by probing).
+    const lateTimes = {
+      id: 'conv-late',
+      create_time: null,
+      current_node: 'a2',
+      mapping: {
+        u1: node('u1', null, ['a1'], msg('u1', 'user', null, text('first q'))),
+        a1: node('a1', 'u1', ['u2'], msg('a1', 'assistant', null, text('first a'))),
+        u2: node('u2', 'a1', ['a2'], msg('u2', 'user', T + 20, text('second q'))),
+        a2: node('a2', 'u2', [], msg('a2', 'assistant', T + 25, text('second a'))),
+      },
+    };
+    const timeless = {
+      id: 'conv-none',
+      create_time: null,
+      current_node: 'a',
+      mapping: {
+        u: node('u', null, ['a'], msg('u', 'user', null, text('q'))),
+        a: node('a', 'u', [], msg('a', 'assistant', null, text('a'))),
+      },
+    };
+    const { events, rejections } = await mapPresetFiles(
+      dir.path,
+      'chatgpt',
+      { 'late.json': JSON.stringify([lateTimes, timeless]) },
+      ['user_id=me'],
+    );
+    expect(events.map((e) => [(e.properties as { user?: string }).user, e.timestamp])).toEqual([
+      ['first q', iso(T + 25)],
+      ['second q', iso(T + 25)],
+    ]);
+    expect(rejections).toEqual([
+      {
+        where: 'late.json:1',
+        reason: expect.stringMatching(
+          /^\[1\]\.mapping\.a\.message: no time: neither this message nor any other/,
+        ),
+      },
+    ]);
+  });
+
   it('gives a call whose tool answer has no time of its own no runtime (the inherited time made it 0)', async () => {
     const untimedAnswer = {
       ...tools,

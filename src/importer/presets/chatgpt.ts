@@ -1,6 +1,6 @@
 import { arr, jsonText, type Obj, obj, secondsMs, str } from './fields.js';
 import type { Preset } from './preset.js';
-import type { PresetItem, PresetRecord } from './record.js';
+import { fillTimes, type PresetItem, type PresetRecord } from './record.js';
 
 /**
  * ChatGPT's data export, `conversations.json`: an array of conversations, each a tree of message
@@ -189,7 +189,7 @@ function mapConversation(value: unknown): PresetItem[] {
     }
   }
   flush();
-  return out;
+  return fillTimes(out);
 }
 
 function functionRecord(call: Call, base: { session: string; conversation: string }): PresetRecord {

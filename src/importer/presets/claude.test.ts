@@ -131,6 +131,36 @@ describe('claude preset', () => {
     ]);
   });
 
+  it('dates messages before any time by the next one that has one, and refuses a conversation with no time at all', async () => {
+    // Stamped on arrival instead, they sat after the messages that follow them (found by probing).
+    const untimed = (uuid: string, sender: string, t: string) => ({
+      ...message(uuid, sender, '', [text(t)]),
+      created_at: null,
+    });
+    const late = {
+      uuid: 'c-5',
+      created_at: null,
+      account,
+      chat_messages: [
+        untimed('l1', 'human', 'q1'),
+        untimed('l2', 'assistant', 'a1'),
+        message('l3', 'human', '2025-03-05T10:00:00Z', [text('q2')]),
+        message('l4', 'assistant', '2025-03-05T10:00:05Z', [text('a2')]),
+      ],
+    };
+    const none = { uuid: 'c-6', created_at: null, account, chat_messages: [untimed('z1', 'human', 'q')] };
+    const { events, rejections } = await mapPresetFiles(dir.path, 'claude', {
+      'late.json': JSON.stringify([late, none]),
+    });
+    expect(events.map((e) => [(e.properties as { user?: string }).user, e.timestamp])).toEqual([
+      ['q1', '2025-03-05T10:00:05.000Z'],
+      ['q2', '2025-03-05T10:00:05.000Z'],
+    ]);
+    expect(rejections.map((r) => r.reason)).toEqual([
+      expect.stringMatching(/^\[1\]\.chat_messages\[0\]: no time: neither this message nor any other/),
+    ]);
+  });
+
   it('reads a time without a zone in --tz (Date.parse read it in the machine zone)', async () => {
     const naive = {
       uuid: 'c-5',

@@ -1,6 +1,6 @@
 import { arr, isoMs, jsonText, type Obj, obj, str, textOf } from './fields.js';
 import type { Preset } from './preset.js';
-import type { PresetItem, PresetRecord } from './record.js';
+import { fillTimes, type PresetItem, type PresetRecord } from './record.js';
 
 /**
  * Claude.ai's data export, `conversations.json`: an array of conversations (`uuid`, `name`,
@@ -112,7 +112,7 @@ function mapConversation(value: unknown, tz: string): PresetItem[] {
     reply = { ms, id: str(m.uuid), at, raw: m };
   });
   flush();
-  return out;
+  return fillTimes(out);
 }
 
 function functionRecord(

@@ -19,7 +19,7 @@ export interface PresetRecord {
   kind: PresetKind;
   /** JSON path of the record's origin inside the item (`mapping.<id>.message`), for messages. */
   at: string;
-  /** Original time, epoch ms; undefined when the format has none (the service stamps it). */
+  /** Original time, epoch ms; undefined when the format has none (exports: `fillTimes`). */
   ms: number | undefined;
   session?: string | undefined;
   conversation?: string | undefined;
@@ -41,6 +41,30 @@ export interface PresetRecord {
 }
 
 export type PresetItem = { ok: true; record: PresetRecord } | { ok: false; at: string; reason: string };
+
+/**
+ * An export's records (in the conversation's order) whose message had no time and followed none
+ * that had one: the time of the next record that has one, the earliest it can be without inventing
+ * one (stamped on arrival, a first turn sat 683 days after its reply: found by probing). Where
+ * nothing in the conversation has a time, its records are refused: an import never invents a time.
+ */
+export function fillTimes(items: readonly PresetItem[]): PresetItem[] {
+  const out = [...items];
+  let next: number | undefined;
+  for (let i = out.length - 1; i >= 0; i--) {
+    const item = out[i]!;
+    if (!item.ok) continue;
+    if (item.record.ms !== undefined) next = item.record.ms;
+    else if (next !== undefined) out[i] = { ok: true, record: { ...item.record, ms: next } };
+    else
+      out[i] = {
+        ok: false,
+        at: item.record.at,
+        reason: 'no time: neither this message nor any other of its conversation has one',
+      };
+  }
+  return out;
+}
 
 /** Defaults from `--set` (user_id, device_id), `{file}` and `{line}` filled in. */
 export interface PresetDefaults {
