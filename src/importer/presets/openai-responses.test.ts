@@ -252,6 +252,23 @@ describe('openai-responses preset', () => {
     ]);
   });
 
+  it("takes the request's metadata where the logged response's is empty, key by key", async () => {
+    // The API copies the request's metadata into the response; a log whose response held {} lost
+    // the session the request named (found by probing).
+    const call = (id: string, request: Record<string, unknown>, response: Record<string, unknown>) => {
+      const base = line(id, R, undefined, 'Hi', say('Hello'), usage(10, 0, 5, 0));
+      return { request: { ...base.request, ...request }, response: { ...base.response, ...response } };
+    };
+    const { events } = await mapPresetFiles(dir.path, 'openai-responses', {
+      'm.jsonl': jsonl([
+        call('resp_m1', { metadata: { session_id: 's-erin' } }, { metadata: {} }),
+        call('resp_m2', { metadata: { session_id: 's-old' } }, { metadata: { session_id: 's-new' } }),
+      ]),
+    });
+    const turns = events.filter((e) => e.event === 'Conversation Turn');
+    expect(turns.map((e) => e.session_id)).toEqual(['s-erin', 's-new']);
+  });
+
   it('refuses a line without a response', async () => {
     const { rejections } = await mapPresetFiles(dir.path, 'openai-responses', {
       'x.jsonl': '{"request": {}}\n',

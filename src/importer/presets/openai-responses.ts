@@ -107,22 +107,20 @@ function create({ observedFirst }: PresetOptions): PresetMapper {
       const id = str(response.id);
       if (id === undefined) return [{ ok: false, at: 'response', reason: 'the response has no id' }];
       if (!parent.has(id)) observe(value);
-      const metadata = obj(response.metadata) ?? obj(request.metadata);
+      // Key by key: a logged response with empty metadata ({}) hid the request's (found by probing).
+      const metadata = { ...obj(request.metadata), ...obj(response.metadata) };
       // A call in no chain and no conversation (stateless use, `store: false`, history sent again in
       // `input`) is grouped into its user's sessions by --session-gap, as openai-chat's calls are;
       // a session of its own each made every call a one-turn session. Known only once every line was
       // observed (not for stdin, whose later lines are not read yet: there it stays its own chain).
       const alone =
         observedFirst && parent.get(id) === undefined && !continued.has(id) && !conversationOf.has(id);
-      const session = alone ? str(metadata?.session_id) : root(id);
+      const session = alone ? str(metadata.session_id) : root(id);
       const ids = {
         user:
-          str(response.user) ??
-          str(request.user) ??
-          str(response.safety_identifier) ??
-          str(metadata?.user_id),
+          str(response.user) ?? str(request.user) ?? str(response.safety_identifier) ?? str(metadata.user_id),
         session,
-        conversation: alone ? str(metadata?.conversation_id) : session,
+        conversation: alone ? str(metadata.conversation_id) : session,
       };
       const ms = secondsMs(response.created_at);
       const model = str(response.model) ?? str(request.model);
