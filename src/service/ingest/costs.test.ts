@@ -214,6 +214,16 @@ describe('--prices files', () => {
       roundCost(1000 * 5e-6 + 100 * r('gpt-4o', 'output_cost_per_token')),
     );
     expect(tokenCost('dall-e-3', { prompt: 1, completion: 1 }, merged).known).toBe(false);
+    // A snapshot the table has no entry of, given one rate: the rest from its family (gpt-4o).
+    const snapshot = table.mergedWith(new Map([['gpt-4o-2024-08-06', { input_cost_per_token: 1e-5 }]]));
+    expect(tokenCost('gpt-4o-2024-08-06', { prompt: 1000, completion: 100 }, snapshot)).toEqual({
+      cost: roundCost(1000 * 1e-5 + 100 * r('gpt-4o', 'output_cost_per_token')),
+      known: true,
+    });
+    // The family itself keeps its own rates.
+    expect(tokenCost('gpt-4o', { prompt: 1000, completion: 0 }, snapshot).cost).toBe(
+      roundCost(1000 * r('gpt-4o', 'input_cost_per_token')),
+    );
     expect(tokenCost('sample_spec', { prompt: 1, completion: 1 }, merged).known).toBe(false);
   });
 

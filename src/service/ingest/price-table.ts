@@ -123,10 +123,16 @@ export class PriceTable {
     return new PriceTable(parsePriceEntries(BUILT_IN, 'built-in model-prices.json'));
   }
 
-  /** This table with `overrides` merged over it: an entry's fields replace the same fields, others stay. */
+  /**
+   * This table with `overrides` merged over it: an entry's fields replace the same fields, others
+   * stay. A model the table has no entry of takes the rest from the entry its name resolves to (a
+   * dated snapshot from its family): given one rate only, it was an incomplete entry, skipped
+   * without a word, and the family's rates priced the call (found by probing).
+   */
   mergedWith(overrides: ReadonlyMap<string, PriceEntry>): PriceTable {
     const merged = new Map(this.entries);
-    for (const [model, entry] of overrides) merged.set(model, { ...merged.get(model), ...entry });
+    for (const [model, entry] of overrides)
+      merged.set(model, { ...(merged.get(model) ?? this.resolve(model)?.entry), ...entry });
     return new PriceTable(merged);
   }
 
