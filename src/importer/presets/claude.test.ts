@@ -14,6 +14,11 @@ const message = (uuid: string, sender: string, created_at: string, content: unkn
   content,
 });
 const account = { uuid: 'acct-1' };
+/** A message without created_at. */
+const untimed = (uuid: string, sender: string, t: string) => ({
+  ...message(uuid, sender, '', [text(t)]),
+  created_at: null,
+});
 const conversations = [
   {
     uuid: 'c-1',
@@ -101,10 +106,6 @@ describe('claude preset', () => {
   });
 
   it('dates an untimed message by the message before it, else by the conversation', async () => {
-    const untimed = (uuid: string, sender: string, t: string) => ({
-      ...message(uuid, sender, '', [text(t)]),
-      created_at: null,
-    });
     const partly = {
       uuid: 'c-3',
       created_at: '2025-03-05T08:00:00Z',
@@ -133,10 +134,6 @@ describe('claude preset', () => {
 
   it('dates messages before any time by the next one that has one, and refuses a conversation with no time at all', async () => {
     // Stamped on arrival instead, they sat after the messages that follow them (found by probing).
-    const untimed = (uuid: string, sender: string, t: string) => ({
-      ...message(uuid, sender, '', [text(t)]),
-      created_at: null,
-    });
     const late = {
       uuid: 'c-5',
       created_at: null,
