@@ -39,7 +39,7 @@ export function addRangeOptions(command: Command): Command {
       'the last n days/ISO weeks/months up to --to or today: 30d, 12w, 6m (default: 30d)',
     )
     .option('--period <unit>', 'bin size: day, week or month (default: day)')
-    .option('--tz <zone>', 'IANA time zone of the bins (default: the system zone)');
+    .option('--tz <zone>', 'IANA time zone of the bins (default: the system zone, else UTC)');
 }
 
 /** The user filters: which users' data the charts count. */
