@@ -147,7 +147,7 @@ describe('anthropic preset', () => {
     ]);
   });
 
-  it('tool results sent with the next user text belong to the call answering that text', async () => {
+  it('tool results sent with the next user text belong to the call answering that text, and so does the question that began the round', async () => {
     const mixed = {
       role: 'user',
       content: [...result.content, { type: 'text', text: 'And in Bergen?' }],
@@ -165,7 +165,8 @@ describe('anthropic preset', () => {
     const { events } = await mapPresetFiles(dir.path, 'anthropic', { 'mixed.jsonl': log });
     expect(events.map((e) => [e.event, prop(e, 'user') ?? prop(e, 'result')])).toEqual([
       ['Conversation Function', 'snow'],
-      ['Conversation Turn', 'And in Bergen?'],
+      // The first call only asked for the tool (a usage record): its question was lost (probe).
+      ['Conversation Turn', 'Weather in Oslo?\n\nAnd in Bergen?'],
     ]);
   });
 

@@ -3,6 +3,7 @@ import { anthropicUsage, arr, jsonText, type Obj, obj, str, textOf } from './fie
 import { ownFrom, usageProperties } from './openai-chat.js';
 import type { Preset, PresetMapper, PresetOptions } from './preset.js';
 import { callEventId, type PresetItem, type PresetRecord, toolCallItems } from './record.js';
+import { type HistoryItem, turnUser } from './turn-user.js';
 
 /**
  * JSON Lines logs of Anthropic Messages API calls: `{request, response}` (a bare `message` object is
@@ -11,7 +12,8 @@ import { callEventId, type PresetItem, type PresetRecord, toolCallItems } from '
  * a time without a zone is read in `--tz`) gives it; a line without one is rejected (an import never
  * invents a time: Message Batches results need a time added to each line). Each call whose reply is
  * final (its `stop_reason` is not `tool_use`) → a turn: the request's last user message (its text
- * blocks; a message of only images has none) and the reply's text blocks, with usage converted to the
+ * blocks; a message of only images has none; with those of the turn's earlier tool rounds, `turnUser`)
+ * and the reply's text blocks, with usage converted to the
  * wire's convention (`input_tokens` excludes cache writes and reads; `prompt_tokens` is their sum); the `tool_use` blocks that message started or answered
  * (see `ownFrom`) and their `tool_result` answers → function calls of the turn, so a later call
  * repeating the history counts none of them again; a call that only asks for tools → a usage record.
@@ -77,7 +79,6 @@ function mapCall(
   }
   const messages = arr(request.messages);
   const last = lastUserIndex(messages);
-  const user = last === -1 ? undefined : obj(messages[last])?.content;
   const turn: PresetRecord = {
     kind: 'turn',
     at,
@@ -85,7 +86,7 @@ function mapCall(
     ...ids,
     eventId: eventId(),
     properties: {
-      user: (typeof user === 'string' ? user : textOf(arr(user).filter(isText))) ?? '',
+      user: turnUser(messages.map(historyItem)).text,
       assistant: reply,
       assistant_id: str(response.id),
       model,
@@ -98,6 +99,17 @@ function mapCall(
 }
 
 const isToolResult = (b: unknown): boolean => obj(b)?.type === 'tool_result';
+
+/** A user message of only `tool_result` blocks is the tools answering, not the user. */
+function historyItem(value: unknown): HistoryItem {
+  const m = obj(value);
+  const content = m?.content;
+  if (m?.role === 'assistant')
+    return { kind: arr(content).some((b) => obj(b)?.type === 'tool_use') ? 'tools' : 'reply' };
+  if (m?.role !== 'user') return { kind: 'other' };
+  if (Array.isArray(content) && content.length > 0 && content.every(isToolResult)) return { kind: 'other' };
+  return { kind: 'user', text: typeof content === 'string' ? content : textOf(arr(content).filter(isText)) };
+}
 
 /**
  * The last message the user wrote, whatever its content (an image alone is the user's turn too): a

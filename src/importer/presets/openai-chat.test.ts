@@ -197,7 +197,7 @@ describe('openai-chat preset', () => {
     ]);
   });
 
-  it('a tool round the next user message interrupted belongs to the call answering that message', async () => {
+  it('a tool round the next user message interrupted belongs to the call answering that message, and so does the question that began it', async () => {
     const usage = { prompt_tokens: 100, completion_tokens: 10 };
     const more = { role: 'user', content: 'And order 43?' };
     const log = jsonl([
@@ -209,7 +209,36 @@ describe('openai-chat preset', () => {
     const { events } = await mapPresetFiles(dir.path, 'openai-chat', { 'cut.jsonl': log });
     expect(events.map((e) => [e.event, prop(e, 'user') ?? prop(e, 'result')])).toEqual([
       ['Conversation Function', 'shipped'],
-      ['Conversation Turn', 'And order 43?'],
+      // The first call only asked for the tool (no turn): its question is this turn's too.
+      ['Conversation Turn', 'Where is order 42?\n\nAnd order 43?'],
+    ]);
+  });
+
+  it("keeps a batch request's question across the tool round its reply answers", async () => {
+    const more = { role: 'user', content: 'And order 43?' };
+    const earlier = [
+      { role: 'user', content: 'Hello' },
+      { role: 'assistant', content: 'Hi!' },
+    ];
+    const input = jsonl([{ custom_id: 'r7', body: { messages: [...earlier, q, call, answer, more] } }]);
+    const output = jsonl([
+      {
+        custom_id: 'r7',
+        response: {
+          status_code: 200,
+          body: completion('cb7', T, { role: 'assistant', content: 'Both shipped.' }, {}),
+        },
+      },
+    ]);
+    const { events } = await mapPresetFiles(
+      dir.path,
+      'openai-chat',
+      { 'o.jsonl': output, 'i.jsonl': input },
+      ['user_id=batcher'],
+    );
+    expect(events.map((e) => [e.event, prop(e, 'user') ?? prop(e, 'result')])).toEqual([
+      ['Conversation Function', 'shipped'],
+      ['Conversation Turn', 'Where is order 42?\n\nAnd order 43?'],
     ]);
   });
 

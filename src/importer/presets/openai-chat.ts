@@ -1,13 +1,15 @@
 import { arr, jsonText, type Obj, obj, openaiUsage, secondsMs, str, textOf, type Usage } from './fields.js';
 import type { Preset, PresetMapper } from './preset.js';
 import { callEventId, type PresetItem, type PresetRecord, toolCallItems } from './record.js';
+import { type HistoryItem, turnUser } from './turn-user.js';
 
 /**
  * JSON Lines logs of Chat Completions calls, `{request, response}` (a bare `chat.completion` object
  * is a response without its request), and Batch API output lines `{custom_id, response: {status_code,
  * body}}`, whose requests come from the batch's input file (`{custom_id, body}` lines) when it is
  * imported in the same run. Each call whose reply has text → a turn: the request's last user message
- * (its text; a message of only images has none) and the reply, at the response's `created` (a line
+ * (its text; a message of only images has none; with those of the turn's earlier tool rounds,
+ * `turnUser`) and the reply, at the response's `created` (a line
  * without it is rejected: an import never invents a time), with its usage (`batch: true` for batch
  * output). The tool calls that message started or interrupted (see
  * `ownFrom`), with their `tool` answers → function calls of that turn, so a later call repeating the
@@ -35,7 +37,8 @@ function create(): PresetMapper {
       if (id === undefined || !body || !Array.isArray(body.messages)) return;
       // Only what the output line's turn reads is kept: the history before the call's own part is not.
       const last = lastUserIndex(body.messages);
-      const keep = last === -1 ? 0 : Math.min(last, ownFrom(body.messages, last));
+      const start = turnUser(body.messages.map(historyItem)).start;
+      const keep = last === -1 ? 0 : Math.min(start, last, ownFrom(body.messages, last));
       const messages = body.messages.slice(keep);
       batchRequests.set(id, { model: body.model, user: body.user, metadata: body.metadata, messages });
     },
@@ -108,7 +111,7 @@ function mapCall(
     ...ids,
     eventId: eventId(),
     properties: {
-      user: last === -1 ? '' : (textOf(obj(messages[last])?.content) ?? ''),
+      user: turnUser(messages.map(historyItem)).text,
       assistant: reply,
       assistant_id: str(response.id),
       model,
@@ -119,6 +122,13 @@ function mapCall(
   const from = ownFrom(messages, last);
   const calls = toolCallItems(toolCalls(messages.slice(from), from), { ms, ids, raw, eventId });
   return [...calls, { ok: true, record: turn }];
+}
+
+function historyItem(value: unknown): HistoryItem {
+  const m = obj(value);
+  if (m?.role === 'user') return { kind: 'user', text: textOf(m.content) };
+  if (m?.role !== 'assistant') return { kind: 'other' };
+  return { kind: arr(m.tool_calls).length > 0 || obj(m.function_call) !== undefined ? 'tools' : 'reply' };
 }
 
 /** The request's last user message, whatever its content (an image alone is the user's turn too). */

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { jsonl, mapPresetFiles } from '../../../test/helpers/presets.js';
+import { jsonl, mapPresetFiles, prop } from '../../../test/helpers/presets.js';
 import { tempDir } from '../../../test/helpers/temp.js';
 import { SESSION_PLACEHOLDER } from '../mapper.js';
 
@@ -267,6 +267,52 @@ describe('openai-responses preset', () => {
     });
     const turns = events.filter((e) => e.event === 'Conversation Turn');
     expect(turns.map((e) => e.session_id)).toEqual(['s-erin', 's-new']);
+  });
+
+  it("gives a turn its question from the chain's tool-only calls, with the words sent along with their results", async () => {
+    const call = { type: 'function_call', call_id: 'w9', name: 'weather', arguments: '{}' };
+    const result = { type: 'function_call_output', call_id: 'w9', output: 'rain' };
+    const u = usage(10, 0, 5, 0);
+    const { events } = await mapPresetFiles(dir.path, 'openai-responses', {
+      'q.jsonl': jsonl([
+        line('resp_q0', R, undefined, 'Hello', say('Hi!'), u),
+        line('resp_q1', R + 1, 'resp_q0', 'Rain in Oslo?', [call], u),
+        line(
+          'resp_q2',
+          R + 2,
+          'resp_q1',
+          [result, { role: 'user', content: 'And Bergen?' }],
+          say('Both.'),
+          u,
+        ),
+        line('resp_q3', R + 3, 'resp_q2', 'Thanks', [call], u),
+        line('resp_q4', R + 4, 'resp_q3', [result], say('Welcome.'), u),
+        // Stateless: the history again in `input`, the tool call's preamble text an item of its own.
+        line(
+          'resp_s1',
+          R + 9,
+          undefined,
+          [
+            { role: 'user', content: 'Rain in Oslo?' },
+            ...say('Checking.'),
+            call,
+            result,
+            { role: 'user', content: 'And Bergen?' },
+          ],
+          say('Both.'),
+          u,
+        ),
+      ]),
+    });
+    const turns = events.filter((e) => e.event === 'Conversation Turn');
+    expect(turns.map((e) => [prop(e, 'assistant_id'), prop(e, 'user')])).toEqual([
+      ['resp_q0', 'Hello'],
+      // The first call asked for the tool only (a usage record): its question was lost (probe).
+      ['resp_q2', 'Rain in Oslo?\n\nAnd Bergen?'],
+      // Never past the turn before: resp_q2 replied.
+      ['resp_q4', 'Thanks'],
+      ['resp_s1', 'Rain in Oslo?\n\nAnd Bergen?'],
+    ]);
   });
 
   it('refuses a line without a response', async () => {

@@ -3,6 +3,7 @@ import { arr, jsonText, type Obj, obj, openaiUsage, secondsMs, str, textOf } fro
 import { usageProperties } from './openai-chat.js';
 import type { Preset, PresetMapper, PresetOptions } from './preset.js';
 import type { PresetItem, PresetRecord } from './record.js';
+import { type HistoryItem, type TurnUser, turnUser } from './turn-user.js';
 
 /**
  * JSON Lines logs of Responses API calls, `{request, response}` or a bare `response` object. Calls
@@ -10,8 +11,8 @@ import type { PresetItem, PresetRecord } from './record.js';
  * response (or by the response's `conversation.id`); a first pass over the files reads the chains,
  * so lines may come in any order (stdin: parents before children). A call in no chain is placed
  * like openai-chat's: its user's sessions by the gap (`metadata.session_id` if given). A response with output text → a
- * turn: the request's last user input (or, after tool calls, the user input of the call that asked
- * for them) and the text, at `created_at`, with usage (`input_tokens_details.cached_tokens`,
+ * turn: the request's last user input, with that of the turn's earlier calls that asked for tools
+ * (`turnUser`, up the chain) and the text, at `created_at`, with usage (`input_tokens_details.cached_tokens`,
  * `output_tokens_details.reasoning_tokens`); `function_call` output items → function calls, their
  * result from the `function_call_output` a later request sends back; a response with only tool
  * calls → a usage record.
@@ -37,15 +38,16 @@ function parts(value: unknown): { request: Obj; response: Obj | undefined } {
   return { request: obj(line?.request) ?? {}, response: obj(line?.response) };
 }
 
-/** The last user message of a request's `input` (a string is one). */
-function userInput(input: unknown): string | undefined {
-  if (typeof input === 'string') return input;
-  const items = arr(input);
-  for (let i = items.length - 1; i >= 0; i--) {
-    const m = obj(items[i]);
-    if (m?.role === 'user' && (m.type === undefined || m.type === 'message')) return textOf(m.content);
-  }
-  return undefined;
+/** A request's `input` as history (a string is one user message). */
+function inputHistory(input: unknown): HistoryItem[] {
+  if (typeof input === 'string') return [{ kind: 'user', text: input }];
+  return arr(input).map((item): HistoryItem => {
+    const m = obj(item);
+    if (m?.type === 'function_call') return { kind: 'tools' };
+    if (m?.type !== undefined && m.type !== 'message') return { kind: 'other' };
+    if (m?.role === 'user') return { kind: 'user', text: textOf(m.content) };
+    return { kind: m?.role === 'assistant' ? 'reply' : 'other' };
+  });
 }
 
 const outputText = (output: unknown[]): string | undefined =>
@@ -61,8 +63,11 @@ function create({ observedFirst }: PresetOptions): PresetMapper {
   const continued = new Set<string>();
   const conversationOf = new Map<string, string>();
   const results = new Map<string, string | undefined>();
-  /** User input of calls that answered with tool calls only: the turn that follows them names it. */
-  const pendingUser = new Map<string, string>();
+  /**
+   * User input of calls that answered with tool calls only: the turn that follows them names it. A
+   * call that replied has none, so a turn's walk up the chain never passes the turn before it.
+   */
+  const pendingUser = new Map<string, TurnUser>();
   const observe = (value: unknown): void => {
     const { request, response } = parts(value);
     const id = str(response?.id);
@@ -77,8 +82,7 @@ function create({ observedFirst }: PresetOptions): PresetMapper {
       const callId = str(o?.call_id);
       if (o?.type === 'function_call_output' && callId !== undefined) results.set(callId, jsonText(o.output));
     }
-    const user = userInput(request.input);
-    if (user !== undefined && reply(arr(response.output)) === undefined) pendingUser.set(id, user);
+    if (reply(arr(response.output)) === undefined) pendingUser.set(id, turnUser(inputHistory(request.input)));
   };
   const root = (id: string): string => {
     const seen = new Set<string>();
@@ -90,14 +94,23 @@ function create({ observedFirst }: PresetOptions): PresetMapper {
     // A parent that is not in the logs is the chain's first known response: name it after that one.
     return conversationOf.get(id) ?? parent.get(at) ?? at;
   };
-  const userBefore = (id: string): string | undefined => {
+  /** The user's words of the turn's earlier, tool-only calls up the chain (turn-user.ts). */
+  const userBefore = (id: string): string[] => {
+    const texts: string[] = [];
     const seen = new Set<string>();
     for (let p = parent.get(id); p !== undefined && !seen.has(p); p = parent.get(p)) {
       seen.add(p);
       const user = pendingUser.get(p);
-      if (user !== undefined) return user;
+      if (user === undefined) break;
+      if (user.text !== '') texts.unshift(user.text);
+      if (!user.open) break;
     }
-    return undefined;
+    return texts;
+  };
+  const userText = (input: unknown, id: string): string => {
+    const own = turnUser(inputHistory(input));
+    if (!own.open) return own.text;
+    return [...userBefore(id), ...(own.text === '' ? [] : [own.text])].join('\n\n');
   };
   return {
     observe,
@@ -176,7 +189,7 @@ function create({ observedFirst }: PresetOptions): PresetMapper {
         ...ids,
         eventId: sourceEventId(SOURCE, id, 'turn'),
         properties: {
-          user: userInput(request.input) ?? userBefore(id) ?? '',
+          user: userText(request.input, id),
           assistant: text,
           assistant_id: id,
           model,
