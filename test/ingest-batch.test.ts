@@ -204,6 +204,55 @@ describe('idempotency and all-or-nothing batches (decisions §4)', () => {
     const stored = await storedEvents(t, 'late-conv-2');
     expect(byName(stored, 'Conversation Ended')[0]?.timestamp).toBe(at(300));
   });
+
+  // Both were 200, storing Session Ended or Conversation Ended before a turn of theirs (found by probing).
+  it('refuses an end before events of its session or conversation, stored or earlier in the request', async () => {
+    const talk = (session: string, s: number) =>
+      turn(session, at(s), { user: 'a', assistant: 'b' }, { user_id: 'late-end-user', conversation_id: 'r' });
+    const endSession = (session: string, s: number) => ({
+      type: 'end_session',
+      session_id: session,
+      timestamp: at(s),
+    });
+    const until = (what: string, s: number) =>
+      `${what} has events until ${at(1800)}: it cannot end before them, at ${at(s)}`;
+    const together = await queue(t, [
+      talk('late-end-1', 0),
+      talk('late-end-1', 1800),
+      endSession('late-end-1', 900),
+    ]);
+    expect(together.status).toBe(409);
+    expect(together.json).toMatchObject({
+      code: 'conflict',
+      issues: [{ path: '[2].timestamp', message: until('session "late-end-1"', 900) }],
+    });
+    expect(await count('late-end-1')).toBe(0);
+
+    expect((await queue(t, [talk('late-end-2', 0), talk('late-end-2', 1800)])).status).toBe(200);
+    const later = await queue(t, [endSession('late-end-2', 900)]);
+    expect(later.status).toBe(409);
+    expect(later.json).toMatchObject({
+      issues: [{ path: '[0].timestamp', message: until('session "late-end-2"', 900) }],
+    });
+    const endConversation = (s: number) => ({
+      type: 'track',
+      event: 'Conversation Ended',
+      session_id: 'late-end-2',
+      conversation_id: 'r',
+      timestamp: at(s),
+    });
+    const conversation = await queue(t, [endConversation(600)]);
+    expect(conversation.status).toBe(409);
+    expect(conversation.json).toMatchObject({
+      issues: [{ path: '[0].timestamp', message: until('conversation "r"', 600) }],
+    });
+    // At their last event, both end.
+    expect((await queue(t, [endConversation(1800), endSession('late-end-2', 1800)])).status).toBe(200);
+    const stored = await storedEvents(t, 'late-end-2');
+    expect(byName(stored, 'Conversation Ended').map((e) => e.timestamp)).toEqual([at(1800)]);
+    expect(byName(stored, 'Session Ended').map((e) => e.timestamp)).toEqual([at(1800)]);
+    expect(byName(stored, 'Conversation Turn')).toHaveLength(2);
+  });
 });
 
 describe('ids the service made are ids like any other (decisions §4: each (project, event_id) once)', () => {

@@ -126,15 +126,25 @@ function edgeProperties(e: { properties?: Properties | undefined; attributes?: P
 /**
  * An end before its conversation started is refused, as a session's is (plan-session.ts `planEnd`):
  * planned, it moved the conversation's start back to the end, after its Conversation Started row.
+ * So is one before the conversation's last event outside a replay, whose own rules judge that.
  */
-function endsBeforeStart(p: Planner, s: SessionState, named: string | undefined, x: EventCtx): boolean {
+function endsBeforeEvents(p: Planner, s: SessionState, named: string | undefined, x: EventCtx): boolean {
   const id = named ?? (s.open.length === 1 ? s.open[0] : undefined);
   const c = id === undefined ? undefined : p.cache.conversation(s.id, id);
-  if (!c || c.endedAt !== null || x.ts >= c.startedAt) return false;
+  if (!c || c.endedAt !== null) return false;
+  if (x.ts < c.startedAt) {
+    p.conflict(
+      x.index,
+      'timestamp',
+      `conversation "${c.id}" started at ${iso(c.startedAt)}: it cannot end before that, at ${iso(x.ts)}`,
+    );
+    return true;
+  }
+  if (x.ts >= c.lastEventAt || p.replaying) return false;
   p.conflict(
     x.index,
     'timestamp',
-    `conversation "${c.id}" started at ${iso(c.startedAt)}: it cannot end before that, at ${iso(x.ts)}`,
+    `conversation "${c.id}" has events until ${iso(c.lastEventAt)}: it cannot end before them, at ${iso(x.ts)}`,
   );
   return true;
 }
@@ -150,7 +160,7 @@ export function planConversationEvent(p: Planner, e: WireEvent, x: EventCtx): bo
     p.conflict(x.index, 'conversation_id', `session "${s.id}" has no open conversation to end`);
     return true;
   }
-  if (e.kind === 'end_conversation' && endsBeforeStart(p, s, e.conversation_id, x)) return true;
+  if (e.kind === 'end_conversation' && endsBeforeEvents(p, s, e.conversation_id, x)) return true;
   const mode = e.kind === 'custom' ? 'optional' : e.kind === 'start_conversation' ? 'new' : 'default';
   const c = conversationFor(p, s, e, x, mode);
   if (c === undefined) return true;

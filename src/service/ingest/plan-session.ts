@@ -274,6 +274,22 @@ function planEnd(p: Planner, e: WireEventOf<'end_session'>, x: EventCtx): void {
     );
     return;
   }
+  if (
+    started &&
+    started.endedAt === null &&
+    end.ts < started.lastEventAt &&
+    e.provisional !== true &&
+    !p.replaying
+  ) {
+    // Planned, it stored Session Ended before events of the session, stored or earlier in the
+    // request, where an import's end is refused the same way in a replay (found by probing).
+    p.conflict(
+      x.index,
+      'timestamp',
+      `session "${started.id}" has events until ${iso(started.lastEventAt)}: it cannot end before them, at ${iso(end.ts)}`,
+    );
+    return;
+  }
   const late = started?.open
     .map((id) => p.cache.conversation(started.id, id))
     .find((c) => c !== undefined && end.ts < c.startedAt);

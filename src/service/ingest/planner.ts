@@ -54,6 +54,11 @@ export class Planner {
   readonly wiped: Wiped[] = [];
   accepted = 0;
   duplicates = 0;
+  /**
+   * A replay (replan.ts) is planning: a session's times span its whole segment before its events are
+   * planned in time order, and that segment's own rules judge an end before stored events.
+   */
+  replaying = false;
   private owner = 0;
   private duplicate = false;
 
@@ -92,7 +97,12 @@ export class Planner {
             `session "${touched}" is reopened after an earlier request of this group touched it`,
           );
         for (const i of replay.indices) planned.add(i);
-        replanSession(this, replay, events);
+        this.replaying = true;
+        try {
+          replanSession(this, replay, events);
+        } finally {
+          this.replaying = false;
+        }
         return;
       }
       const ts = e.timestamp === undefined ? this.receivedAt : Date.parse(e.timestamp);
