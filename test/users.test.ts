@@ -9,6 +9,26 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 describe('POST /bc/v1/user/identify', () => {
+  // Their bodies read "Invalid input" and "Invalid input: expected string, received undefined" (found by probing).
+  it('says what is wrong in words: a missing field is required, a value of another type names the types', async () => {
+    const trait = await t.post('/bc/v1/user/identify', { id: 'words', traits: { plan: null, seats: {} } });
+    expect(trait.status).toBe(400);
+    expect(trait.json).toMatchObject({
+      issues: [
+        { path: 'traits.plan', message: 'must be a string, a number or a boolean' },
+        { path: 'traits.seats', message: 'must be a string, a number or a boolean' },
+      ],
+    });
+    const alias = await t.post('/bc/v1/user/alias', { id: 7 });
+    expect(alias.status).toBe(400);
+    expect(alias.json).toMatchObject({
+      issues: [
+        { path: 'id', message: 'must be a string' },
+        { path: 'previous_id', message: 'required' },
+      ],
+    });
+  });
+
   it('creates a user with every field of the spec and merges traits on a second identify', async () => {
     const first = await t.post('/bc/v1/user/identify', {
       id: 'alice',

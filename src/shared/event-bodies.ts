@@ -48,6 +48,26 @@ export const wireErrorMap: z.core.$ZodErrorMap = (iss) => {
   return undefined;
 };
 
+/**
+ * The same words for every route's body, query and parameters (service/http/server.ts): a missing
+ * field is "required", a value of another type "must be …", and a union whose every branch refused
+ * the value's type names those types. Their bodies read "Invalid input: expected string, received
+ * undefined", or just "Invalid input" for a trait set to null (found by probing).
+ */
+export const routeErrorMap: z.core.$ZodErrorMap = (iss) => {
+  if (iss.code !== 'invalid_union') return wireErrorMap(iss);
+  const expected: string[] = [];
+  for (const branch of iss.errors) {
+    const root = branch.filter((b) => b.path.length === 0);
+    if (root.length !== 1 || root[0]?.code !== 'invalid_type') return undefined;
+    const words = TYPE_WORDS[root[0].expected] ?? root[0].expected;
+    if (!expected.includes(words)) expected.push(words);
+  }
+  if (expected.length === 0) return undefined;
+  const last = expected.pop()!;
+  return `must be ${expected.length === 0 ? last : `${expected.join(', ')} or ${last}`}`;
+};
+
 /** Fields any event may carry (decisions §4): idempotency key, time, and who it is about. */
 const commonFields = {
   event_id: eventIdSchema.optional(),

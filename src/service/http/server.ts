@@ -7,6 +7,7 @@ import Fastify, {
 } from 'fastify';
 import { bracketObjects, unsafeQueryKey } from '../../shared/api-params.js';
 import { issuesFromZod } from '../../shared/errors.js';
+import { routeErrorMap } from '../../shared/event-bodies.js';
 import { FORBIDDEN_KEY_MESSAGE } from '../../shared/json-problem.js';
 import { LIMITS, type Limits } from '../../shared/limits.js';
 import { invalidInput, ServiceError, storageUnavailable } from '../errors.js';
@@ -244,7 +245,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       handler: async (request, reply) => {
         let body: unknown;
         if (spec.body) {
-          const parsed = spec.body.safeParse(request.body);
+          const parsed = spec.body.safeParse(request.body, { error: routeErrorMap });
           if (!parsed.success) throw invalidInput(issuesFromZod(parsed.error));
           body = parsed.data;
         }
@@ -267,13 +268,13 @@ export function buildServer(options: ServerOptions): FastifyInstance {
                 spec.bracketQuery === true ? undefined : spec.bracketQuery,
               )
             : request.query;
-          const parsed = spec.query.safeParse(raw);
+          const parsed = spec.query.safeParse(raw, { error: routeErrorMap });
           if (!parsed.success) throw invalidInput(issuesFromZod(parsed.error));
           query = parsed.data;
         }
         let params: unknown = request.params;
         if (spec.params) {
-          const parsed = spec.params.safeParse(request.params);
+          const parsed = spec.params.safeParse(request.params, { error: routeErrorMap });
           if (!parsed.success) throw invalidInput(issuesFromZod(parsed.error));
           params = parsed.data;
         }
