@@ -96,7 +96,8 @@ export const READ_POOL_DEFAULTS: ReadPoolOptions = {
   connections: READ_LIMITS.readConnections,
   timeoutMs: READ_LIMITS.queryTimeoutMs,
   queueTimeoutMs: 10_000,
-  waitingPerTenant: 32,
+  // Above the charts one key may send at once (40, `--chart-burst`), which otherwise got 503 "queue full".
+  waitingPerTenant: 64,
 };
 
 export async function openDatabase(path: string, options: DatabaseOptions = {}): Promise<Database> {

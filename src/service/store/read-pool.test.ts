@@ -1,6 +1,7 @@
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queryable } from './database.js';
+import { LIMITS } from '../../shared/limits.js';
+import { queryable, READ_POOL_DEFAULTS } from './database.js';
 import { QueryTimeoutError, ReadPool, ReadPoolBusyError, type ReadPoolOptions } from './read-pool.js';
 
 let instance: DuckDBInstance;
@@ -81,5 +82,16 @@ describe('ReadPool', () => {
     held.release();
     await held.done;
     await expect(p.lease('B', async () => 'now')).resolves.toBe('now');
+  });
+
+  // With 32, six of a burst of 40 charts were 503 "queue full" at once (found by probing).
+  it('by default, lets a whole chart burst of one key wait while its readers are busy', async () => {
+    const p = await pool(READ_POOL_DEFAULTS.connections, READ_POOL_DEFAULTS);
+    const log: string[] = [];
+    const busy = Array.from({ length: READ_POOL_DEFAULTS.connections - 1 }, () => hold(p, 'A', log));
+    await tick();
+    const burst = Array.from({ length: LIMITS.chartBurst }, (_, i) => p.lease('A', async () => i));
+    for (const h of busy) h.release();
+    await expect(Promise.all(burst)).resolves.toHaveLength(LIMITS.chartBurst);
   });
 });
