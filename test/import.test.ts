@@ -176,6 +176,46 @@ describe('cas import into the embedded service', () => {
     expect(await countInDataDir(data)).toBe(await countInDataDir(cleanData));
   }, 90_000); // 14 s on a loaded 2-core machine
 
+  // The embedded service trusts what the importer validated: an event named as a usage was a TypeError
+  // that stopped every run at that batch, and a lone surrogate was stored, failing every later chart
+  // that read its trait with a 500 (found by probing; `cas serve` refused both with a 400).
+  it('refuses what the service would before the embedded service sees it: the rest is stored and charts answer', async (ctx) => {
+    needIngest(ctx);
+    const at = (m: number) => `2024-03-01T10:0${m}:00Z`;
+    const lines = [
+      { kind: 'event', event: 'Conversation Usage', timestamp: at(0), user_id: 'u1' },
+      { kind: 'event', event: 'Clicked', timestamp: at(1), user_id: 'u1', properties: { p: 'ok' } },
+      { kind: 'identify', timestamp: at(2), id: 'u2', traits: { plan: 'pro' } },
+    ].map((l) => JSON.stringify(l));
+    lines.splice(1, 0, `{"kind":"identify","timestamp":"${at(3)}","id":"u1","traits":{"plan":"x\\udc00"}}`);
+    const file = join(dir.path, 'service-refuses.jsonl');
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const data = join(dir.path, 'service-refuses');
+    const run = await runCli(['import', file, '--data-dir', data, '--json']);
+    expect(run.code, run.stderr).toBe(6);
+    expect(run.stderr.trim().split('\n')).toEqual([
+      `${file}:1: event "Conversation Usage" is a usage event: properties: required`,
+      `${file}:2: traits.plan: holds a lone UTF-16 surrogate (a \\uD800-\\uDFFF escape without its pair); send valid Unicode`,
+    ]);
+    expect(summaryOf(run.stdout)).toMatchObject({ records: 4, rejected: 2 });
+    const chart = await runCli([
+      'chart',
+      'users',
+      '--trait',
+      'plan',
+      '--from',
+      '2024-03-01',
+      '--to',
+      '2024-03-01',
+      '--tz',
+      'UTC',
+      '--data-dir',
+      data,
+    ]);
+    expect(chart.code, chart.stderr).toBe(0);
+    expect(chart.stdout).toContain('pro');
+  }, 60_000);
+
   // 40,000 records (there were 200,000, then 80,000): the kill still lands far from both ends, and
   // on a loaded 2-core machine the larger sizes took most of the suite's time.
   it(`after SIGKILL part-way through ${BIG.toLocaleString('en')} records, a re-run leaves every event stored exactly once`, async (ctx) => {

@@ -1,5 +1,6 @@
 import { isPlainObject } from '../shared/event-properties.js';
 import { FORBIDDEN_KEYS } from '../shared/primitives.js';
+import { loneSurrogateProblem } from './lone-surrogates.js';
 import { type MappingSpec, misplaced, NESTED_FIELDS } from './mapping-spec.js';
 import type { Extra, RecordAccess } from './record-access.js';
 import { stripTarget, targetOf } from './record-access.js';
@@ -97,11 +98,14 @@ export class FieldReader {
     let v = this.access.get(field);
     if (v === undefined) return undefined;
     if (typeof v === 'string') {
+      const text = v;
       try {
-        v = JSON.parse(v);
+        v = JSON.parse(text);
       } catch {
         throw new FieldError(`${this.label(field)} must be a JSON object`);
       }
+      const lone = loneSurrogateProblem(text, v);
+      if (lone !== undefined) throw new FieldError(`${this.label(field)}: ${lone}`);
     }
     if (!isPlainObject(v)) throw new FieldError(`${this.label(field)} must be an object`);
     return v;

@@ -54,6 +54,26 @@ describe('readJsonl', () => {
     expect(items[4]).toMatchObject({ reason: 'expected a JSON object, got a string' });
   });
 
+  // Stored by the embedded service's import, which skips the HTTP body parser that refuses them, such
+  // a value failed every later read of its property in DuckDB (found by probing).
+  it('rejects a line holding a lone surrogate, naming its path; escaped pairs and a quoted backslash pass', async () => {
+    const input = [
+      '{"traits":{"plan":"\\udc00x"}}',
+      '{"e":"\\ud83d\\ude00"}',
+      '{"a":["ok","\\ud800"]}',
+      '{"b":"\\\\ud800"}',
+      '{"\\udfff":1}',
+    ].join('\n');
+    const { items } = await read(input);
+    expect(items.map((i) => (i.ok ? objectOf(i) : i.reason))).toEqual([
+      'traits.plan: holds a lone UTF-16 surrogate (a \\uD800-\\uDFFF escape without its pair); send valid Unicode',
+      { e: '😀' },
+      'a[1]: holds a lone UTF-16 surrogate (a \\uD800-\\uDFFF escape without its pair); send valid Unicode',
+      { b: '\\ud800' },
+      expect.stringMatching(/^.*holds a lone UTF-16 surrogate/),
+    ]);
+  });
+
   it('says a pretty-printed JSON array is not JSON Lines, at its opening line', async () => {
     const { items } = await read('[\n  {"a": 1},\n  {"a": 2}\n]\n');
     expect(items[0]).toMatchObject({

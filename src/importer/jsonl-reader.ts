@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { loneSurrogateProblem } from './lone-surrogates.js';
 import type { FileBatch, FileItem, JsonlPending } from './types.js';
 
 const LF = 10;
@@ -54,6 +55,8 @@ function parseText(decoded: string, line: number): FileItem {
     const hint = Array.isArray(value) ? ARRAY_HINT : '';
     return { ok: false, line, reason: `expected a JSON object, got ${describe(value)}${hint}`, text };
   }
+  const lone = loneSurrogateProblem(text, value);
+  if (lone !== undefined) return { ok: false, line, reason: lone, text };
   return { ok: true, line, value: { format: 'jsonl', value: value as Record<string, unknown> } };
 }
 

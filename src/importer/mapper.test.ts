@@ -327,6 +327,39 @@ describe('mapRecord: JSONL', () => {
   });
 });
 
+describe('mapRecord: an event named as a kind of the wire is validated as that kind', () => {
+  // Validated as custom, the embedded service, which trusts the importer's validation, failed on them
+  // (a TypeError, the import stopped) where `cas serve` refused each with a 400 (found by probing).
+  it('refuses a custom event named like a turn, usage or function call without their fields', () => {
+    const plan = planOf();
+    const event = (name: string, extra: Record<string, unknown> = {}) =>
+      mapRecord(
+        csv({ kind: 'event', timestamp: '2024-03-01T10:00:00Z', user_id: 'u1', event: name, ...extra }),
+        plan,
+      );
+    expect(reason(event('Conversation Function'))).toBe(
+      'event "Conversation Function" is a function event: properties: required',
+    );
+    expect(reason(event('Conversation Usage'))).toMatch(
+      /^event "Conversation Usage" is a usage event: properties/,
+    );
+    expect(reason(event('Conversation Turn', { note: 'x' }))).toBe(
+      'event "Conversation Turn" is a turn event: properties.user: required; properties.assistant: required',
+    );
+    // With that kind's fields, it is that kind's event, as the service reads it.
+    expect(wire(event('Conversation Function', { 'prop.name': 'search' }))).toMatchObject({
+      type: 'track',
+      event: 'Conversation Function',
+      properties: { name: 'search' },
+    });
+    expect(reason(event('Clicked'))).toBeUndefined();
+    // A CSV cell of JSON may hold one too.
+    expect(reason(event('Clicked', { properties: '{"p":"\\udc00"}' }))).toMatch(
+      /^properties.*: p: holds a lone UTF-16 surrogate/,
+    );
+  });
+});
+
 describe('mapRecord: a value put where its kind has no place is refused, never dropped', () => {
   const base = { timestamp: '2025-01-06T10:00:00Z', user_id: 'alice' };
   const turn = { ...base, user: 'hi', assistant: 'a' };

@@ -5,6 +5,7 @@ import {
   WIRE_TYPES,
   type WireEventKind,
   wireErrorMap,
+  kindOf as wireKindOf,
 } from '../shared/events.js';
 import { surelyWithin } from '../shared/json-bound.js';
 import { LIMITS } from '../shared/limits.js';
@@ -55,8 +56,17 @@ const WIRE_KIND: Record<Exclude<RecordKind, 'wire'>, WireEventKind> = {
 function validate(kind: Exclude<RecordKind, 'wire'>, event: WireJson): string | undefined {
   const size = sizeProblem(event);
   if (size !== undefined) return size;
-  const result = wireParser(WIRE_KIND[kind]).safeParse(event, { error: wireErrorMap });
-  return result.success ? undefined : issuesText(result.error.issues);
+  // The kind the service dispatches the event to by its name: a custom event named "Conversation
+  // Usage" is a usage event there. Validated as custom, the embedded service, which trusts what the
+  // importer validated, failed on its missing usage (found by probing).
+  const dispatched = wireKindOf(event);
+  const wireKind = dispatched.ok ? dispatched.value : WIRE_KIND[kind];
+  const result = wireParser(wireKind).safeParse(event, { error: wireErrorMap });
+  if (result.success) return undefined;
+  const issues = issuesText(result.error.issues);
+  return wireKind === WIRE_KIND[kind]
+    ? issues
+    : `event "${String(event.event)}" is a ${wireKind} event: ${issues}`;
 }
 
 /** Why the service would refuse `event` for its size (decisions §1's per-event limit), if it would. */

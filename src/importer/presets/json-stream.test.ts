@@ -86,6 +86,14 @@ describe('readJsonStream', () => {
     expect(values(await read(pretty, 5))).toEqual([JSON.parse(good), { b: [{ c: 1 }] }]);
   });
 
+  it('refuses an element holding a lone surrogate, naming its path, and goes on', async () => {
+    const items = await read('[{"title":"a\\ud800"}, {"title":"\\ud83d\\ude00"}]');
+    expect(values(items)).toEqual([
+      '! title: holds a lone UTF-16 surrogate (a \\uD800-\\uDFFF escape without its pair); send valid Unicode',
+      { title: '😀' },
+    ]);
+  });
+
   it('refuses a value beyond the size limit without keeping it, and goes on', async () => {
     const items = await read(`[{"a":"${'x'.repeat(100)}"}, 2]`, 8, 50);
     expect(values(items)).toEqual(['! value longer than 50 bytes', 2]);

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { MAX_LINE_BYTES } from '../jsonl-reader.js';
+import { loneSurrogateProblem } from '../lone-surrogates.js';
 
 /** One value of a JSON stream: where it starts, its index (array element or n-th document), its value. */
 export type JsonStreamItem =
@@ -227,10 +228,14 @@ function parse(bytes: Buffer, line: number, index: number): JsonStreamItem {
   const text = bytes.toString('utf8');
   if (!isUtf8(bytes))
     return { ok: false, line, index, reason: 'invalid UTF-8 in this value', text: text.slice(0, 200) };
+  let value: unknown;
   try {
-    return { ok: true, line, index, value: JSON.parse(text) };
+    value = JSON.parse(text);
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
     return { ok: false, line, index, reason: `not valid JSON: ${detail}`, text: text.slice(0, 200) };
   }
+  const lone = loneSurrogateProblem(text, value);
+  if (lone !== undefined) return { ok: false, line, index, reason: lone, text: text.slice(0, 200) };
+  return { ok: true, line, index, value };
 }
