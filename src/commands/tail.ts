@@ -6,6 +6,7 @@ import { type LiveSocketEnd, LiveSocketError, openLiveSocket } from '../client/l
 import { getUser, liveEvents } from '../client/routes.js';
 import { type LiveFrame, liveFrameSchema, SESSION_ENDED_EVENT } from '../shared/live-events.js';
 import { UsageError } from './errors.js';
+import { RecentIds } from './recent-ids.js';
 
 export interface TailOptions {
   session?: string | undefined;
@@ -41,29 +42,6 @@ const CATCH_UP_LIMIT = 100_000;
 const PAGE_MAX = 10_000;
 
 const historySchema = z.array(liveFrameSchema);
-
-/**
- * The newest `capacity` ids, each with what it held when seen (`version`): memory stays bounded
- * however long tail runs.
- */
-class RecentIds {
-  private readonly ids = new Map<string, string>();
-  constructor(private readonly capacity: number) {}
-  has(id: string): boolean {
-    return this.ids.has(id);
-  }
-  /** False when the id was seen already with the same version. */
-  add(id: string, version = ''): boolean {
-    if (this.ids.get(id) === version) return false;
-    this.ids.delete(id);
-    this.ids.set(id, version);
-    if (this.ids.size > this.capacity) {
-      const oldest = this.ids.keys().next();
-      if (!oldest.done) this.ids.delete(oldest.value);
-    }
-    return true;
-  }
-}
 
 /**
  * What a row held: a replay of its session (an import's later history) stores some rows again
@@ -105,7 +83,8 @@ const ENDED_LOOKBACK = 20;
  */
 export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGenerator<LiveFrame> {
   const now = deps.now ?? Date.now;
-  const seen = new RecentIds(SEEN_IDS);
+  // The ids of events dated from where a reconnect reads the history again (`from`, below) are kept.
+  const seen = new RecentIds(SEEN_IDS, () => from);
   // The socket may move to the service there is now (deps.refresh); the history follows it.
   let client = deps.client;
   const names = new Set(options.events ?? []);
@@ -198,7 +177,7 @@ export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGener
   const fresh = (frames: readonly LiveFrame[]) => {
     const out: LiveFrame[] = [];
     for (const f of frames) {
-      if (!seen.add(f.event_id, version(f))) continue;
+      if (!seen.add(f.event_id, version(f), Date.parse(f.timestamp))) continue;
       // An event dated ahead of this clock is no sign of how far the history goes: after a restart
       // the catch-up began an hour ahead and left out what was stored meanwhile (found by probing).
       from = Math.max(from, Math.min(Date.parse(f.timestamp), now()) - OVERLAP_MS);
