@@ -67,6 +67,27 @@ describe('--last', () => {
   });
 });
 
+describe('the ends of the calendar', () => {
+  // Each was a RangeError ("this is a bug", exit 1) or the service's 400 about range.start (found by probing).
+  it('reaches back to the year 1 and no further, and ends a range by 9999-12-30, naming the flag', () => {
+    const days = Math.floor((Date.parse('2025-03-09') - Date.parse('0001-01-01')) / 86_400_000) + 1;
+    expect(rangeBounds({ last: `${days}d` }, env, 'UTC').start).toBe('0001-01-01');
+    expect(rangeBounds({ last: `${12 * 2024 + 3}m` }, env, 'UTC').start).toBe('0001-01-01');
+    for (const last of [`${days + 1}d`, '99999999999d', '99999999999w', `${12 * 2024 + 4}m`]) {
+      expect(() => rangeBounds({ last }, env, 'UTC')).toThrow(
+        `--last "${last}": reaches back before the year 1`,
+      );
+    }
+    expect(rangeBounds({ from: '9999-12-01', to: '9999-12-30' }, env, 'UTC')).toEqual({
+      start: '9999-12-01',
+      end: '9999-12-31',
+    });
+    expect(() => rangeBounds({ from: '9999-12-01', to: '9999-12-31' }, env, 'UTC')).toThrow(
+      '--to "9999-12-31": the last day a range can include is 9999-12-30',
+    );
+  });
+});
+
 describe('--from / --to', () => {
   it('passes dates and instants through; a --to date includes that day', () => {
     expect(rangeBounds({ from: '2025-03-01', to: '2025-03-31' }, env, 'UTC')).toEqual({

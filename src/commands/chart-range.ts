@@ -32,6 +32,8 @@ export interface RangeInput {
 export const DEFAULT_LAST = '30d';
 const DAY_MS = 86_400_000;
 const LAST = /^(\d+)([dwm])$/;
+const FIRST_DAY = Math.floor(Date.parse('0001-01-01T00:00:00Z') / DAY_MS);
+const LAST_DAY = '9999-12-30';
 
 /** Day number since 1970-01-01 of a `YYYY-MM-DD` (calendar arithmetic only, no zone involved). */
 function dayNumber(date: string): number {
@@ -65,7 +67,14 @@ function checkBound(value: string, flag: string): void {
 
 /** `--to` as the range end: a date is inclusive (the whole day), an instant is exclusive as given. */
 function endOf(to: string): string {
-  return isDateOnly(to) ? dateOf(dayNumber(to) + 1) : to;
+  if (!isDateOnly(to)) return to;
+  // Its end, the next day, would be in the year 10000, which no ISO 8601 date spells (found by probing).
+  if (to > LAST_DAY)
+    throw new UsageError(
+      `--to "${to}": the last day a range can include is ${LAST_DAY}`,
+      `e.g. --to ${LAST_DAY}`,
+    );
+  return dateOf(dayNumber(to) + 1);
 }
 
 /** The last calendar day the range covers: the `--to` date, the day before a `--to` instant's end, or today. */
@@ -88,6 +97,15 @@ function lastRange(last: string, to: string | undefined, env: ChartEnv, tz: stri
   const anchor = anchorDay(to, env, tz);
   const end = to === undefined ? dateOf(dayNumber(anchor) + 1) : endOf(to);
   const unit = match[2];
+  // Before the year 1, dates are not ISO 8601 ones (a RangeError, "this is a bug": found by probing).
+  const back = unit === 'm' ? 0 : unit === 'w' ? 7 * n : n - 1;
+  const months = 12 * Number(anchor.slice(0, 4)) + Number(anchor.slice(5, 7)) - 1;
+  if (dayNumber(anchor) - back < FIRST_DAY || (unit === 'm' && months - (n - 1) < 12)) {
+    throw new UsageError(
+      `--last "${last}": reaches back before the year 1`,
+      'e.g. --last 30d, --last 12w, --last 6m',
+    );
+  }
   if (unit === 'd') return [dateOf(dayNumber(anchor) - (n - 1)), end];
   if (unit === 'w') {
     // 1970-01-01 was a Thursday; +3 makes Monday 0 (ISO weeks, like the bins).

@@ -5,6 +5,7 @@ import type { Client } from '../client/http-client.js';
 import { type LiveSocketEnd, LiveSocketError, openLiveSocket } from '../client/live-socket.js';
 import { getUser, liveEvents } from '../client/routes.js';
 import { type LiveFrame, liveFrameSchema, SESSION_ENDED_EVENT } from '../shared/live-events.js';
+import { STORED_TIME_RANGE } from '../shared/primitives.js';
 import { UsageError } from './errors.js';
 import { RecentIds } from './recent-ids.js';
 
@@ -260,11 +261,14 @@ export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGener
 export { LiveSocketError };
 
 const SINCE_UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const EARLIEST = Date.parse(`${STORED_TIME_RANGE.from}T00:00:00Z`);
 
 /** `--since`: `30s`, `10m`, `2h`, `7d`, or an ISO 8601 time; ms back from `now`. */
 export function parseSince(value: string, now: number): number {
   const match = /^(\d+)\s*([smhd])$/i.exec(value.trim());
-  if (match) return Number(match[1]) * (SINCE_UNITS[match[2]!.toLowerCase()] ?? 0);
+  // No event is dated before 1900: further back reads the same history, where a date before the year
+  // 1 failed as "this is a bug" (found by probing).
+  if (match) return Math.min(Number(match[1]) * (SINCE_UNITS[match[2]!.toLowerCase()] ?? 0), now - EARLIEST);
   const at = Date.parse(value);
   if (/^\d{4}-\d{2}-\d{2}/.test(value) && !Number.isNaN(at)) return Math.max(0, now - at);
   throw new UsageError(
