@@ -19,6 +19,28 @@ describe('cas import numbers', () => {
   });
 });
 
+describe('cas import --session-gap', () => {
+  // These passed, and then the service refused every record, naming session_gap_ms (found by probing).
+  it.each(['0.4ms', '400d', '367d'])(
+    '%s, which the service would refuse, is refused naming the flag',
+    (gap) => {
+      expect(() => importSettings([chatgpt], { sessionGap: gap })).toThrow(
+        `--session-gap must be from 1ms to 366d, got "${gap}"`,
+      );
+    },
+  );
+
+  it('is whole milliseconds, as the wire carries it', () => {
+    const gap = (sessionGap: string) => importSettings([chatgpt], { sessionGap }).gapMs;
+    expect([gap('1.0005s'), gap('0.5ms'), gap('1.5h'), gap('366d')]).toEqual([
+      1001,
+      1,
+      5_400_000,
+      366 * 86_400_000,
+    ]);
+  });
+});
+
 describe('cas import --preset', () => {
   it.each([
     [

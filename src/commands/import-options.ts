@@ -3,6 +3,7 @@ import { buildMappingSpec, type MappingSpec } from '../importer/mapping-spec.js'
 import { sniffPreset } from '../importer/presets/detect.js';
 import { isPresetName, PRESET_NAMES, type PresetName } from '../importer/presets/preset.js';
 import { detectFormat, type InputFile } from '../importer/sources.js';
+import { MAX_SESSION_GAP_MS } from '../shared/event-bodies.js';
 import { fileErrorReason } from '../shared/file-errors.js';
 import { canonicalPath } from '../shared/file-path.js';
 import { parseJsonText } from '../shared/json-syntax.js';
@@ -58,6 +59,19 @@ export function parseDuration(flag: string, text: string): number {
   const ms = m ? Number(m[1]) * (UNITS[m[2] ?? 's'] ?? 1000) : Number.NaN;
   if (!Number.isFinite(ms) || ms <= 0)
     throw new UsageError(`${flag} must be a duration such as 30m, 2h or 90s, got "${text}"`);
+  return ms;
+}
+
+/**
+ * `--session-gap`, in whole milliseconds as the wire carries it, within what the service takes: 0.5ms,
+ * 1.0005s and 400d passed here and then had every record refused, naming session_gap_ms (found by probing).
+ */
+function sessionGap(text: string): number {
+  const ms = Math.round(parseDuration('--session-gap', text));
+  if (ms < 1 || ms > MAX_SESSION_GAP_MS)
+    throw new UsageError(
+      `--session-gap must be from 1ms to ${MAX_SESSION_GAP_MS / 86_400_000}d, got "${text}"`,
+    );
   return ms;
 }
 
@@ -187,7 +201,7 @@ export function importSettings(paths: readonly string[], flags: ImportFlags): Im
   return {
     files,
     spec: built.spec,
-    gapMs: parseDuration('--session-gap', flags.sessionGap ?? '30m'),
+    gapMs: sessionGap(flags.sessionGap ?? '30m'),
     noEnd: flags.end === false,
     batchSize:
       flags.batchSize === undefined

@@ -68,6 +68,9 @@ export const routeErrorMap: z.core.$ZodErrorMap = (iss) => {
   return `must be ${expected.length === 0 ? last : `${expected.join(', ')} or ${last}`}`;
 };
 
+/** The longest inactivity gap a derived session may be split by (`session_gap_ms`). */
+export const MAX_SESSION_GAP_MS = 366 * 86_400_000;
+
 /** Fields any event may carry (decisions §4): idempotency key, time, and who it is about. */
 const commonFields = {
   event_id: eventIdSchema.optional(),
@@ -87,7 +90,7 @@ const derivedSessionFields = {
     .number()
     .int()
     .min(1)
-    .max(366 * 86_400_000)
+    .max(MAX_SESSION_GAP_MS)
     .optional()
     .describe('import extension: the inactivity gap (ms) that splits the derived sessions of session_key'),
 };
