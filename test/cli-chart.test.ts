@@ -261,6 +261,12 @@ describe('cas report --out', () => {
       `cas: --out ${dir.path}: it is a folder; name a file in it, e.g. ${join(dir.path, 'report.html')}`,
     );
     expect(existsSync(join(dir.path, 'data'))).toBe(false);
+    // An empty value is the working directory to resolve(): it read "--out : it is a folder".
+    const empty = await runCli(['report', '--last', '7d', '--out', ''], { env });
+    expect([empty.code, empty.stderr.trim()]).toEqual([
+      2,
+      'cas: --out must not be empty: name a file, or - for stdout',
+    ]);
   });
 
   it('- writes the page to stdout, not to a file named "-"', async () => {

@@ -371,6 +371,15 @@ describe('cas serve --ws-port', () => {
     expect([quiet.code, quiet.stdout, quiet.stderr]).toEqual([0, '', '']);
   });
 
+  // `--event ''` and `--session ''` printed nothing and exited 0; `--user ''` was the service's 400 (found by probing).
+  it('refuses an empty --event, --session, --user or --since, naming the flag', async () => {
+    const data = `${dir.path}/empty-flags`;
+    for (const flag of ['--event', '--session', '--user', '--since']) {
+      const res = await runCli(['tail', '--data-dir', data, '--no-follow', flag, '']);
+      expect([res.code, res.stderr.split('\n')[0]], flag).toEqual([2, `cas: ${flag} must not be empty`]);
+    }
+  });
+
   it('a port already in use exits 2 naming --ws-port', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));

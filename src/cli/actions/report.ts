@@ -45,6 +45,8 @@ function specs(f: Record<string, unknown>): string[][] {
 
 /** The out file's directory must exist, and the file not be a folder: said before anything is fetched. */
 function outPath(value: string): string {
+  // resolve('') is the working directory, which read "--out : it is a folder" (found by probing).
+  if (value.trim() === '') throw new UsageError('--out must not be empty: name a file, or - for stdout');
   const path = resolve(value);
   let isDir = false;
   try {

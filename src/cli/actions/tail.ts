@@ -1,11 +1,17 @@
 import { LiveSocketError } from '../../client/live-socket.js';
 import type { Connection } from '../../commands/connect.js';
+import { UsageError } from '../../commands/errors.js';
 import { parseSince, runTail } from '../../commands/tail.js';
 import { tailJsonLine, tailLine } from '../../render/tail-line.js';
 import { type Action, withConnection } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 
-const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+/** A flag's value; an empty one is refused, naming the flag: `--event ''` matched nothing, silently (found by probing). */
+function text(value: unknown, flag: string): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  if (value.trim() === '') throw new UsageError(`${flag} must not be empty`);
+  return value;
+}
 
 /** A socket that could not be kept, in the exit codes of cli.md. */
 function socketExit(error: LiveSocketError): number {
@@ -15,8 +21,10 @@ function socketExit(error: LiveSocketError): number {
 }
 
 export const tail: Action = async (ctx) => {
-  const sinceMs = parseSince(String(ctx.flags.since ?? '10m'), Date.now());
-  const events = Array.isArray(ctx.flags.event) ? ctx.flags.event.map(String) : [];
+  const sinceMs = parseSince(text(ctx.flags.since, '--since') ?? '10m', Date.now());
+  const events = Array.isArray(ctx.flags.event) ? ctx.flags.event.map((e) => text(e, '--event') ?? '') : [];
+  const session = text(ctx.flags.session, '--session');
+  const user = text(ctx.flags.user, '--user');
   // A terminal gets lines; a pipe (or --json) gets each frame as JSONL.
   const lines = ctx.format === 'table';
   return withConnection(ctx, async (connection) => {
@@ -29,8 +37,8 @@ export const tail: Action = async (ctx) => {
       follow = false;
     }
     const options = {
-      session: text(ctx.flags.session),
-      user: text(ctx.flags.user),
+      session,
+      user,
       events,
       sinceMs,
       follow,
