@@ -90,6 +90,25 @@ describe('parseWhere: every operator of cli.md', () => {
     expect(other.message).toMatch(/^--user-where "plan"/);
     expect(other.hint).toContain('--user-where "plan = pro"');
   });
+
+  // Both matched nothing, and every count was 0, silently (found by probing).
+  it('refuses a quote never closed and a between whose bounds are reversed', () => {
+    expect(usage(() => parseWhere("model = 'gpt-4o")).message).toBe(
+      `--where "model = 'gpt-4o": the ' before gpt-4o is never closed`,
+    );
+    expect(usage(() => parseWhere('model in "a,b')).message).toBe(
+      '--where "model in "a,b": the " before a,b is never closed',
+    );
+    expect(usage(() => parseWhere("name ~ 'O")).message).toMatch(/never closed/);
+    const reversed = usage(() => parseWhere('prompt_tokens between 500,100'));
+    expect(reversed.message).toBe(
+      '--where "prompt_tokens between 500,100": between takes low,high; 500 is above 100',
+    );
+    expect(reversed.hint).toBe('e.g. --where "prompt_tokens between 100,500"');
+    // A quote inside a value is text; equal bounds are a range of one value.
+    expect(parseWhere("name = O'Brien").values).toEqual(["O'Brien"]);
+    expect(parseWhere('n between 3,3').values).toEqual([3, 3]);
+  });
 });
 
 describe('parsePerformed', () => {

@@ -78,7 +78,22 @@ function typedList(text: string, flag: string, example: string): Scalar[] {
   if (items.some((item) => item === '')) {
     throw new UsageError(`${flag}: empty value in the list "${text}"`, `e.g. ${example}`);
   }
+  for (const item of items) closedQuote(item, flag);
   return items.map(parseTraitValue);
+}
+
+/**
+ * A value that opens a quote closes it: `model = 'gpt-4o` was read as the text "'gpt-4o", which
+ * matched nothing, silently (found by probing). A quote inside a value (O'Brien) is text.
+ */
+function closedQuote(value: string, flag: string): void {
+  const open = value[0];
+  if ((open === "'" || open === '"') && !QUOTED.test(value)) {
+    throw new UsageError(
+      `${flag}: the ${open} before ${value.slice(1)} is never closed`,
+      `e.g. ${flag.split(' ')[0]} "model = 'gpt-4o'"`,
+    );
+  }
 }
 
 /** Reads the property name: quoted (may hold spaces), or up to a space or an operator symbol. */
@@ -140,9 +155,19 @@ export function parseWhere(expression: string, flag = '--where'): PropertyFilter
         `e.g. ${flag} "age between 18,65"`,
       );
     }
+    // Reversed, the range is empty and every count was 0, silently (found by probing).
+    const [low, high] = values;
+    if (typeof low === 'number' && typeof high === 'number' && low > high) {
+      throw new UsageError(
+        `${label}: between takes low,high; ${low} is above ${high}`,
+        `e.g. ${flag} "${name} between ${high},${low}"`,
+      );
+    }
   } else if (TEXT_OPERATORS.has(operator)) {
+    closedQuote(valueText, label);
     values = [unquote(valueText)];
   } else {
+    closedQuote(valueText, label);
     values = [parseTraitValue(valueText)];
   }
   return { property_name: name, operator, values };
