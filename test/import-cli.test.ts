@@ -1,4 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -274,6 +276,34 @@ describe('cas import to a queue server', () => {
     }
     for (const kinds of sessions.values())
       expect(kinds.indexOf('end')).toBe(kinds.includes('end') ? kinds.length - 1 : -1);
+  });
+
+  // It said first that "this service does not reopen sessions", as of a service without our extensions.
+  it('an endpoint nobody answers: exit 7 at once, naming it, and no note about its features', async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const run = await runCli([
+      'import',
+      join(FIXTURES, 'turns.csv'),
+      '--endpoint',
+      `http://127.0.0.1:${closed}`,
+      '--api-key',
+      'k',
+      '--project',
+      'p',
+      '--retries',
+      '1',
+      '--data-dir',
+      join(dir.path, 'nobody'),
+    ]);
+    expect(run.code).toBe(7);
+    expect(run.stderr.trim()).toMatch(
+      /^cas: cannot reach GET \/healthz: cannot reach http:\/\/127\.0\.0\.1:\d+: connect ECONNREFUSED/,
+    );
   });
 
   it('reports one line per bad record on stderr (file:line: reason) and exits 6', async () => {

@@ -1,4 +1,4 @@
-import { HttpError } from '../client/errors.js';
+import { HttpError, NetworkError, TimeoutError } from '../client/errors.js';
 import type { Client } from '../client/http-client.js';
 import { dbFind, health, postQueue } from '../client/routes.js';
 import {
@@ -161,7 +161,12 @@ async function extensionsOf(
 ): Promise<SessionizerOptions['extensions']> {
   const features = await health(client)
     .then((h) => h.features ?? [])
-    .catch(() => [] as string[]);
+    .catch((error: unknown) => {
+      // An endpoint nobody answers is said as such, at once: it read first as a service without
+      // our extensions, with a note about what that costs (found by probing).
+      if (error instanceof NetworkError || error instanceof TimeoutError) throw error;
+      return [] as string[];
+    });
   const has = (f: (typeof SERVICE_FEATURES)[number]) => features.includes(f);
   const extensions = {
     provisionalEnds: has('import-provisional-ends'),
