@@ -126,6 +126,24 @@ describe('readCsv', () => {
     expect(dup.items[0]).toMatchObject({ ok: false, line: 1, reason: expect.stringContaining('"a" twice') });
   });
 
+  // Each row was refused as having no kind or user, saying nothing of the separator (found by probing).
+  it('refuses a file separated by semicolons or tabs at its header, saying so; one plain column is read', async () => {
+    const semicolons = await read('\uFEFFtimestamp;user_id;user\n2025-03-01;u1;"a;b"\n');
+    expect(semicolons.items).toEqual([
+      {
+        ok: false,
+        line: 1,
+        reason:
+          'the header is one column, "timestamp;user_id;user": cas reads comma-separated CSV, and this file looks separated by semicolons; save it as CSV with commas; file skipped',
+        text: 'timestamp;user_id;user',
+      },
+    ]);
+    const tabs = await read('kind\tuser_id\nturn\tu1\n');
+    expect(tabs.items[0]).toMatchObject({ ok: false, reason: expect.stringContaining('separated by tabs') });
+    const one = await read('user_id\nu1\n');
+    expect(one.items.map(cellsOf)).toEqual([['u1']]);
+  });
+
   it('refuses a value under a column the header leaves unnamed (it was dropped), in plain and pending reads', async () => {
     const input = 'a,b,\n1,2,\n3,4,extra\n5,6, \n';
     const { items } = await read(input);

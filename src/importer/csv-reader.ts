@@ -175,12 +175,28 @@ function goodRecords(seg: Extract<Segment, { type: 'good' }>, state: State, batc
         batch.items.push({ ok: false, line, reason: state.headerError, text: cells.join(',') });
         return;
       }
+      const other = otherSeparator(header);
+      if (other !== undefined) {
+        // Each row was refused as having no kind or user, which said nothing of why (found by probing).
+        state.headerError = `the header is one column, "${header[0]}": cas reads comma-separated CSV, and this file looks separated by ${other}; save it as CSV with commas; file skipped`;
+        batch.items.push({ ok: false, line, reason: state.headerError, text: cells.join(',') });
+        return;
+      }
       state.header = header;
       continue;
     }
     if (skipOne(state, batch)) continue;
     batch.items.push(record(cells, state.header, line));
   }
+}
+
+/** A header of one column holding another separator (a spreadsheet's European CSV, TSV): its name. */
+function otherSeparator(header: readonly string[]): string | undefined {
+  if (header.length !== 1) return undefined;
+  const only = header[0] ?? '';
+  if (only.includes(';')) return 'semicolons';
+  if (only.includes('\t')) return 'tabs';
+  return undefined;
 }
 
 /** The records of a pending run, split into fields: what the reader would have yielded for them. */
