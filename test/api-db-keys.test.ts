@@ -151,6 +151,48 @@ describe('GET /db/{collection}/{op}', () => {
     expect(Object.keys((shown as Array<Record<string, unknown>>)[0]!)).toEqual(['id']);
   });
 
+  // Each answered 200: [] for the times, a {} per document for the projection (found by probing).
+  it('refuses a time compared with what is not one, and a projection of a nested field, naming them', async () => {
+    const refused = async (query: Record<string, unknown>, issue: { path: string; message: string }) => {
+      const res = await call(t, 'GET', withQuery('/bc/v1/db/events/find', query));
+      expect(res.status, JSON.stringify(res.json)).toBe(400);
+      expect(res.json).toMatchObject({ issues: [issue] });
+    };
+    const times = 'takes ISO 8601 times, e.g. "2025-03-01T00:00:00Z" or "2025-03-01"';
+    await refused(
+      { filter: { timestamp: { $gt: 'not a date' } } },
+      { path: 'filter.timestamp.$gt', message: times },
+    );
+    await refused({ filter: { timestamp: { $lt: 12 } } }, { path: 'filter.timestamp.$lt', message: times });
+    await refused(
+      { filter: { timestamp: { $in: ['2025-01-01', 'soon'] } } },
+      { path: 'filter.timestamp.$in', message: times },
+    );
+    await refused(
+      { projection: { 'properties.model': 1 } },
+      { path: 'projection.properties.model', message: 'projection takes top-level fields: properties' },
+    );
+    const sessions = await call(
+      t,
+      'GET',
+      withQuery('/bc/v1/db/sessions/find', { filter: { started_at: { $gte: 'x' } } }),
+    );
+    expect(sessions.status).toBe(400);
+    // Dates and times in every form TIMESTAMPTZ reads still filter.
+    for (const at of [
+      '2025-01-01',
+      '2025-01-01T00:00:00Z',
+      '2025-01-01 00:00:00+02',
+      '2025-01-01T00:00:00.5+02:00',
+    ]) {
+      expect(
+        (await call(t, 'GET', withQuery('/bc/v1/db/events/find', { filter: { timestamp: { $gt: at } } })))
+          .status,
+        at,
+      ).toBe(200);
+    }
+  });
+
   it('findOne: the first matching document, or null', async () => {
     const person = identifies(sent)[2]!;
     const one = userRecordSchema.parse(await find('users', 'findOne', { filter: { id: person.user_id } }));

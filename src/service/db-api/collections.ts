@@ -170,6 +170,10 @@ function listOf(value: unknown): Value[] | undefined {
     : undefined;
 }
 
+/** A date or an ISO 8601 time, as TIMESTAMPTZ reads it (its shape: a day that does not exist matches nothing). */
+const TIME = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?)?$/;
+const isTime = (v: unknown): boolean => typeof v === 'string' && TIME.test(v);
+
 function columnCondition(
   p: Params,
   column: { sql: string; kind: 'text' | 'time' },
@@ -178,6 +182,10 @@ function columnCondition(
 ): string | { error: string } {
   const bound = (v: Value) =>
     column.kind === 'time' ? `TRY_CAST(${p.bind(String(v))} AS TIMESTAMPTZ)` : `${p.bind(String(v))}`;
+  // A time compared with what is not one matched nothing, silently: `{"$gt": 12}` (found by probing).
+  const times = op === '$in' || op === '$nin' ? (Array.isArray(value) ? value : []) : [value];
+  if (column.kind === 'time' && op !== '$exists' && op !== '$regex' && !times.every(isTime))
+    return { error: 'takes ISO 8601 times, e.g. "2025-03-01T00:00:00Z" or "2025-03-01"' };
   if (op === '$exists') {
     if (typeof value !== 'boolean') return { error: 'takes true or false' };
     return `${column.sql} IS ${value ? 'NOT ' : ''}NULL`;

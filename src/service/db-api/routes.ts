@@ -22,6 +22,16 @@ import { importDemo } from './import-demo.js';
 
 type Doc = Record<string, unknown>;
 
+/** A projection keeps or drops top-level fields: `properties.n` answered `{}` for every document (found by probing). */
+function projectionIssues(projection: DbQuery['projection']): Array<{ path: string; message: string }> {
+  return Object.keys(projection ?? {})
+    .filter((field) => field.includes('.'))
+    .map((field) => ({
+      path: `projection.${field}`,
+      message: `projection takes top-level fields: ${field.slice(0, field.indexOf('.'))}`,
+    }));
+}
+
 async function find(q: Queryable, scope: Scope, name: string, query: DbQuery, limit: number): Promise<Doc[]> {
   const collection = collectionOf(name);
   const spec = COLLECTIONS[collection];
@@ -29,7 +39,7 @@ async function find(q: Queryable, scope: Scope, name: string, query: DbQuery, li
   const base = spec.base.replace('$project', p.bind(scope.projectId)); // always $1
   const filter = compileFilter(p, spec, query.filter ?? {});
   const sort = compileSort(spec, query.sort);
-  const issues = [...filter.issues, ...sort.issues];
+  const issues = [...filter.issues, ...sort.issues, ...projectionIssues(query.projection)];
   for (const r of filter.regexes) {
     const problem = await re2Problem(q, r.pattern);
     if (problem) issues.push({ path: r.path, message: problem });
@@ -76,7 +86,7 @@ export function dbApiRoutes(db: Database, ingestor: Ingestor, limits: Limits) {
       tag: 'Database',
       summary: 'Find documents of a collection (users, events, sessions, conversations)',
       description:
-        "A whitelist, never a raw query: filter fields are the collection's own (users: user_id, id, created_at, traits.<key>; events: event_id, event, user_id (the person's current caller id, as the documents show it), session_id, conversation_id, origin_event_id, timestamp, properties.<key>; sessions: session_id, user_id, device_id, started_at, ended_at, attributes.<key>; conversations: conversation_id, session_id, started_at, ended_at, properties.<key>), each a value (equality) or {$op: value} with $eq $ne $in $nin $gt $gte $lt $lte $regex (RE2, in DuckDB) $exists. sort: {field: 1|-1} over the scalar fields. projection: {field: 1} keeps, {field: 0} drops top-level fields. limit 100 by default, at most 1000. findOne answers the first document or null. messages, orgkeys, organizations and apps: 400. include is ignored.",
+        "A whitelist, never a raw query: filter fields are the collection's own (users: user_id, id, created_at, traits.<key>; events: event_id, event, user_id (the person's current caller id, as the documents show it), session_id, conversation_id, origin_event_id, timestamp, properties.<key>; sessions: session_id, user_id, device_id, started_at, ended_at, attributes.<key>; conversations: conversation_id, session_id, started_at, ended_at, properties.<key>), each a value (equality) or {$op: value} with $eq $ne $in $nin $gt $gte $lt $lte $regex (RE2, in DuckDB) $exists; the time fields compare with ISO 8601 times or dates only. sort: {field: 1|-1} over the scalar fields. projection: {field: 1} keeps, {field: 0} drops top-level fields (a nested one is 400). limit 100 by default, at most 1000. findOne answers the first document or null. messages, orgkeys, organizations and apps: 400. include is ignored.",
       params: dbParamsSchema,
       query: dbQuerySchema,
       bracketQuery: dbBracketTypes,
