@@ -78,8 +78,12 @@ describe('endingLine', () => {
 
   // Stdin has no checkpoint, yet an interrupted stdin import said "the checkpoint is saved".
   it('promises a resume only where there is a checkpoint', () => {
-    const interrupted = { summary, end: 'interrupted', dryRun: false } as const;
+    const interrupted = { summary: { ...summary, batches: 3 }, end: 'interrupted', dryRun: false } as const;
     expect(endingLine({ ...interrupted, checkpoint: '/d/imports/ab.json' })).toMatch(/checkpoint is saved/);
+    // Stopped while reading, before any batch: there is nothing to resume from.
+    expect(
+      endingLine({ ...interrupted, summary: { ...summary, batches: 0 }, checkpoint: '/d/imports/ab.json' }),
+    ).toBe('interrupted before anything was sent; run the same command again to import it');
     expect(endingLine({ ...interrupted, checkpoint: undefined })).toBe(
       'interrupted: input from stdin has no checkpoint; send it all again, and what was stored is not stored twice',
     );

@@ -188,6 +188,11 @@ export function endingLine(result: ImportOutcome): string {
   if (result.end === 'interrupted' && result.checkpoint === undefined) {
     return 'interrupted: input from stdin has no checkpoint; send it all again, and what was stored is not stored twice';
   }
+  // Stopped while reading, nothing was sent and no checkpoint written: it said "the checkpoint is
+  // saved" (found by probing). The next run reads the input again, as this one did.
+  if (result.end === 'interrupted' && result.summary.batches === 0) {
+    return 'interrupted before anything was sent; run the same command again to import it';
+  }
   // Its rejects were listed (and written to --reject-file) by the run that completed it.
   if (result.end === 'already-complete' && result.summary.rejected > 0) {
     const r = result.summary.rejected;
