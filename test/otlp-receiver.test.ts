@@ -294,6 +294,44 @@ describe('POST /v1/traces, answers', () => {
     expect(byName(await storedEvents(t, 'raw-1'), 'Conversation Turn')).toHaveLength(1);
   });
 
+  // The whole export was 400 for one cut emoji, and exporters do not retry a 400 (found by probing).
+  it('refuses only the spans holding a lone surrogate, in their own attributes or their resource', async () => {
+    const cut = { key: 'http.response.body', value: { stringValue: '\ud83d truncated emoji' } };
+    const session = (id: string) => ({ key: 'session.id', value: { stringValue: id } });
+    const body = {
+      resourceSpans: [
+        {
+          resource: { attributes: [{ key: 'service.name', value: { stringValue: 'lone' } }] },
+          scopeSpans: [
+            {
+              spans: [
+                span('00000000000000a1', [model, session('lone-1')]),
+                span('00000000000000a2', [model, session('lone-1'), cut]),
+              ],
+            },
+          ],
+        },
+        {
+          resource: { attributes: [{ key: 'service.name', value: { stringValue: 'cut \udc00' } }] },
+          scopeSpans: [{ spans: [span('00000000000000a3', [model, session('lone-2')])] }],
+        },
+      ],
+    };
+    const res = await t.post('/v1/traces', body);
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    expect(res.json).toMatchObject({ partialSuccess: { rejectedSpans: 2 } });
+    const message = (res.json as { partialSuccess: { errorMessage: string } }).partialSuccess.errorMessage;
+    expect(message).toContain('resourceSpans[0].scopeSpans[0].spans[1].attributes[2].value.stringValue');
+    expect(message).toContain('resourceSpans[1].resource.attributes[0].value.stringValue');
+    expect(message).toContain('lone UTF-16 surrogate');
+    expect(byName(await storedEvents(t, 'lone-1'), 'Conversation Turn')).toHaveLength(1);
+    expect(await storedEvents(t, 'lone-2')).toEqual([]);
+    // Elsewhere the body is still refused whole.
+    expect(
+      (await t.post('/bc/v1/events/queue', [{ type: 'track', event: '\ud800', user_id: 'u' }])).status,
+    ).toBe(400);
+  });
+
   // Found by probing: "span …:  event is … bytes", a blank where the whole event's issue has no path.
   it('names a span refused as too large in one clean line', async () => {
     const big = span('00000000000000b1', [

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { findJsonProblem, LONE_SURROGATE_MESSAGE } from './json-problem.js';
 import { nanosToIso, type OtelAttributes, type OtelSpan, type OtelValue } from './otel-genai.js';
 
 /**
@@ -141,9 +142,20 @@ export function otlpSpanEntries(body: unknown): { entries: SpanEntry[]; malforme
   const entries: SpanEntry[] = [];
   (request.data.resourceSpans ?? []).forEach((rs, r) => {
     const resource = attributesOf(rs.resource?.attributes);
+    // A lone surrogate (a cut emoji) costs the spans holding it, not the request: the receiver
+    // refused all of it, and exporters do not retry a 400 (found by probing).
+    const loneInResource = findJsonProblem(rs.resource, { keys: false, strings: true });
     (rs.scopeSpans ?? []).forEach((ss, s) => {
       (ss.spans ?? []).forEach((raw, i) => {
         const at = `resourceSpans[${r}].scopeSpans[${s}].spans[${i}]`;
+        const lone = loneInResource
+          ? { path: `resourceSpans[${r}].resource${pathSuffix(loneInResource.path)}` }
+          : findJsonProblem(raw, { keys: false, strings: true });
+        if (lone !== undefined) {
+          const path = loneInResource ? lone.path : `${at}${pathSuffix(lone.path)}`;
+          entries.push({ ok: false, issue: { path, message: LONE_SURROGATE_MESSAGE } });
+          return;
+        }
         const parsed = spanSchema.safeParse(raw);
         if (!parsed.success) {
           const issue = parsed.error.issues[0];
@@ -185,6 +197,9 @@ export function otlpSpanEntries(body: unknown): { entries: SpanEntry[]; malforme
   });
   return { entries };
 }
+
+/** A path within a value, after the value's own: `.a[0]`, `[1]`, or nothing for the value itself. */
+const pathSuffix = (path: string): string => (path === '' || path.startsWith('[') ? path : `.${path}`);
 
 /** Every span of an export request, decoded, and the spans that are malformed (each with its path). */
 export function otlpSpans(body: unknown): { spans: OtelSpan[]; issues: SpanIssue[]; malformed?: string } {

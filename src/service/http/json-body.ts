@@ -29,7 +29,12 @@ const MAY_HOLD_FORBIDDEN = new RegExp(`${[...FORBIDDEN_KEYS].join('|')}|\\\\u`);
  */
 const MAY_HOLD_SURROGATE = /\\u[dD][89a-fA-F]/;
 
-export function parseJsonBody(text: string, bytes: number = Buffer.byteLength(text, 'utf8')): unknown {
+export function parseJsonBody(
+  text: string,
+  bytes: number = Buffer.byteLength(text, 'utf8'),
+  /** false: a lone surrogate is left for the route to judge where it is (the trace receiver, per span). */
+  options: { surrogates: boolean } = { surrogates: true },
+): unknown {
   if (text.trim() === '')
     throw new ServiceError(400, 'invalid_input', 'request body is empty; send a JSON value');
   let value: unknown;
@@ -39,7 +44,10 @@ export function parseJsonBody(text: string, bytes: number = Buffer.byteLength(te
     const detail = error instanceof Error ? error.message.split('\n')[0]?.slice(0, 120) : '';
     throw new ServiceError(400, 'invalid_input', `body is not valid JSON (${detail})`);
   }
-  const check = { keys: MAY_HOLD_FORBIDDEN.test(text), strings: MAY_HOLD_SURROGATE.test(text) };
+  const check = {
+    keys: MAY_HOLD_FORBIDDEN.test(text),
+    strings: options.surrogates && MAY_HOLD_SURROGATE.test(text),
+  };
   const found = check.keys || check.strings ? findJsonProblem(value, check) : undefined;
   if (found?.problem === 'forbidden key') {
     throw new ServiceError(400, 'invalid_input', `${found.path}: this key is not allowed`, [

@@ -105,6 +105,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   // Routes that take no body (DELETE, and a GET or POST without one): a client that sends its JSON
   // content type on every request, with no body, is not refused for the empty body (it was: 400).
   const bodyless = new Set(options.routes.filter((r) => !r.body).map((r) => `${r.method} ${r.url}`));
+  const otlpRoutes = new Set(options.routes.filter((r) => r.otlp).map((r) => r.url));
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     if (
       (body as Buffer).length === 0 &&
@@ -122,7 +123,9 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       return;
     }
     try {
-      done(null, parseJsonBody(text, (body as Buffer).length));
+      // The trace receiver judges each span on its own, a lone surrogate included (otlp-spans.ts).
+      const spans = otlpRoutes.has(request.routeOptions.url ?? '');
+      done(null, parseJsonBody(text, (body as Buffer).length, { surrogates: !spans }));
     } catch (error) {
       done(error as Error, undefined);
     }
