@@ -371,6 +371,30 @@ describe('cas serve --ws-port', () => {
     expect([quiet.code, quiet.stdout, quiet.stderr]).toEqual([0, '', '']);
   });
 
+  // It was read as a span back from a clock read again later: the events of its first milliseconds
+  // (here, of the time the embedded service took to open) were left out (found by probing).
+  it('--since an ISO time starts the history at that instant', async () => {
+    const data = `${dir.path}/since-iso`;
+    const file = `${dir.path}/since-iso.jsonl`;
+    writeFileSync(
+      file,
+      `${JSON.stringify({ kind: 'event', event: 'Early', user_id: 'u', timestamp: '2024-03-01T10:00:00.050Z' })}\n`,
+    );
+    expect((await runCli(['import', file, '--data-dir', data, '--no-end'])).code).toBe(0);
+    const res = await runCli([
+      'tail',
+      '--data-dir',
+      data,
+      '--no-follow',
+      '--json',
+      '-q',
+      '--since',
+      '2024-03-01T10:00:00Z',
+    ]);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toContain('"Early"');
+  });
+
   // `--event ''` and `--session ''` printed nothing and exited 0; `--user ''` was the service's 400 (found by probing).
   it('refuses an empty --event, --session, --user or --since, naming the flag', async () => {
     const data = `${dir.path}/empty-flags`;

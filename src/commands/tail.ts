@@ -14,8 +14,8 @@ export interface TailOptions {
   user?: string | undefined;
   /** Event names to keep; empty keeps all. */
   events?: readonly string[] | undefined;
-  /** How far back the history goes, in ms. */
-  sinceMs: number;
+  /** Where the history starts, epoch ms (`--since`, read against one clock reading). */
+  sinceAt: number;
   follow: boolean;
 }
 
@@ -114,7 +114,7 @@ export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGener
     (person === undefined || (f.user_id !== null && person.has(f.user_id)));
   const ends = (f: LiveFrame) =>
     options.session !== undefined && f.session_id === options.session && f.event === SESSION_ENDED_EVENT;
-  let from = now() - options.sinceMs;
+  let from = options.sinceAt;
 
   // Events may carry times ahead of this clock; a day covers any sane skew.
   const ahead = () => now() + 86_400_000;

@@ -21,7 +21,10 @@ function socketExit(error: LiveSocketError): number {
 }
 
 export const tail: Action = async (ctx) => {
-  const sinceMs = parseSince(text(ctx.flags.since, '--since') ?? '10m', Date.now());
+  // One clock reading: an ISO --since is that instant, not a span re-read later (it slid by the
+  // milliseconds between, and missed events of its first ones; found by probing).
+  const now = Date.now();
+  const sinceAt = now - parseSince(text(ctx.flags.since, '--since') ?? '10m', now);
   const events = Array.isArray(ctx.flags.event) ? ctx.flags.event.map((e) => text(e, '--event') ?? '') : [];
   const session = text(ctx.flags.session, '--session');
   const user = text(ctx.flags.user, '--user');
@@ -40,7 +43,7 @@ export const tail: Action = async (ctx) => {
       session,
       user,
       events,
-      sinceMs,
+      sinceAt,
       follow,
     };
     // A cas serve found through server.json may come back on another port: follow it there.
