@@ -78,7 +78,7 @@ function typedList(text: string, flag: string, example: string): Scalar[] {
   if (items.some((item) => item === '')) {
     throw new UsageError(`${flag}: empty value in the list "${text}"`, `e.g. ${example}`);
   }
-  for (const item of items) closedQuote(item, flag);
+  for (const item of items) closedQuote(item, flag, `e.g. ${example}`);
   return items.map(parseTraitValue);
 }
 
@@ -86,13 +86,10 @@ function typedList(text: string, flag: string, example: string): Scalar[] {
  * A value that opens a quote closes it: `model = 'gpt-4o` was read as the text "'gpt-4o", which
  * matched nothing, silently (found by probing). A quote inside a value (O'Brien) is text.
  */
-function closedQuote(value: string, flag: string): void {
+function closedQuote(value: string, label: string, hint: string): void {
   const open = value[0];
   if ((open === "'" || open === '"') && !QUOTED.test(value)) {
-    throw new UsageError(
-      `${flag}: the ${open} before ${value.slice(1)} is never closed`,
-      `e.g. ${flag.split(' ')[0]} "model = 'gpt-4o'"`,
-    );
+    throw new UsageError(`${label}: the ${open} before ${value.slice(1)} is never closed`, hint);
   }
 }
 
@@ -163,12 +160,9 @@ export function parseWhere(expression: string, flag = '--where'): PropertyFilter
         `e.g. ${flag} "${name} between ${high},${low}"`,
       );
     }
-  } else if (TEXT_OPERATORS.has(operator)) {
-    closedQuote(valueText, label);
-    values = [unquote(valueText)];
   } else {
-    closedQuote(valueText, label);
-    values = [parseTraitValue(valueText)];
+    closedQuote(valueText, label, hint);
+    values = [TEXT_OPERATORS.has(operator) ? unquote(valueText) : parseTraitValue(valueText)];
   }
   return { property_name: name, operator, values };
 }

@@ -130,7 +130,11 @@ export type SpanEntry =
   | { ok: false; issue: SpanIssue };
 
 /** Every span of an export request in order, each decoded or refused with its path. */
-export function otlpSpanEntries(body: unknown): { entries: SpanEntry[]; malformed?: string } {
+export function otlpSpanEntries(
+  body: unknown,
+  /** The body may hold a lone surrogate (its JSON text had a surrogate escape): each span is checked. */
+  surrogates = false,
+): { entries: SpanEntry[]; malformed?: string } {
   const request = requestSchema.safeParse(body);
   if (!request.success) {
     const issue = request.error.issues[0];
@@ -140,20 +144,21 @@ export function otlpSpanEntries(body: unknown): { entries: SpanEntry[]; malforme
     };
   }
   const entries: SpanEntry[] = [];
+  // A lone surrogate (a cut emoji) costs the spans holding it, not the request: the receiver
+  // refused all of it, and exporters do not retry a 400 (found by probing).
+  const loneAt = (value: unknown, at: string): string | undefined => {
+    const found = surrogates ? findJsonProblem(value, { keys: false, strings: true }) : undefined;
+    return found && `${at}${pathSuffix(found.path)}`;
+  };
   (request.data.resourceSpans ?? []).forEach((rs, r) => {
     const resource = attributesOf(rs.resource?.attributes);
-    // A lone surrogate (a cut emoji) costs the spans holding it, not the request: the receiver
-    // refused all of it, and exporters do not retry a 400 (found by probing).
-    const loneInResource = findJsonProblem(rs.resource, { keys: false, strings: true });
+    const loneInResource = loneAt(rs.resource, `resourceSpans[${r}].resource`);
     (rs.scopeSpans ?? []).forEach((ss, s) => {
       (ss.spans ?? []).forEach((raw, i) => {
         const at = `resourceSpans[${r}].scopeSpans[${s}].spans[${i}]`;
-        const lone = loneInResource
-          ? { path: `resourceSpans[${r}].resource${pathSuffix(loneInResource.path)}` }
-          : findJsonProblem(raw, { keys: false, strings: true });
+        const lone = loneInResource ?? loneAt(raw, at);
         if (lone !== undefined) {
-          const path = loneInResource ? lone.path : `${at}${pathSuffix(lone.path)}`;
-          entries.push({ ok: false, issue: { path, message: LONE_SURROGATE_MESSAGE } });
+          entries.push({ ok: false, issue: { path: lone, message: LONE_SURROGATE_MESSAGE } });
           return;
         }
         const parsed = spanSchema.safeParse(raw);
@@ -202,8 +207,11 @@ export function otlpSpanEntries(body: unknown): { entries: SpanEntry[]; malforme
 const pathSuffix = (path: string): string => (path === '' || path.startsWith('[') ? path : `.${path}`);
 
 /** Every span of an export request, decoded, and the spans that are malformed (each with its path). */
-export function otlpSpans(body: unknown): { spans: OtelSpan[]; issues: SpanIssue[]; malformed?: string } {
-  const { entries, malformed } = otlpSpanEntries(body);
+export function otlpSpans(
+  body: unknown,
+  surrogates = false,
+): { spans: OtelSpan[]; issues: SpanIssue[]; malformed?: string } {
+  const { entries, malformed } = otlpSpanEntries(body, surrogates);
   if (malformed !== undefined) return { spans: [], issues: [], malformed };
   const spans: OtelSpan[] = [];
   const issues: SpanIssue[] = [];

@@ -6,6 +6,14 @@ export function findForbiddenKey(value: unknown): string | undefined {
   return findJsonProblem(value, { keys: true, strings: false })?.path;
 }
 
+/** Bodies parsed without the surrogate check whose text holds a surrogate escape (pairs too). */
+const uncheckedSurrogates = new WeakSet<object>();
+
+/** Whether `body` may hold a lone surrogate its route must judge (parseJsonBody's `surrogates: false`). */
+export function mayHoldLoneSurrogate(body: unknown): boolean {
+  return body !== null && typeof body === 'object' && uncheckedSurrogates.has(body);
+}
+
 /** Sizes of the JSON texts that bodies were parsed from, keyed by the parsed value. */
 const checkedSizes = new WeakMap<object, number>();
 
@@ -59,6 +67,9 @@ export function parseJsonBody(
     const message = LONE_SURROGATE_MESSAGE;
     throw new ServiceError(400, 'invalid_input', `${path}: ${message}`, [{ path: found.path, message }]);
   }
-  if (value !== null && typeof value === 'object') checkedSizes.set(value, bytes);
+  if (value !== null && typeof value === 'object') {
+    checkedSizes.set(value, bytes);
+    if (!options.surrogates && MAY_HOLD_SURROGATE.test(text)) uncheckedSurrogates.add(value);
+  }
   return value;
 }

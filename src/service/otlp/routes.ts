@@ -5,6 +5,7 @@ import type { Limits } from '../../shared/limits.js';
 import { mapGenAiSpan } from '../../shared/otel-genai.js';
 import { otlpSpans } from '../../shared/otlp-spans.js';
 import { invalidInput, ServiceError } from '../errors.js';
+import { mayHoldLoneSurrogate } from '../http/json-body.js';
 import { route } from '../http/route.js';
 import type { Scope } from '../identity/identity.js';
 import type { Ingestor } from '../ingest/ingestor.js';
@@ -34,7 +35,7 @@ interface Mapped {
 function mapSpans(body: unknown, limits: Limits): Mapped {
   const bounds = otlpBoundsProblem(body);
   if (bounds !== undefined) throw invalidInput([{ path: '', message: bounds }], 'OTLP export too large');
-  const { spans, issues, malformed } = otlpSpans(body);
+  const { spans, issues, malformed } = otlpSpans(body, mayHoldLoneSurrogate(body));
   if (malformed !== undefined)
     throw invalidInput([{ path: '', message: malformed }], 'not an OTLP trace export');
   const rejected = issues.map((i) => `${i.path}: ${i.message}`);
