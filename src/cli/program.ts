@@ -171,7 +171,11 @@ export function buildProgram(run: ActionRunner): Command {
       'IANA zone of timestamps without Z or offset; a local time that occurs twice (DST ends) is the earlier, one that never occurs (DST starts) moves forward by the gap',
       'UTC',
     )
-    .option('--session-gap <duration>', 'inactivity that ends a derived session: 30m, 2h, 90s (1ms to 366d)', '30m')
+    .option(
+      '--session-gap <duration>',
+      'inactivity that ends a derived session: 30m, 2h, 90s (1ms to 366d)',
+      '30m',
+    )
     .option('--no-end', 'do not add end_conversation / end_session after each session')
     .option(
       '--batch-size <n>',
