@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openDatabase } from './database.js';
-import { MIGRATIONS } from './migrations.js';
+import { openDatabase, queryable } from './database.js';
+import { MIGRATIONS, migrate } from './migrations.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -77,6 +77,37 @@ describe('migrations', () => {
       expect(rows).toHaveLength(MIGRATIONS.length);
     } finally {
       await db.close();
+    }
+  });
+
+  it('apply the pending ones whole or not at all: a failing one leaves no table of the others', async () => {
+    const instance = await DuckDBInstance.create(tempPath());
+    const c = await instance.connect();
+    const db = queryable(c);
+    try {
+      await migrate(db, [{ version: 1, name: 'one', sql: 'CREATE TABLE a (x INTEGER)' }]);
+      const more = [
+        { version: 1, name: 'one', sql: 'CREATE TABLE a (x INTEGER)' },
+        { version: 2, name: 'two', sql: 'CREATE TABLE b (x INTEGER)' },
+        { version: 3, name: 'broken', sql: 'ALTER TABLE nowhere ADD COLUMN y INTEGER' },
+      ];
+      await expect(migrate(db, more)).rejects.toThrow(/nowhere/);
+      const tables = await db.all<{ name: string }>(
+        "SELECT table_name AS name FROM duckdb_tables() WHERE table_name IN ('a', 'b') ORDER BY 1",
+      );
+      expect(tables.map((t) => t.name)).toEqual(['a']);
+      const versions = await db.all<{ version: number }>('SELECT version FROM schema_migrations');
+      expect(versions.map((v) => Number(v.version))).toEqual([1]);
+      // Mended, it applies what is pending.
+      await migrate(db, [
+        ...more.slice(0, 2),
+        { version: 3, name: 'mended', sql: 'ALTER TABLE b ADD COLUMN y INTEGER' },
+      ]);
+      const after = await db.all<{ version: number }>('SELECT version FROM schema_migrations ORDER BY 1');
+      expect(after.map((v) => Number(v.version))).toEqual([1, 2, 3]);
+    } finally {
+      c.closeSync();
+      instance.closeSync();
     }
   });
 });
