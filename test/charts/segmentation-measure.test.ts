@@ -20,6 +20,7 @@ function percentile(values: number[], q: number): number {
 
 const R = { start: '2025-01-06', end: '2025-01-08', period: 'day', tz: 'UTC' } as const;
 const COSTS = [3, 1, 4, 1, 5, 9, 2, 6];
+const PRICES = [10, 20, 30, 40, 50, 60, 0.1, 0.2];
 const DATA: SeedData = {
   users: [
     { user_id: 'u1', traits: {} },
@@ -34,6 +35,13 @@ const DATA: SeedData = {
     })),
     { event: 'Turn', ts: '2025-01-06T10:00:00Z', user_id: 'u1', properties: { cost: 'lots' } },
     { event: 'Turn', ts: '2025-01-06T11:00:00Z', user_id: 'u1', properties: {} },
+    // Prices whose double sum is 210.29999999999998 and mean 26.287499999999998.
+    ...PRICES.map((price, i) => ({
+      event: 'Priced',
+      ts: `2025-01-06T0${i}:30:00Z`,
+      user_id: 'u1',
+      properties: { price },
+    })),
     // Day 2: only u2, whose events lack `cost`: the trait (100) is read.
     { event: 'Turn', ts: '2025-01-07T10:00:00Z', user_id: 'u2', properties: {} },
   ],
@@ -73,6 +81,20 @@ it('sum, avg, min, max and percentiles of a numeric property per bin', async () 
     expect(day1).toBeCloseTo(percentile(COSTS, q), 9);
     expect(day2).toBe(100);
   }
+});
+
+it("values are the numbers their digits mean, without a double's noise in the last bits", async () => {
+  const values = async (aggregate: string) => {
+    const chart = await runChart(db, project, 'segmentation', {
+      range: R,
+      eventFilters: [{ event_name: 'Priced', measure: { aggregate, property_name: 'price' } }],
+    });
+    return chart[0]!.points![0]!.value;
+  };
+  expect(PRICES.reduce((a, b) => a + b, 0)).not.toBe(210.3);
+  expect(await values('sum')).toBe(210.3);
+  expect(await values('avg')).toBe(26.2875);
+  expect(await values('p90')).toBe(53);
 });
 
 it('count is the plain chart; a bin without numbers has value null (sum: 0)', async () => {

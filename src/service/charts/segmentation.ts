@@ -22,7 +22,7 @@ import {
   shownGroups,
   topGroupsCte,
 } from './groups.js';
-import { aggregateSql, measureLabel, numericValue, valueMeasure } from './measure.js';
+import { aggregateSql, measureLabel, measureValue, numericValue, valueMeasure } from './measure.js';
 import { binExpr, eventScan, ScanValues } from './scan.js';
 import { all, Query } from './sql.js';
 import { selectedCondition, userSelection } from './user-selection.js';
@@ -103,7 +103,7 @@ function point(
     total,
     unique,
     average: unique === 0 ? 0 : total / unique,
-    ...(measured ? { value: row?.val ?? measured.empty } : {}),
+    ...(measured ? { value: row?.val == null ? measured.empty : measureValue(row.val) } : {}),
     drilldown_id: token,
   };
 }
