@@ -190,3 +190,37 @@ describe('a clean stop (SIGTERM) with stalled clients', () => {
     }
   }, 30_000);
 });
+
+describe('the --ws-port listener (live-event sockets only)', () => {
+  // It was a bare Node server: a stalled request got Node's empty 408 only after its 30 s timer,
+  // and a stalled connection held a SIGTERM up (found by probing).
+  it('gives a stalled request its 408 in our JSON within the timeouts, and lets SIGTERM finish', async () => {
+    const data = tempDir();
+    const started = await startServe([
+      ...['--data-dir', data.path, '--api-key', KEY, '--project', PROJECT, '--ws-port', '0'],
+      ...['--headers-timeout', '400ms', '--request-timeout', '800ms'],
+    ]);
+    try {
+      const wsUrl = started.info.ws_url;
+      if (wsUrl === undefined) throw new Error('cas serve --ws-port printed no ws_url');
+      const http = wsUrl.replace(/^ws:/, 'http:');
+      const stalled = await openRaw(http);
+      await stalled.write('GET / HTTP/1.1\r\nHost: cas\r\n');
+      // 400 ms headers timeout: 8 s is the margin of a loaded 2-core machine (Node's default was 30 s).
+      const outcome = await within(stalled.ended, 8_000, undefined);
+      expect(outcome?.status).toBe(408);
+      expect(outcome?.text).toContain('"status":408');
+
+      const held = await openRaw(http);
+      await held.write('GET / HTTP/1.1\r\nHost: cas\r\n');
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      const exited = new Promise<number | null>((resolve) => started.child.once('exit', resolve));
+      started.child.kill('SIGTERM');
+      expect(await within(exited, 8_000, 'still running')).toBe(0);
+      expect(await within(held.ended, 2_000, 'still open')).not.toBe('still open');
+    } finally {
+      await stopChild(started.child, 'SIGKILL');
+      data.cleanup();
+    }
+  }, 30_000);
+});

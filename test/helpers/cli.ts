@@ -72,7 +72,7 @@ export function startServe(
   env: Record<string, string> = {},
 ): Promise<{
   child: ChildProcess;
-  info: { url: string; api_key: string; project_id: string; data_dir: string };
+  info: { url: string; api_key: string; project_id: string; data_dir: string; ws_url?: string };
 }> {
   return new Promise((resolve, reject) => {
     const child = spawnTracked(process.execPath, [CAS_BIN, 'serve', '--port', '0', '--json', ...args], {

@@ -23,6 +23,7 @@ import { guardConnections } from './connection-guard.js';
 import { gunzipBody } from './content-encoding.js';
 import { sendError as send, toServiceError } from './error-reply.js';
 import { parseJsonBody } from './json-body.js';
+import { listenerTimeouts } from './listener-timeouts.js';
 import { AuthFailureLimiter, type RateLimiter } from './rate-limit.js';
 import type { RouteSpec } from './route.js';
 
@@ -50,14 +51,6 @@ const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** How often Node looks for requests past their timeouts: often enough that short test timeouts hold. */
-function checkingInterval(limits: Limits): number {
-  return Math.max(
-    25,
-    Math.min(1_000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)),
-  );
-}
-
 /**
  * A request whose body has not arrived whole when its answer is sent (a 401, 403, 404, 405, 413,
  * 415, 429 or 503 given before reading it) has its connection closed after the answer: Node would
@@ -76,21 +69,18 @@ function declaredBodyBytes(request: FastifyRequest): number {
 
 export function buildServer(options: ServerOptions): FastifyInstance {
   const limits = options.limits ?? { ...LIMITS };
+  const timeouts = listenerTimeouts(limits);
   const app = Fastify({
     bodyLimit: options.bodyLimit,
     logger: false,
     return503OnClosing: true,
     // A client trickling its headers or body gets 408 and its socket closed (clientErrorHandler).
-    // Node checks these on a timer: every `connectionsCheckingInterval`, 30 s unless set.
-    requestTimeout: limits.requestTimeoutMs,
-    // An idle keep-alive connection is one waiting for its next request's headers, so it is held to
-    // that timeout too (at most Node's own 5 s). Fastify's 72 s let 100 idle sockets, a request each
-    // and no key, fill the per-address cap that every local client shares (found by probing).
-    keepAliveTimeout: Math.min(5_000, limits.headersTimeoutMs),
+    requestTimeout: timeouts.requestTimeout,
+    keepAliveTimeout: timeouts.keepAliveTimeout,
     http: {
-      requestTimeout: limits.requestTimeoutMs,
-      headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
-      connectionsCheckingInterval: checkingInterval(limits),
+      requestTimeout: timeouts.requestTimeout,
+      headersTimeout: timeouts.headersTimeout,
+      connectionsCheckingInterval: timeouts.connectionsCheckingInterval,
     },
     // Query strings like chartControls[range][start] stay flat keys; the chart routes read both forms.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
@@ -145,10 +135,10 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   // Sockets that finish a request after close() began must not linger in keep-alive, or close()
   // would wait for their idle timeout; telling the client to close them lets shutdown complete.
   let closing = false;
-  const timeouts = keepTimeoutsWhileClosing(app.server, limits, checkingInterval(limits));
+  const whileClosing = keepTimeoutsWhileClosing(app.server, limits, timeouts.connectionsCheckingInterval);
   app.addHook('preClose', async () => {
     closing = true;
-    timeouts.closing();
+    whileClosing.closing();
   });
   app.addHook('onSend', async (request, reply, payload) => {
     if (closing || bodyUnread(request.raw)) reply.header('connection', 'close');

@@ -4,7 +4,10 @@ import type { FastifyInstance } from 'fastify';
 import type { ErrorBody } from '../../shared/errors.js';
 import type { Limits } from '../../shared/limits.js';
 import { LIVE_CLOSE, LIVE_LIMITS, LIVE_SOCKET_PATH, type LiveLimits } from '../../shared/live-events.js';
+import { clientErrorHandler } from '../http/client-errors.js';
+import { keepTimeoutsWhileClosing } from '../http/closing-timeouts.js';
 import { guardConnections } from '../http/connection-guard.js';
+import { listenerTimeouts } from '../http/listener-timeouts.js';
 import type { RouteSpec } from '../http/route.js';
 import type { CommitListener } from '../ingest/commit-listener.js';
 import type { Queryable } from '../store/database.js';
@@ -73,6 +76,7 @@ export function liveEvents(options: {
     ),
   );
   const extra: Server[] = [];
+  const closingTimeouts: Array<{ closing(): void }> = [];
 
   return {
     route: realtimeRoute(tokens),
@@ -87,14 +91,27 @@ export function liveEvents(options: {
         }
       });
       app.addHook('preClose', async () => {
+        for (const t of closingTimeouts) t.closing();
         await sockets.close();
         await Promise.all(extra.map((s) => new Promise((resolve) => s.close(resolve))));
       });
     },
     async listen(host, port, serviceLimits) {
+      // The API port's timeouts and error bodies: a stalled request is 408 in our JSON, and stays
+      // so while the service closes, where it held a SIGTERM up (found by probing).
+      const timeouts = listenerTimeouts(serviceLimits);
       const server = createServer(
-        { headersTimeout: serviceLimits.headersTimeoutMs, requestTimeout: serviceLimits.requestTimeoutMs },
+        {
+          headersTimeout: timeouts.headersTimeout,
+          requestTimeout: timeouts.requestTimeout,
+          connectionsCheckingInterval: timeouts.connectionsCheckingInterval,
+        },
         (_req, res) => notHere(res),
+      );
+      server.keepAliveTimeout = timeouts.keepAliveTimeout;
+      server.on('clientError', clientErrorHandler);
+      closingTimeouts.push(
+        keepTimeoutsWhileClosing(server, serviceLimits, timeouts.connectionsCheckingInterval),
       );
       guardConnections(server, serviceLimits);
       sockets.attach(server, false);
