@@ -20,7 +20,7 @@ export const MEASURE_DESCRIPTION =
   'Our extension (not in the hosted service): count (default) or sum, avg, min, max, p50, p90, p95, ' +
   'p99 of a numeric property of the matching events (event property, else user trait; non-numbers ' +
   'are skipped). Points then carry `value`: the aggregate over the bin (sum: 0 for none; the others ' +
-  'null for none); percentiles interpolate linearly (quantile_cont).';
+  'null for none), to 15 significant digits; percentiles interpolate linearly (quantile_cont).';
 
 export const measureSchema = z
   .strictObject({
