@@ -253,6 +253,28 @@ describe('the real cas serve proves itself, and its file goes when it does', () 
     }
   });
 
+  it('a server busy for the whole of --retry-time: exit 5 naming it and its business, not "in use by another process"', async () => {
+    const d = tempDir();
+    dirs.push(d);
+    const capped = await startServe(['--data-dir', d.path, '--max-connections-per-address', '1']);
+    const held = connectSocket(Number(new URL(capped.info.url).port), '127.0.0.1');
+    try {
+      await once(held, 'connect');
+      held.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+      const result = await runCli(['identify', '--id', 'u1', '--data-dir', d.path, '--retry-time', '2']);
+      expect(result.code, result.stderr).toBe(5);
+      expect(result.stderr).toContain(`the cas serve at ${capped.info.url} holding the data directory`);
+      expect(result.stderr).toMatch(/was busy \(.+\) for \d+ s \(--retry-time\)/);
+      expect(result.stderr).not.toContain('in use by another process');
+      // --retry-time 2, where the wait was a fixed 10 s.
+      expect(result.ms).toBeLessThan(9_000);
+      expect(existsSync(join(d.path, 'server.json'))).toBe(true);
+    } finally {
+      held.destroy();
+      await stopChild(capped.child, 'SIGKILL');
+    }
+  });
+
   it('SIGHUP (the terminal closed) stops it cleanly and removes server.json', async () => {
     const d = tempDir();
     dirs.push(d);

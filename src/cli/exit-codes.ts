@@ -1,5 +1,5 @@
 import { ClientError, HttpError } from '../client/errors.js';
-import { InterruptedError, UsageError } from '../commands/errors.js';
+import { InterruptedError, ServerBusyError, UsageError } from '../commands/errors.js';
 import { DataDirError, DataDirLockedError, firstLine, storageProblemOf } from '../service/lock-error.js';
 import type { ConfigSources } from './config-sources.js';
 
@@ -30,6 +30,13 @@ export function describeFailure(error: unknown): Failure {
     return { code: EXIT.usage, message: error.message, ...(error.hint ? { hint: error.hint } : {}) };
   }
   if (error instanceof InterruptedError) return { code: EXIT.interrupted, message: error.message };
+  if (error instanceof ServerBusyError) {
+    return {
+      code: EXIT.unavailable,
+      message: error.message,
+      hint: 'run the command again when it has fewer clients, give a longer --retry-time, or start it with higher --max-connections-per-address or --max-connections',
+    };
+  }
   if (error instanceof DataDirLockedError) {
     return {
       code: EXIT.unavailable,

@@ -16,7 +16,7 @@ import { DataDirLockedError, storageRefusalOf } from '../service/lock-error.js';
 import { dataDirIdentity, isLoopbackUrl, proofMatches, randomToken } from '../service/server-identity.js';
 import type { QueueResponse } from '../shared/events.js';
 import type { Config } from './config.js';
-import { UsageError } from './errors.js';
+import { ServerBusyError, UsageError } from './errors.js';
 
 export type ConnectionMode = 'remote' | 'local-server' | 'embedded';
 
@@ -129,11 +129,22 @@ const PROBE_TIMEOUT_MS = 2_000;
  */
 type Say = (line: string) => void;
 
+/** What the last look at `server.json` found: a `cas serve` that proved nothing yet, being busy. */
+interface Seen {
+  busy?: { url: string; why: string } | undefined;
+}
+
 /**
  * Whether the process listening at `file.url` is the `cas serve` that wrote `file`: it must answer
  * a fresh challenge with an HMAC under the file's secret. Nothing else is sent before it has.
  */
-async function provesIdentity(file: ServerFile, where: string, say: Say, dataDir: string): Promise<boolean> {
+async function provesIdentity(
+  file: ServerFile,
+  where: string,
+  say: Say,
+  dataDir: string,
+  seen: Seen,
+): Promise<boolean> {
   const challenge = randomToken();
   const result = await probeHealth(file.url, challenge, PROBE_TIMEOUT_MS);
   if (result.kind === 'timeout') {
@@ -142,6 +153,7 @@ async function provesIdentity(file: ServerFile, where: string, say: Say, dataDir
     return false;
   }
   const full = busy(result);
+  seen.busy = full === undefined ? undefined : { url: file.url, why: full };
   if (full !== undefined) {
     // A server at its connection or rate limits is no stranger: its file stays, and connect() asks
     // again while it waits for the lock. Removing it left the directory unusable while it ran.
@@ -181,11 +193,17 @@ function busy(result: ProbeResult): string | undefined {
  */
 export async function findRunningServer(config: Config, deps: ConnectDeps): Promise<Connection | undefined> {
   if (config.endpoint !== undefined) return undefined;
-  return findLocalServer(config, deps, deps.log);
+  return findLocalServer(config, deps, deps.log, {});
 }
 
 /** A `cas serve` over this data directory that proves it is one, if there is one. */
-async function findLocalServer(config: Config, deps: ConnectDeps, say: Say): Promise<Connection | undefined> {
+async function findLocalServer(
+  config: Config,
+  deps: ConnectDeps,
+  say: Say,
+  seen: Seen,
+): Promise<Connection | undefined> {
+  seen.busy = undefined;
   const where = serverFilePath(config.dataDir);
   const state = inspectServerFile(config.dataDir);
   if (state.kind === 'none') return undefined;
@@ -220,7 +238,7 @@ async function findLocalServer(config: Config, deps: ConnectDeps, say: Say): Pro
     return undefined;
   }
   const credentials = readCredentials(config.dataDir);
-  if (!credentials || !(await provesIdentity(file, where, say, config.dataDir))) return undefined;
+  if (!credentials || !(await provesIdentity(file, where, say, config.dataDir, seen))) return undefined;
   const apiKey = config.apiKey ?? credentials.api_key;
   const projectId = config.projectId ?? credentials.project_id;
   const real = clientFor(config, file.url, apiKey, projectId, deps, true);
@@ -233,6 +251,9 @@ async function findLocalServer(config: Config, deps: ConnectDeps, say: Say): Pro
  * HTTP client, so commands cannot tell the difference.
  */
 const ANOTHER = 'give another --data-dir (or CAS_DATA_DIR)';
+
+/** How long a command waits for a data directory another process holds (no `cas serve` answering busy). */
+const LOCK_WAIT_MS = 10_000;
 
 /**
  * A data directory that cannot be one, said as a usage error: each failed deep inside as "this is a
@@ -301,9 +322,11 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
     said.add(line);
   };
   // Another short-lived CLI process may hold the lock for a moment; wait a little before giving up.
-  const deadline = Date.now() + 10_000;
+  // A busy `cas serve` is asked again for --retry-time, as the client retries its 503s and 429s.
+  const started = Date.now();
+  const seen: Seen = {};
   for (;;) {
-    const local = await findLocalServer(config, deps, say);
+    const local = await findLocalServer(config, deps, say, seen);
     if (local) {
       if (deps.prices !== undefined) await local.close();
       refusePrices(deps, 'the cas serve running over this data directory');
@@ -341,7 +364,12 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
         },
       };
     } catch (error) {
-      if (!(error instanceof DataDirLockedError) || Date.now() > deadline) throw error;
+      if (!(error instanceof DataDirLockedError)) throw error;
+      const busy = seen.busy;
+      const waited = Date.now() - started;
+      if (busy !== undefined && waited > config.retryTimeMs)
+        throw new ServerBusyError(busy.url, config.dataDir, busy.why, waited);
+      if (busy === undefined && waited > LOCK_WAIT_MS) throw error;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }

@@ -16,3 +16,22 @@ export class InterruptedError extends Error {
     this.name = 'InterruptedError';
   }
 }
+
+/**
+ * The `cas serve` holding the data directory stayed busy (at its connection or rate limits) for the
+ * whole of --retry-time: exit 5, naming it, where the wait used to end as "in use by another process".
+ */
+export class ServerBusyError extends Error {
+  constructor(
+    readonly url: string,
+    readonly dataDir: string,
+    /** The busy answer: a status (503, 429, 408) or the socket's reset. */
+    readonly why: string,
+    readonly waitedMs: number,
+  ) {
+    super(
+      `the cas serve at ${url} holding the data directory ${dataDir} was busy (${why}) for ${Math.round(waitedMs / 1000)} s (--retry-time)`,
+    );
+    this.name = 'ServerBusyError';
+  }
+}
