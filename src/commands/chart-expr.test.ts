@@ -147,6 +147,18 @@ describe('parsePerformed', () => {
       number_of_operator: 'gte',
     });
   });
+
+  // --where's list operators were read as part of the event name: a cohort of nobody, without a word.
+  it('rejects between and in, which count nothing; a quoted name, or one merely holding the word, is a name', () => {
+    expect(usage(() => parsePerformed('Purchase between 1,3')).message).toBe(
+      '--performed "Purchase between 1,3": "between" is not a count operator (>=, <=, =, > or <); quote an event name that ends so',
+    );
+    expect(usage(() => parsePerformed('Purchase in 1, 2')).message).toMatch(/"in" is not a count operator/);
+    expect(usage(() => parsePerformed('Purchase not in 1,2')).message).toMatch(/"not in" is not/);
+    expect(parsePerformed(`'Purchase between 1,3'`)).toEqual({ event_name: 'Purchase between 1,3' });
+    expect(parsePerformed('Signed in with Google')).toEqual({ event_name: 'Signed in with Google' });
+    expect(parsePerformed('Logged in 2')).toEqual({ event_name: 'Logged in 2' });
+  });
 });
 
 describe('parseNameValues and splitList', () => {

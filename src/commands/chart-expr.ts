@@ -181,7 +181,16 @@ export function parsePerformed(text: string): PerformedSpec {
   const written = (match ? (match[1] ?? '') : text).trim();
   const eventName = unquote(written);
   if (eventName === '') throw new UsageError(`${label}: expected an event name`, hint);
-  if (!match) return { event_name: eventName };
+  if (!match) {
+    // --where's list operators read as part of the name counted an event nobody sends: 0 users.
+    const listed = eventName === written ? /\s(between|not in|in)\s+\d+(\s*,\s*\d+)+$/i.exec(written) : null;
+    if (listed)
+      throw new UsageError(
+        `${label}: "${listed[1]}" is not a count operator (>=, <=, =, > or <); quote an event name that ends so`,
+        hint,
+      );
+    return { event_name: eventName };
+  }
   // "Turn >> 3" read as the event "Turn >" at least... 3 (a typo stored as a cohort without a word);
   // an event name that really ends so is quoted.
   if (eventName === written && /[<>=!]$/.test(eventName)) {
