@@ -186,6 +186,17 @@ describe('wrong methods (issue 15, item 10)', () => {
     expect(empty.json).toMatchObject({ message: 'request body is empty; send a JSON value' });
   });
 
+  it('a query parameter given twice is refused as given twice, not as the wrong type', async () => {
+    const res = await call(
+      'GET',
+      '/bc/v1/live-events/events?start=2025-01-01&end=2025-01-02&limit=2&limit=3',
+    );
+    expect(res.status).toBe(400);
+    expect(res.json).toMatchObject({ issues: [{ path: 'limit', message: 'given 2 times; give it once' }] });
+    const once = await call('GET', '/bc/v1/live-events/events?start=2025-01-01&end=2025-01-02&limit=x');
+    expect(once.json).toMatchObject({ issues: [{ path: 'limit', message: 'must be a number' }] });
+  });
+
   it('an unknown route is 404 even with a broken JSON body', async () => {
     const res = await call('POST', '/bc/v1/no-such-route', '{');
     expect(res.status).toBe(404);

@@ -6,7 +6,7 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import { bracketObjects, unsafeQueryKey } from '../../shared/api-params.js';
-import { issuesFromZod } from '../../shared/errors.js';
+import { type Issue, issuesFromZod } from '../../shared/errors.js';
 import { routeErrorMap } from '../../shared/event-bodies.js';
 import { FORBIDDEN_KEY_MESSAGE } from '../../shared/json-problem.js';
 import { LIMITS, type Limits } from '../../shared/limits.js';
@@ -59,6 +59,19 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  */
 function bodyUnread(raw: IncomingMessage): boolean {
   return !raw.complete;
+}
+
+/**
+ * A query parameter given more than once arrives as a list: its issue says so, where it read as the
+ * wrong type (`limit=2&limit=3`: "must be a number", found by probing).
+ */
+function repeatedParameters(query: Record<string, unknown>, issues: Issue[]): Issue[] {
+  return issues.map((issue) => {
+    const value = Object.hasOwn(query, issue.path) ? query[issue.path] : undefined;
+    return Array.isArray(value)
+      ? { path: issue.path, message: `given ${value.length} times; give it once` }
+      : issue;
+  });
 }
 
 /** The bytes a request says it will send: its Content-Length; 0 with none (no body, or chunked). */
@@ -262,7 +275,10 @@ export function buildServer(options: ServerOptions): FastifyInstance {
               )
             : request.query;
           const parsed = spec.query.safeParse(raw, { error: routeErrorMap });
-          if (!parsed.success) throw invalidInput(issuesFromZod(parsed.error));
+          if (!parsed.success)
+            throw invalidInput(
+              repeatedParameters(request.query as Record<string, unknown>, issuesFromZod(parsed.error)),
+            );
           query = parsed.data;
         }
         let params: unknown = request.params;
