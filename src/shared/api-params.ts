@@ -91,7 +91,7 @@ export function unsafeQueryKey(query: Readonly<Record<string, unknown>>): string
 }
 
 /** `picks[0][name]` → name `picks`, path `['0', 'name']`; undefined for a plain parameter. */
-function bracketKey(key: string): { name: string; path: string[] } | undefined {
+export function bracketKey(key: string): { name: string; path: string[] } | undefined {
   const match = BRACKET.exec(key);
   if (!match) return undefined;
   return { name: match[1]!, path: [...match[2]!.matchAll(SEGMENT)].map((m) => m[1]!) };

@@ -123,6 +123,7 @@ export function chartRoutes(db: Database, limits: ChartLimits = LIMITS, options:
       summary: SUMMARIES[kind],
       ...(DESCRIPTIONS[kind] ? { description: DESCRIPTIONS[kind] } : {}),
       query: chartQuerySchema,
+      bracketDecoded: ['chartControls'],
       response: chartResponseSchemas[kind],
       rate: 'chart',
       handler: async ({ tenant, query }) => {

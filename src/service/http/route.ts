@@ -33,6 +33,8 @@ export interface RouteSpec<Body = unknown, Query = unknown, Params = unknown> {
    * function also reads the values that are numbers or booleans (see BracketTypes).
    */
   bracketQuery?: true | BracketTypes;
+  /** Parameters of one declared value whose bracket form the handler reads itself (`chartControls`). */
+  bracketDecoded?: readonly string[];
   response: z.ZodType;
   /** Routes without auth: only /healthz. */
   public?: boolean;

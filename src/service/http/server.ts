@@ -26,6 +26,7 @@ import { parseJsonBody } from './json-body.js';
 import { listenerTimeouts } from './listener-timeouts.js';
 import { AuthFailureLimiter, type RateLimiter } from './rate-limit.js';
 import type { RouteSpec } from './route.js';
+import { scalarBrackets, scalarParameters } from './scalar-brackets.js';
 
 export interface ServerOptions {
   tenants: Tenants;
@@ -212,6 +213,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   const authFailures = new AuthFailureLimiter(limits.authFailureRatePerSecond, limits.authFailureBurst);
   const budget = new BodyBudget(limits.bodyBytesInFlight);
   for (const spec of options.routes) {
+    const scalars = spec.query ? scalarParameters(spec.query) : new Set<string>();
+    for (const name of spec.bracketDecoded ?? []) scalars.delete(name);
     app.route({
       method: spec.method,
       url: spec.url,
@@ -267,6 +270,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
             },
           ]);
         }
+        const bracketed = scalarBrackets(request.query as Record<string, unknown>, scalars);
+        if (bracketed.length > 0) throw invalidInput(bracketed);
         if (spec.query) {
           const raw = spec.bracketQuery
             ? bracketObjects(

@@ -36,6 +36,7 @@ export function eventCountsRoute(db: Database) {
     tag: 'Summary',
     summary: 'Count stored events in each of the given ranges',
     query: querySchema,
+    bracketDecoded: ['ranges'],
     response: z.array(z.number()),
     handler: async ({ tenant, query, request }) => {
       const parsed = rangesSchema.safeParse(rangesFromQuery(request.query as Record<string, unknown>));
