@@ -23,7 +23,10 @@ describe('the report plan', () => {
       'conversations',
       'segmentation',
     ]);
-    expect(defaultPlans('plan').at(-1)?.argv).toContain('sum:cost');
+    // The cost of turns and of usage events (decisions §5), one series each.
+    const cost = defaultPlans('plan').at(-1)?.argv ?? [];
+    expect(cost.filter((w) => w === 'sum:cost')).toHaveLength(2);
+    expect(cost).toContain('Conversation Usage');
   });
 
   it("adds the report's range where a chart sets none, and its filters always", () => {

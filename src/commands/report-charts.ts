@@ -24,6 +24,7 @@ export interface SharedFlags {
 const TURN = 'Conversation Turn';
 const STARTED = 'Conversation Started';
 const ENDED = 'Conversation Ended';
+const USAGE = 'Conversation Usage';
 
 /** The default page: what the service can chart about conversations, in reading order. */
 export function defaultPlans(trait: string): ReportPlan[] {
@@ -36,7 +37,22 @@ export function defaultPlans(trait: string): ReportPlan[] {
     { title: 'Intents', argv: ['intents'] },
     { title: 'Sentiment', argv: ['sentiment'] },
     { title: 'Intent conversion', argv: ['conversations', '--analyse', 'intentConversion'] },
-    { title: 'Cost', argv: ['segmentation', '--event', TURN, '--measure', 'sum:cost'] },
+    // decisions §5: a conversation's cost is its turns' and its usage events', where the presets put
+    // each call that only asked for tools (turns alone showed about half of a log's spend).
+    {
+      title: 'Cost: turns, and calls recorded as usage',
+      argv: [
+        'segmentation',
+        '--event',
+        TURN,
+        '--measure',
+        'sum:cost',
+        '--event',
+        USAGE,
+        '--measure',
+        'sum:cost',
+      ],
+    },
   ];
 }
 
