@@ -170,6 +170,32 @@ describe('anthropic preset', () => {
     ]);
   });
 
+  // Stored with user '' and the reply without its start (found by probing).
+  it('a request ending in a prefill: the turn is the user message before it, the reply continues the prefill', async () => {
+    const log = jsonl([
+      {
+        timestamp: '2025-03-07T08:00:00Z',
+        request: {
+          model,
+          metadata: { user_id: 'cleo' },
+          messages: [
+            { role: 'user', content: 'Give me a JSON object with a name' },
+            { role: 'assistant', content: '{' },
+          ],
+        },
+        response: response('m1', [{ type: 'text', text: '"name": "Bob"}' }], 'end_turn', {
+          input_tokens: 12,
+          output_tokens: 6,
+        }),
+      },
+    ]);
+    const { events, rejections } = await mapPresetFiles(dir.path, 'anthropic', { 'prefill.jsonl': log });
+    expect(rejections).toEqual([]);
+    expect(events.map((e) => [prop(e, 'user'), prop(e, 'assistant')])).toEqual([
+      ['Give me a JSON object with a name', '{"name": "Bob"}'],
+    ]);
+  });
+
   it('names a call’s records after its message id: two tool-only calls are two usage events', async () => {
     const usage = { input_tokens: 100, output_tokens: 10 };
     const asks = (id: string, toolId: string) => ({

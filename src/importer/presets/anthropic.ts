@@ -79,6 +79,8 @@ function mapCall(
   }
   const messages = arr(request.messages);
   const last = lastUserIndex(messages);
+  // A request ending in the assistant's words is a prefill: the reply continues it (Messages API).
+  const prefill = prefillText(messages);
   const turn: PresetRecord = {
     kind: 'turn',
     at,
@@ -87,7 +89,7 @@ function mapCall(
     eventId: eventId(),
     properties: {
       user: turnUser(messages.map(historyItem)).text,
-      assistant: reply,
+      assistant: prefill + reply,
       assistant_id: str(response.id),
       model,
       ...usage,
@@ -99,6 +101,13 @@ function mapCall(
 }
 
 const isToolResult = (b: unknown): boolean => obj(b)?.type === 'tool_result';
+
+/** The text of a last message of the assistant's that asks for no tools: a prefill ('' without one). */
+function prefillText(messages: readonly unknown[]): string {
+  const m = obj(messages.at(-1));
+  if (m?.role !== 'assistant' || historyItem(m).kind !== 'reply') return '';
+  return typeof m.content === 'string' ? m.content : (textOf(arr(m.content).filter(isText)) ?? '');
+}
 
 /** A user message of only `tool_result` blocks is the tools answering, not the user. */
 function historyItem(value: unknown): HistoryItem {

@@ -35,6 +35,15 @@ describe('turnUser', () => {
     });
   });
 
+  it('reads a reply at the end as a prefill: the turn is the user message before it', () => {
+    expect(turnUser([user('old'), reply, user('Give me JSON'), reply])).toEqual({
+      text: 'Give me JSON',
+      found: true,
+      open: false,
+      start: 2,
+    });
+  });
+
   it('reads a reply inside a tool round as its preamble, not as an earlier turn', () => {
     expect(turnUser([user('a'), reply, tools, other, user('b')]).text).toBe('a\n\nb');
   });

@@ -29,14 +29,18 @@ export interface TurnUser {
  * text (found by probing). A user message right after another is not the turn's: only one per round.
  * The walk stops at the assistant's last reply that asked for no tools; a reply followed by a tool
  * round before the next user message is that round's preamble (the Responses API writes a call's
- * text and its function calls as separate items).
+ * text and its function calls as separate items). Replies at the history's end are a prefill.
  */
 export function turnUser(items: readonly HistoryItem[]): TurnUser {
   const texts: string[] = [];
   let found = false;
   let want = true;
   let inRound = false;
-  for (let i = items.length - 1; i >= 0; i--) {
+  // A request ending in the assistant's words is a prefill the reply continues (forcing JSON, say):
+  // the turn answers the user message before it, which was stored empty (found by probing).
+  let end = items.length;
+  while (end > 0 && items[end - 1]?.kind === 'reply') end--;
+  for (let i = end - 1; i >= 0; i--) {
     const item = items[i]!;
     if (item.kind === 'user') {
       if (want) {
