@@ -348,6 +348,34 @@ describe('chatgpt preset', () => {
     ]);
   });
 
+  // The later export holding the reply stored it again as another turn (found by probing).
+  it('stores a last question without a reply yet as no turn; a question answered later, once', async () => {
+    const pending = (current: string, extra: Record<string, unknown> = {}) => ({
+      id: 'conv-pending',
+      create_time: T,
+      current_node: current,
+      mapping: {
+        u1: node('u1', null, ['a1'], msg('u1', 'user', T + 1, text('Hi'))),
+        a1: node('a1', 'u1', ['u2'], msg('a1', 'assistant', T + 2, text('Hello'))),
+        u2: node('u2', 'a1', current === 'a2' ? ['a2'] : [], msg('u2', 'user', T + 3, text('A joke?'))),
+        ...extra,
+      },
+    });
+    const first = await mapPresetFiles(dir.path, 'chatgpt', { 'p1.json': JSON.stringify([pending('u2')]) }, [
+      'user_id=me',
+    ]);
+    expect(first.events.map((e) => (e.properties as { user?: string }).user)).toEqual(['Hi']);
+    const later = pending('a2', {
+      a2: node('a2', 'u2', [], msg('a2', 'assistant', T + 4, text('Knock knock'))),
+    });
+    const second = await mapPresetFiles(dir.path, 'chatgpt', { 'p2.json': JSON.stringify([later]) }, [
+      'user_id=me',
+    ]);
+    expect(
+      second.events.map((e) => (e.properties as { user?: string; assistant?: string }).assistant),
+    ).toEqual(['Hello', 'Knock knock']);
+  });
+
   it('gives a call whose tool answer has no time of its own no runtime (the inherited time made it 0)', async () => {
     const untimedAnswer = {
       ...tools,

@@ -105,10 +105,15 @@ function mapConversation(value: unknown): PresetItem[] {
     | { ms: number | undefined; model: string | undefined; id: string; at: string; raw: Obj }
     | undefined;
   let calls: Call[] = [];
-  const flush = (): void => {
+  /**
+   * `atEnd`: the conversation's end. A question still without a reply there is not a turn yet: stored
+   * with an empty reply, the later export that holds its reply stored it a second time, as another
+   * turn (found by probing); that export stores it once.
+   */
+  const flush = (atEnd = false): void => {
     for (const call of calls) out.push({ ok: true, record: functionRecord(call, base) });
     calls = [];
-    if (user || reply) {
+    if (reply || (user && !atEnd)) {
       const at = reply?.at ?? user?.at ?? '';
       const record: PresetRecord = {
         kind: 'turn',
@@ -188,7 +193,7 @@ function mapConversation(value: unknown): PresetItem[] {
       }
     }
   }
-  flush();
+  flush(true);
   return fillTimes(out);
 }
 

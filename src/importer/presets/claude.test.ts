@@ -145,7 +145,12 @@ describe('claude preset', () => {
         message('l4', 'assistant', '2025-03-05T10:00:05Z', [text('a2')]),
       ],
     };
-    const none = { uuid: 'c-6', created_at: null, account, chat_messages: [untimed('z1', 'human', 'q')] };
+    const none = {
+      uuid: 'c-6',
+      created_at: null,
+      account,
+      chat_messages: [untimed('z1', 'human', 'q'), untimed('z2', 'assistant', 'a')],
+    };
     const { events, rejections } = await mapPresetFiles(dir.path, 'claude', {
       'late.json': JSON.stringify([late, none]),
     });
@@ -154,7 +159,31 @@ describe('claude preset', () => {
       ['q2', '2025-03-05T10:00:05.000Z'],
     ]);
     expect(rejections.map((r) => r.reason)).toEqual([
-      expect.stringMatching(/^\[1\]\.chat_messages\[0\]: no time: neither this message nor any other/),
+      expect.stringMatching(/^\[1\]\.chat_messages\[1\]: no time: neither this message nor any other/),
+    ]);
+  });
+
+  // The later export holding the reply stored it again as another turn (found by probing).
+  it('stores a last question without a reply yet as no turn; one in the middle stays a turn', async () => {
+    const pending = {
+      uuid: 'c-7',
+      account,
+      chat_messages: [
+        message('p1', 'human', '2025-03-05T09:00:00Z', [text('Hi')]),
+        message('p2', 'human', '2025-03-05T09:00:10Z', [text('Hello?')]),
+        message('p3', 'assistant', '2025-03-05T09:00:12Z', [text('Hello!')]),
+        message('p4', 'human', '2025-03-05T09:01:00Z', [text('A joke?')]),
+      ],
+    };
+    const { events } = await mapPresetFiles(dir.path, 'claude', { 'p.json': JSON.stringify([pending]) });
+    expect(
+      events.map((e) => [
+        (e.properties as { user?: string }).user,
+        (e.properties as { assistant?: string }).assistant,
+      ]),
+    ).toEqual([
+      ['Hi', ''],
+      ['Hello?', 'Hello!'],
     ]);
   });
 

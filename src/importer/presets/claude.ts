@@ -42,10 +42,15 @@ function mapConversation(value: unknown, tz: string): PresetItem[] {
   let replies: string[] = [];
   let reply: { ms: number | undefined; id: string | undefined; at: string; raw: Obj } | undefined;
   let calls: Call[] = [];
-  const flush = (): void => {
+  /**
+   * `atEnd`: the conversation's end. A question still without a reply there is not a turn yet: stored
+   * with an empty reply, the later export that holds its reply stored it a second time, as another
+   * turn (found by probing); that export stores it once.
+   */
+  const flush = (atEnd = false): void => {
     for (const call of calls) out.push({ ok: true, record: functionRecord(call, base) });
     calls = [];
-    if (user || reply) {
+    if (reply || (user && !atEnd)) {
       const record: PresetRecord = {
         kind: 'turn',
         at: reply?.at ?? user?.at ?? '',
@@ -111,7 +116,7 @@ function mapConversation(value: unknown, tz: string): PresetItem[] {
     replies.push(text);
     reply = { ms, id: str(m.uuid), at, raw: m };
   });
-  flush();
+  flush(true);
   return fillTimes(out);
 }
 
