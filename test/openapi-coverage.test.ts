@@ -78,9 +78,12 @@ it('answers every path and method of the public description (none is 404 "no rou
   ).toEqual([]);
 });
 
-it('describes every one of them in its own OpenAPI document', async () => {
+it('describes every one of them in its own OpenAPI document, under the interface version', async () => {
   const res = await t.get('/bc/v1/openapi.json');
   expect(res.status).toBe(200);
+  // interface-spec §9.2: the description carries the interface's version (it carried cas's, 0.1.0).
+  const reference = JSON.parse(readFileSync(REFERENCE, 'utf8')) as { info: { version: string } };
+  expect((res.json as { info: { version: string } }).info.version).toBe(reference.info.version);
   const paths = (res.json as { paths: Record<string, Record<string, unknown>> }).paths;
   const undescribed = referenceOperations()
     .filter((op) => paths[op.path]?.[op.method.toLowerCase()] === undefined)

@@ -66,6 +66,9 @@ const protobufOf = (message: string): JsonSchema => ({
   schema: { type: 'string', format: 'binary', description: `opentelemetry.proto ${message}` },
 });
 
+/** The version of the interface this document describes (interface-spec §9.2), not of cas. */
+export const INTERFACE_VERSION = '1.0.0';
+
 export function buildOpenApi(routes: ReadonlyArray<RouteSpec>, version: string): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   const errorResponse = { content: { 'application/json': { schema: schemaOf(errorBodySchema, 'output') } } };
@@ -132,7 +135,9 @@ export function buildOpenApi(routes: ReadonlyArray<RouteSpec>, version: string):
     openapi: '3.1.0',
     info: {
       title: 'cas local service',
-      version,
+      // interface-spec §9: the interface description carries its own version; cas's is beside it.
+      version: INTERFACE_VERSION,
+      'x-cas-version': version,
       description: 'Conversational analytics service (local, DuckDB).',
     },
     components: {
