@@ -227,6 +227,14 @@ describe('wrong methods (issue 15, item 10)', () => {
     expect((await call('GET', ranges)).status).toBe(200);
   });
 
+  it('a path parameter of any length is routed: credentials first, then a 400 naming it', async () => {
+    const long = 'a'.repeat(501);
+    expect((await call('GET', `/bc/v1/udi/${long}`, undefined, {})).status).toBe(401);
+    const res = await call('GET', `/bc/v1/udi/${long}`);
+    expect(res.status).toBe(400);
+    expect(res.json).toMatchObject({ issues: [{ path: 'user_defined_intent_id' }] });
+  });
+
   it('an unknown route is 404 even with a broken JSON body', async () => {
     const res = await call('POST', '/bc/v1/no-such-route', '{');
     expect(res.status).toBe(404);

@@ -97,7 +97,10 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       connectionsCheckingInterval: timeouts.connectionsCheckingInterval,
     },
     // Query strings like chartControls[range][start] stay flat keys; the chart routes read both forms.
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // A path parameter as long as the request line allows (16 KiB) is routed, so its key is checked
+    // first and its schema names it: past 500 characters it was a 400 "could not be routed" before
+    // any credentials were looked at (found by probing).
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 16 * 1024 },
     // Refusals before any route runs (bad HTTP, 16 KiB header overflow, bad percent-encoding) get
     // our error body too, not fastify's.
     clientErrorHandler,
