@@ -300,3 +300,22 @@ describe('grouping by an observed trait (decisions §6)', () => {
     expect(withoutDrilldowns(duration).groups!.map((g) => g.group)).toEqual(['red']);
   });
 });
+
+// DuckDB sums in parallel, in an order that varies: the same data answered 876.6189999999998 and
+// …99 (found by probing). Sums carry 15 significant digits, without a double's noise.
+describe('sums of fractional seconds', () => {
+  it('are the numbers their digits mean', async () => {
+    const own = freshProject();
+    const durations = [10, 20, 30, 40, 50, 60, 0.1, 0.2];
+    await seed(db, own, {
+      users: [{ user_id: 'u9', traits: {} }],
+      events: durations.map((duration_s, i) =>
+        summary(`2025-01-06T1${i}:00:00Z`, 'u9', 's9', `c${i}`, { turns: 1, duration_s, intents: [] }),
+      ),
+    });
+    expect(durations.reduce((a, b) => a + b, 0)).not.toBe(210.3);
+    const duration = await runChart(db, own, 'conversation-analysis', { range: R, analyse: 'duration' });
+    expect(duration.points![0]!.total_sec).toBe(210.3);
+    expect(duration.highlights).toMatchObject({ total_sec: 210.3, average_sec: 210.3 / 8 });
+  });
+});

@@ -2,6 +2,7 @@ import type { AnalysisPoint, AnalysisResponse } from '../../shared/analysis-resp
 import type { TraitGroup } from '../../shared/chart-filters.js';
 import { POINT_BYTES } from './budget.js';
 import { binKey, type ChartContext } from './context.js';
+import { exactDigits } from './digits.js';
 import { addWeight, type GroupKey, groupBinKey, grouping, shownGroups } from './groups.js';
 
 /**
@@ -34,15 +35,23 @@ export function ratio(a: number | undefined, b: number | undefined): number {
   return !b ? 0 : (a ?? 0) / b;
 }
 
+/** A row's sums without a double's noise (digits.ts): the same data gave two answers. */
+function tidy(row: AggRow): AggRow {
+  const out = { ...row };
+  for (const [k, v] of Object.entries(row)) if (typeof v === 'number') out[k] = exactDigits(v);
+  return out;
+}
+
 export function buildAnalysis(
   ctx: ChartContext,
   chartName: string,
-  rows: ReadonlyArray<AggRow>,
+  given: ReadonlyArray<AggRow>,
   groupBy: TraitGroup | undefined,
   fields: (a: Aggregates) => Partial<AnalysisPoint>,
   highlights: (a: Aggregates) => Record<string, number>,
   drill: (bin: number, grp: GroupKey | undefined) => string,
 ): AnalysisResponse {
+  const rows = given.map(tidy);
   const whole = rows.find((r) => Number(r.whole) === 1) ?? {};
   const byKey = new Map(
     rows

@@ -33,15 +33,6 @@ export function aggregateSql(m: Measure): string {
   return m.aggregate === 'count' ? 'count(*)' : AGGREGATES[m.aggregate];
 }
 
-/**
- * A measure's value as the number its digits mean: a double's sum or interpolation carries noise in
- * its last bits (`210.29999999999998` for a sum of 10 through 60, 0.1 and 0.2), which 15 significant
- * digits, what a double holds exactly, leave out.
- */
-export function measureValue(value: number | null): number | null {
-  return value === null || !Number.isFinite(value) ? value : Number(value.toPrecision(15));
-}
-
 /** How a response names the measure: `p95:completion_tokens`. */
 export function measureLabel(m: Measure & { property_name: string }): string {
   return `${m.aggregate}:${m.property_name}`;

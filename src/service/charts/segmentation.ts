@@ -7,6 +7,7 @@ import {
 } from '../../shared/chart-responses.js';
 import { POINT_BYTES } from './budget.js';
 import { binKey, type ChartContext, intersect } from './context.js';
+import { exactDigits } from './digits.js';
 import { type DrillPoint, tokenEncoder } from './drilldown-token.js';
 import { eventMatcher, impliedByOneMatch } from './event-filter.js';
 import { compileList } from './filter-list.js';
@@ -22,7 +23,7 @@ import {
   shownGroups,
   topGroupsCte,
 } from './groups.js';
-import { aggregateSql, measureLabel, measureValue, numericValue, valueMeasure } from './measure.js';
+import { aggregateSql, measureLabel, numericValue, valueMeasure } from './measure.js';
 import { binExpr, eventScan, ScanValues } from './scan.js';
 import { all, Query } from './sql.js';
 import { selectedCondition, userSelection } from './user-selection.js';
@@ -103,7 +104,7 @@ function point(
     total,
     unique,
     average: unique === 0 ? 0 : total / unique,
-    ...(measured ? { value: row?.val == null ? measured.empty : measureValue(row.val) } : {}),
+    ...(measured ? { value: row?.val == null ? measured.empty : exactDigits(row.val) } : {}),
     drilldown_id: token,
   };
 }
