@@ -51,7 +51,19 @@ function ownKeysChecked<S extends z.ZodType>(schema: S) {
         }
       }
     })
+    .transform(withoutUndefined)
     .pipe(schema);
+}
+
+/**
+ * A key whose value is `undefined` is left out, as JSON leaves it out and the analytics SDKs apps
+ * know do (`{plan: user.plan}` for a user without one): it was a TypeError (found by probing).
+ */
+function withoutUndefined(value: unknown): unknown {
+  if (!isPlainObject(value) || !Object.values(value).includes(undefined)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) if (v !== undefined) out[key] = v;
+  return out;
 }
 
 const traitsArg = ownKeysChecked(traitsSchema);

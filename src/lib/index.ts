@@ -14,6 +14,7 @@ export type {
   ServiceError,
   Session,
   SessionOptions,
+  StoredProperties,
   TimestampInput,
   TokenUsage,
   Traits,

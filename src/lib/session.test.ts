@@ -296,6 +296,19 @@ describe('Session calls', () => {
     await c.close();
   });
 
+  // As JSON and the analytics SDKs apps know do; it was a TypeError (found by probing).
+  it('leaves out properties and traits set to undefined', async () => {
+    const c = client();
+    const s = c.createSession({ sessionId: 'undef', id: 'u1' });
+    s.trackEvent({ event: 'Opened', properties: { plan: undefined, n: 1 } });
+    s.userIdentify({ id: 'u1', traits: { team: undefined, plan: 'pro' } });
+    await s.flush();
+    await c.close();
+    const sent = storedOf('undef');
+    expect(sent.find((e) => e.event === 'Opened')?.properties).toEqual({ n: 1 });
+    expect(sent.find((e) => e.type === 'identify')?.traits).toEqual({ plan: 'pro' });
+  });
+
   it('createSession requires a session id and a user or device', () => {
     const c = client();
     expect(() => c.createSession({ sessionId: 's' })).toThrow(

@@ -8,9 +8,12 @@
 export type TimestampInput = Date | string | number;
 
 export type Scalar = string | number | boolean;
-export type Attributes = Record<string, Scalar>;
-export type Traits = Record<string, Scalar>;
-export type Properties = Record<string, Scalar | string[] | number[]>;
+/** What calls take: a key set to `undefined` is left out, as JSON leaves it out. */
+export type Attributes = Record<string, Scalar | undefined>;
+export type Traits = Record<string, Scalar | undefined>;
+export type Properties = Record<string, Scalar | string[] | number[] | undefined>;
+/** Properties as stored and read back. */
+export type StoredProperties = Record<string, Scalar | string[] | number[]>;
 
 export type TokenUsage = { model: string; promptTokens: number; completionTokens: number };
 /** Token-based (priced by the service for well-known models) or direct (spec part 2). */
@@ -45,7 +48,7 @@ export interface LiveEvent {
   origin_event_id?: string | undefined;
   timestamp: string;
   event: string;
-  properties?: Properties | undefined;
+  properties?: StoredProperties | undefined;
   user_traits?: Record<string, Scalar> | undefined;
 }
 
