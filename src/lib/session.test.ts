@@ -131,6 +131,11 @@ describe('Session calls', () => {
       (s: Sess) => s.trackEvent({ event: 'E', timestamp: '2026-01-05 10:00' }),
       /trackEvent: timestamp: must be an ISO 8601 time/,
     ],
+    [
+      // Its form only: not also the range it is not in (found by probing).
+      (s: Sess) => s.trackEvent({ event: 'E', timestamp: 'yesterday' }),
+      /trackEvent: timestamp: must be an ISO 8601 time with Z or an offset$/,
+    ],
     [(s: Sess) => s.trackEvent({ event: 'E', timestamp: Number.NaN }), /timestamp/],
     [
       (s: Sess) => s.trackEvent({ event: 'E', timestamp: '3000-01-01T00:00:00Z' }),
