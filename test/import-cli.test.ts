@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { deflateRawSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVICE_FEATURES } from '../src/shared/health.js';
 import { CAS_BIN, cleanEnv, runCli } from './helpers/cli.js';
@@ -84,6 +84,46 @@ describe('cas import --dry-run', () => {
     const gz = await runCli(['import', file, '--dry-run', '--json']);
     expect(gz.stdout).toBe(plain.stdout);
     expect(jsonl(plain.stdout).filter((e) => e.event === 'Conversation Turn')).toHaveLength(156);
+  });
+});
+
+// Vendors send their exports zipped: read as text, each line was "invalid UTF-8" (found by probing).
+describe('cas import of a ZIP archive', () => {
+  // A local file header, then deflated bytes: what an export's .zip starts with.
+  const zip = Buffer.concat([
+    Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x00, 0x00, 0x08, 0x00]),
+    deflateRawSync(Buffer.from('[{"mapping":{}}]\n'.repeat(200))),
+  ]);
+
+  it('says so and what to import instead, by name or by its bytes', async () => {
+    const named = join(dir.path, 'export.zip');
+    writeFileSync(named, zip);
+    const byName = await runCli(['import', named, '--dry-run', '--json']);
+    expect(byName.code).toBe(2);
+    expect(byName.stderr).toContain(`${named}: a ZIP archive, which cas does not read`);
+    const renamed = join(dir.path, 'conversations.json');
+    writeFileSync(renamed, zip);
+    const preset = await runCli([
+      'import',
+      renamed,
+      '--preset',
+      'chatgpt',
+      '--set',
+      'user_id=me',
+      '--dry-run',
+      '--json',
+    ]);
+    expect(preset.code).toBe(6);
+    // One line for the file (the dry run's summary follows it on stderr).
+    expect(
+      preset.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => !l.startsWith('{')),
+    ).toEqual([expect.stringContaining(`${renamed}:1: a ZIP archive, which cas does not read: extract it`)]);
+    const flat = await runCli(['import', renamed, '--dry-run', '--json']);
+    expect(flat.stderr).toContain(`${renamed}:1: a ZIP archive`);
+    expect(flat.stderr).not.toContain('invalid UTF-8');
   });
 });
 

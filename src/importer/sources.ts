@@ -25,6 +25,7 @@ export function detectFormat(path: string, flag: string | undefined): InputForma
   }
   if (path === '-') return { error: 'reading stdin (-) needs --format csv or --format jsonl' };
   const name = basename(path).toLowerCase().replace(/\.gz$/, '');
+  if (name.endsWith('.zip')) return { error: `${path}: ${ZIP_MESSAGE}` };
   if (name.endsWith('.csv')) return 'csv';
   if (name.endsWith('.jsonl') || name.endsWith('.ndjson') || name.endsWith('.json')) return 'jsonl';
   return { error: `cannot tell the format of ${path} from its name; add --format csv or --format jsonl` };
@@ -41,6 +42,20 @@ export interface ReadOptions {
   deferFields?: boolean | undefined;
 }
 
+/**
+ * A ZIP archive (`PK\x03\x04`), as ChatGPT and Claude send their exports: read as text, it was a
+ * rejection of "invalid UTF-8" per line, or "cannot tell the format" (found by probing).
+ */
+const isZip = (b: Buffer): boolean => b[0] === 0x50 && b[1] === 0x4b && b[2] === 0x03 && b[3] === 0x04;
+export const ZIP_MESSAGE =
+  'a ZIP archive, which cas does not read: extract it and import the files inside (of a ChatGPT or Claude export, its conversations.json)';
+
+/** What a file that stops being readable is reported as: a ZIP archive as such, from its start. */
+export function unreadableReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message === ZIP_MESSAGE ? message : `cannot read the rest of the file: ${message}`;
+}
+
 /** Raw bytes of an input, gunzipped when they start with the gzip magic number (so `.gz` and stdin both work). */
 export async function* inputBytes(file: InputFile, options: ReadOptions): AsyncGenerator<Buffer> {
   const source: AsyncIterable<Buffer> =
@@ -55,6 +70,7 @@ export async function* inputBytes(file: InputFile, options: ReadOptions): AsyncG
     yield head.value;
     for (let n = await it.next(); !n.done; n = await it.next()) yield n.value;
   };
+  if (isZip(head.value)) throw new Error(ZIP_MESSAGE);
   if (head.value[0] === 0x1f && head.value[1] === 0x8b) {
     const input = Readable.from(rest());
     const gunzip = createGunzip();
@@ -104,7 +120,7 @@ export async function* readInputs(
         if (last !== undefined) lastLine = last;
       }
     } catch (error) {
-      const reason = `cannot read the rest of the file: ${error instanceof Error ? error.message : String(error)}`;
+      const reason = unreadableReason(error);
       const bad = { source: { file: file.display, line: lastLine + 1 }, ordinal, reason, text: '' };
       // A re-run hits the same error at the same place, so it takes an ordinal like any record.
       if (ordinal >= options.skip) yield { items: [{ ok: false, bad }], next: ordinal + 1 };

@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { readJsonl } from '../jsonl-reader.js';
 import { mapRecord } from '../mapper.js';
 import type { AccessPlan } from '../record-access.js';
-import { type InputFile, inputBytes, readInputs } from '../sources.js';
+import { type InputFile, inputBytes, readInputs, unreadableReason } from '../sources.js';
 import {
   type MappedRecord,
   originalRecord,
@@ -159,7 +159,7 @@ export async function* readMapped(
         yield { items: out };
       }
     } catch (error) {
-      const reason = `cannot read the rest of the file: ${error instanceof Error ? error.message : String(error)}`;
+      const reason = unreadableReason(error);
       const source = { file: file.display, line: line + 1 };
       yield { items: [{ ok: false, rejection: { source, reason, record: '', seq: ordinal++ } }] };
     }
