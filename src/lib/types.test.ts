@@ -5,7 +5,7 @@ import type { StoredEvent } from '../shared/events.js';
 import type { LiveFrame } from '../shared/live-events.js';
 import type { UserRecord as WireUserRecord } from '../shared/users.js';
 import type { clientOptionsSchema } from './arguments.js';
-import type { ClientOptions, LiveEvent, ServiceError, UserRecord } from './types.js';
+import type { ClientOptions, LiveEvent, ServiceError, Usage, UserRecord } from './types.js';
 
 /** The hand-written public types say what the shared schemas say (checked by `tsc`, see types.ts). */
 describe('public types', () => {
@@ -15,6 +15,14 @@ describe('public types', () => {
     expectTypeOf<LiveEvent>().toExtend<StoredEvent>();
     expectTypeOf<LiveFrame>().toExtend<LiveEvent>();
     expectTypeOf<ServiceError>().toExtend<ErrorRecord>();
+  });
+
+  // A mixed object compiled and was refused at the call (found by probing).
+  it('take usage token-based or direct, not both in one object', () => {
+    expectTypeOf<{ cost: 1; model: 'm' }>().not.toExtend<Usage>();
+    expectTypeOf<{ model: 'm'; promptTokens: 1; completionTokens: 2; cost: 1 }>().not.toExtend<Usage>();
+    expectTypeOf<{ cost: 1 }>().toExtend<Usage>();
+    expectTypeOf<{ model: 'm'; promptTokens: 1; completionTokens: 2 }>().toExtend<Usage>();
   });
 
   it('declare exactly the Client options the constructor accepts (it refuses any other)', () => {

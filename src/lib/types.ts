@@ -17,7 +17,9 @@ export type StoredProperties = Record<string, Scalar | string[] | number[]>;
 
 export type TokenUsage = { model: string; promptTokens: number; completionTokens: number };
 /** Token-based (priced by the service for well-known models) or direct (spec part 2). */
-export type Usage = TokenUsage | { cost: number };
+export type Usage =
+  | (TokenUsage & { cost?: never })
+  | { cost: number; model?: never; promptTokens?: never; completionTokens?: never };
 
 /** What `getErrors()` lists and `onError` receives (spec part 7); `status` -1: no answer (network). */
 export interface ServiceError {
