@@ -335,6 +335,13 @@ describe('invalid events name the field', () => {
     expect(issues({ type: 'identify', id: 'u', traits: { tags: ['a'] } })).toEqual([
       { path: '[0].traits.tags', message: 'must be a string, number or boolean' },
     ]);
+    // An array whose items are the wrong kind: told what its items must be (it was told to be a
+    // string, number or boolean, which [true] holds: found by probing).
+    const arrays = { flags: [true, false], mixed: [1, 'x'] };
+    expect(issues({ type: 'track', event: 'X', session_id: 's', properties: arrays })).toEqual([
+      { path: '[0].properties.flags', message: 'must be an array of strings only or of numbers only' },
+      { path: '[0].properties.mixed', message: 'must be an array of strings only or of numbers only' },
+    ]);
   });
 
   it('type and event dispatch give one precise issue', () => {

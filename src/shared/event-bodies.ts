@@ -38,6 +38,10 @@ export const wireErrorMap: z.core.$ZodErrorMap = (iss) => {
   }
   if (iss.code === 'invalid_union') {
     // The only unions here are property values (arrays allowed) and trait/attribute values (scalars).
+    // An array's branches refuse its items, not its type: `[true]` was told to be a string, number
+    // or boolean, which its items are (found by probing).
+    if (Array.isArray(iss.input) && iss.errors.some((branch) => branch.some((b) => b.path.length > 0)))
+      return 'must be an array of strings only or of numbers only';
     const allowsArrays = iss.errors.some((branch) =>
       branch.some((b) => b.code === 'invalid_type' && b.expected === 'array'),
     );
