@@ -114,6 +114,77 @@ describe('openai-chat preset', () => {
     ]);
   });
 
+  // Refused as "no response in this line" (found by probing).
+  it('assembles a streamed call logged as its chunks; a chunk on a line of its own is refused, saying why', async () => {
+    const chunk = (id: string, delta: unknown, finish: string | null = null, usage?: unknown) => ({
+      id,
+      object: 'chat.completion.chunk',
+      created: T,
+      model: 'gpt-4o-2024-08-06',
+      choices: usage === undefined ? [{ index: 0, delta, finish_reason: finish }] : [],
+      ...(usage === undefined ? {} : { usage }),
+    });
+    const toolPiece = (args: string, first = false) => ({
+      tool_calls: [
+        {
+          index: 0,
+          ...(first ? { id: 'call_9', type: 'function' } : {}),
+          function: { ...(first ? { name: 'get_order' } : {}), arguments: args },
+        },
+      ],
+    });
+    const log = jsonl([
+      {
+        request: { model: 'gpt-4o', user: 'ana', stream: true, messages: [q] },
+        response: [
+          chunk('s1', { role: 'assistant', content: null, ...toolPiece('{"id"', true) }),
+          chunk('s1', toolPiece(':42}')),
+          chunk('s1', {}, 'tool_calls'),
+          chunk('s1', {}, null, { prompt_tokens: 30, completion_tokens: 5 }),
+        ],
+      },
+      {
+        request: {
+          model: 'gpt-4o',
+          user: 'ana',
+          stream: true,
+          messages: [
+            q,
+            {
+              ...call,
+              tool_calls: [
+                { id: 'call_9', type: 'function', function: { name: 'get_order', arguments: '{"id":42}' } },
+              ],
+            },
+            { ...answer, tool_call_id: 'call_9' },
+          ],
+        },
+        response: [
+          chunk('s2', { role: 'assistant', content: '' }),
+          chunk('s2', { content: 'It has ' }),
+          chunk('s2', { content: 'shipped.' }, 'stop'),
+          chunk('s2', {}, null, { prompt_tokens: 60, completion_tokens: 4 }),
+        ],
+      },
+      chunk('s3', { content: 'alone' }),
+    ]);
+    const { events, rejections } = await mapPresetFiles(dir.path, 'openai-chat', { 'stream.jsonl': log });
+    expect(
+      events.map((e) => [
+        e.event,
+        prop(e, 'assistant') ?? prop(e, 'args') ?? null,
+        prop(e, 'prompt_tokens') ?? null,
+      ]),
+    ).toEqual([
+      ['Conversation Usage', null, 30],
+      ['Conversation Function', '{"id":42}', null],
+      ['Conversation Turn', 'It has shipped.', 60],
+    ]);
+    expect(rejections.map((r) => r.reason)).toEqual([
+      expect.stringContaining('one chunk of a streamed call: log the call whole'),
+    ]);
+  });
+
   it('pairs Batch API output with its input file by custom_id, whichever is read first; failures are rejected', async () => {
     const input = jsonl([
       {

@@ -1,3 +1,4 @@
+import { assembleChunks } from './chat-chunks.js';
 import { arr, jsonText, type Obj, obj, openaiUsage, secondsMs, str, textOf, type Usage } from './fields.js';
 import type { Preset, PresetMapper } from './preset.js';
 import { callEventId, type PresetItem, type PresetRecord, toolCallItems } from './record.js';
@@ -57,7 +58,14 @@ function create(): PresetMapper {
         return mapCall(batchRequests.get(customId) ?? {}, obj(response.body), 'response.body', true, line);
       }
       if (line.object === 'chat.completion') return mapCall({}, line, '', false, line);
-      return mapCall(obj(line.request) ?? {}, obj(line.response), 'response', false, line);
+      if (line.object === 'chat.completion.chunk') {
+        const reason =
+          'one chunk of a streamed call: log the call whole, its chunks as a list in "response" (or the completion they make)';
+        return [{ ok: false, at: '', reason }];
+      }
+      const streamed = Array.isArray(line.response) ? assembleChunks(line.response) : undefined;
+      if (typeof streamed === 'string') return [{ ok: false, at: 'response', reason: streamed }];
+      return mapCall(obj(line.request) ?? {}, streamed ?? obj(line.response), 'response', false, line);
     },
   };
 }
