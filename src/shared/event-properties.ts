@@ -83,6 +83,11 @@ const tokenDetailFields = {
   cache_creation_tokens: tokenCountSchema
     .optional()
     .describe('extension: prompt tokens written to the provider cache (a subset of prompt_tokens)'),
+  cache_creation_1h_tokens: tokenCountSchema
+    .optional()
+    .describe(
+      'extension: of cache_creation_tokens, those written to live an hour (Anthropic: priced at their own rate)',
+    ),
   reasoning_tokens: tokenCountSchema
     .optional()
     .describe('extension: reasoning tokens (a subset of completion_tokens)'),
@@ -106,6 +111,7 @@ interface TokenDetails {
   completion_tokens?: number | undefined;
   cached_prompt_tokens?: number | undefined;
   cache_creation_tokens?: number | undefined;
+  cache_creation_1h_tokens?: number | undefined;
   reasoning_tokens?: number | undefined;
 }
 
@@ -119,6 +125,14 @@ function checkTokenDetails(p: TokenDetails, ctx: z.RefinementCtx): void {
       ctx,
       [read === undefined ? 'cache_creation_tokens' : 'cached_prompt_tokens'],
       `cached_prompt_tokens + cache_creation_tokens (${cached}) exceed prompt_tokens (${prompt}): prompt_tokens counts all input, cached included`,
+    );
+  }
+  const hour = p.cache_creation_1h_tokens;
+  if (hour !== undefined && hour > (written ?? 0)) {
+    report(
+      ctx,
+      ['cache_creation_1h_tokens'],
+      `exceeds cache_creation_tokens (${written ?? 0}): those written for an hour are a part of them`,
     );
   }
   if (reasoning !== undefined && completion !== undefined && reasoning > completion) {

@@ -30,6 +30,32 @@ describe('usage token details (wire extension)', () => {
     if (r.ok) for (const e of r.events) expect('properties' in e && e.properties).toMatchObject(details);
   });
 
+  it('takes the hour-long cache writes as a part of the cache writes, and refuses more', () => {
+    const base = {
+      model: 'claude-sonnet-4',
+      prompt_tokens: 1000,
+      completion_tokens: 10,
+      cache_creation_tokens: 900,
+    };
+    expect(parseQueueBody([usage({ ...base, cache_creation_1h_tokens: 900 })]).ok).toBe(true);
+    const r = parseQueueBody([
+      usage({ ...base, cache_creation_1h_tokens: 901 }),
+      usage({ cost: 1, cache_creation_1h_tokens: 1 }),
+    ]);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.issues).toEqual([
+      {
+        path: '[0].properties.cache_creation_1h_tokens',
+        message: 'exceeds cache_creation_tokens (900): those written for an hour are a part of them',
+      },
+      {
+        path: '[1].properties.cache_creation_1h_tokens',
+        message: 'exceeds cache_creation_tokens (0): those written for an hour are a part of them',
+      },
+    ]);
+  });
+
   it('still accepts the hosted shapes without them', () => {
     const r = parseQueueBody([
       usage({ model: 'gpt-4o', prompt_tokens: 1, completion_tokens: 2 }),

@@ -170,6 +170,28 @@ describe('anthropic preset', () => {
     ]);
   });
 
+  it('reads the cache writes that live an hour apart (Anthropic prices them at twice the input rate)', async () => {
+    const log = jsonl([
+      {
+        timestamp: '2025-03-07T08:00:00Z',
+        request: { model, metadata: { user_id: 'cleo' }, messages: [q] },
+        response: response('m1', [{ type: 'text', text: 'Snow.' }], 'end_turn', {
+          input_tokens: 10,
+          cache_creation_input_tokens: 10_000,
+          cache_read_input_tokens: 0,
+          cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 10_000 },
+          output_tokens: 10,
+        }),
+      },
+    ]);
+    const { events } = await mapPresetFiles(dir.path, 'anthropic', { 'hour.jsonl': log });
+    expect(events[0]?.properties).toMatchObject({
+      prompt_tokens: 10_010,
+      cache_creation_tokens: 10_000,
+      cache_creation_1h_tokens: 10_000,
+    });
+  });
+
   // Stored with user '' and the reply without its start (found by probing).
   it('a request ending in a prefill: the turn is the user message before it, the reply continues the prefill', async () => {
     const log = jsonl([

@@ -72,6 +72,7 @@ export interface Usage {
   completion_tokens?: number | undefined;
   cached_prompt_tokens?: number | undefined;
   cache_creation_tokens?: number | undefined;
+  cache_creation_1h_tokens?: number | undefined;
   reasoning_tokens?: number | undefined;
 }
 
@@ -99,11 +100,14 @@ export function anthropicUsage(u: unknown): Usage {
   const input = count(o.input_tokens);
   const created = count(o.cache_creation_input_tokens) ?? 0;
   const read = count(o.cache_read_input_tokens) ?? 0;
+  // The split by time to live: an hour's writes cost 2x the input rate, five minutes' 1.25x.
+  const hour = count(obj(o.cache_creation)?.ephemeral_1h_input_tokens);
   return {
     prompt_tokens: input === undefined ? undefined : input + created + read,
     completion_tokens: count(o.output_tokens),
     cached_prompt_tokens: positive(read),
     cache_creation_tokens: positive(created),
+    cache_creation_1h_tokens: positive(hour === undefined ? undefined : Math.min(hour, created)),
   };
 }
 

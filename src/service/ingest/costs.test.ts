@@ -147,6 +147,27 @@ describe('exact costs, each computed here from the table rates', () => {
     expect(cost('claude-3-5-sonnet-20241022', usage)).toEqual({ cost: roundCost(expected), known: true });
   });
 
+  // Priced at the 5-minute rate: $0.03768 where Anthropic bills $0.06018 (found by probing).
+  it('a Claude call writing the cache for an hour: those writes at twice the input rate, the rest as writes', () => {
+    const m = 'claude-sonnet-4';
+    const usage = { prompt: 10 + 12_000, cacheWrite: 12_000, cacheWriteHour: 10_000, completion: 10 };
+    expect(r(m, 'cache_creation_input_token_cost_above_1hr')).toBe(2 * r(m, 'input_cost_per_token'));
+    const expected =
+      10 * r(m, 'input_cost_per_token') +
+      2_000 * r(m, 'cache_creation_input_token_cost') +
+      10_000 * r(m, 'cache_creation_input_token_cost_above_1hr') +
+      10 * r(m, 'output_cost_per_token');
+    expect(cost('claude-sonnet-4-20250514', usage)).toEqual({ cost: roundCost(expected), known: true });
+    // A table without the hour's rate prices them as other writes.
+    const without = tokenCost('gpt-4o', {
+      prompt: 1_000,
+      cacheWrite: 500,
+      cacheWriteHour: 500,
+      completion: 1,
+    });
+    expect(without.cost).toBe(tokenCost('gpt-4o', { prompt: 1_000, cacheWrite: 500, completion: 1 }).cost);
+  });
+
   it('a call above 200k input tokens on a tiered model: every token at the tier rates; at 200k exactly, the base rates', () => {
     const m = 'claude-sonnet-4-5';
     const above = { prompt: 250_000, cachedRead: 50_000, completion: 2_000 };

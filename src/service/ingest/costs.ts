@@ -21,6 +21,8 @@ export interface TokenUsage {
   completion: number;
   cachedRead?: number | undefined;
   cacheWrite?: number | undefined;
+  /** Of `cacheWrite`, the tokens written to live an hour (Anthropic's 1-hour cache, its own rate). */
+  cacheWriteHour?: number | undefined;
   reasoning?: number | undefined;
   batch?: boolean | undefined;
 }
@@ -72,7 +74,8 @@ function rateOf(entry: PriceEntry, field: RateField, tier: string | undefined): 
 
 /**
  * decisions §5 with issue 19's detail: uncached input at the input rate, cache reads and writes at
- * their own rates (the input rate where the table has none), completion at the output rate and its
+ * their own rates (the input rate where the table has none; writes that live an hour at theirs, else
+ * at the writes' rate), completion at the output rate and its
  * reasoning part at the reasoning rate (else output). A call whose whole input exceeds a tier's
  * threshold is priced at that tier's rates throughout, as Anthropic and Google bill it. A batch call
  * uses the table's `*_batches` rates where it has them, else the standard ones.
@@ -86,12 +89,15 @@ export function priceCall(resolved: ResolvedPrice, usage: TokenUsage): number {
   const batchOut = usage.batch ? entry.output_cost_per_token_batches : undefined;
   const read = usage.cachedRead ?? 0;
   const written = usage.cacheWrite ?? 0;
+  const hour = Math.min(usage.cacheWriteHour ?? 0, written);
+  const writeRate = rateOf(entry, 'cache_creation_input_token_cost', tier) ?? input;
   const reasoning = Math.min(usage.reasoning ?? 0, usage.completion);
   const uncached = Math.max(0, usage.prompt - read - written);
   const cost =
     uncached * (batchIn ?? input) +
     read * (rateOf(entry, 'cache_read_input_token_cost', tier) ?? input) +
-    written * (rateOf(entry, 'cache_creation_input_token_cost', tier) ?? input) +
+    (written - hour) * writeRate +
+    hour * (rateOf(entry, 'cache_creation_input_token_cost_above_1hr', tier) ?? writeRate) +
     (usage.completion - reasoning) * (batchOut ?? output) +
     reasoning * (rateOf(entry, 'output_cost_per_reasoning_token', tier) ?? batchOut ?? output);
   return roundCost(cost);

@@ -20,6 +20,8 @@ const RATE_FIELDS = [
   'output_cost_per_token',
   'cache_read_input_token_cost',
   'cache_creation_input_token_cost',
+  // LiteLLM's name for Anthropic's cache writes that live an hour (2x the input rate; 5-minute ones 1.25x).
+  'cache_creation_input_token_cost_above_1hr',
   'output_cost_per_reasoning_token',
   'input_cost_per_token_batches',
   'output_cost_per_token_batches',

@@ -44,6 +44,7 @@ export function tableCost(props: Props): PricedCost | undefined {
     completion: hasCompletion ? completion : 0,
     cachedRead: count(props.cached_prompt_tokens),
     cacheWrite: count(props.cache_creation_tokens),
+    cacheWriteHour: count(props.cache_creation_1h_tokens),
     reasoning: count(props.reasoning_tokens),
     batch: props.batch === true,
   });
