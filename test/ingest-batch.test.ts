@@ -456,3 +456,53 @@ describe('session and conversation states (spec part 3)', () => {
     expect((await userById(t, 'al-old')).aliases).toEqual(['al-old', 'al-new']);
   });
 });
+
+// The hosted API's analyses sent with an end were dropped without a word (found by probing).
+describe("an app's own analyses with a conversation's end (the hosted API's fields)", () => {
+  it('are kept on Conversation Ended, and its sentiment is the summary’s; a wrong one is refused at its path', async () => {
+    const start = { type: 'start_session', session_id: 'ca-s', user_id: 'ca-user', timestamp: at(0) };
+    expect(
+      (
+        await queue(t, [
+          start,
+          turn('ca-s', at(1), { user: 'Thanks, that works great, I love it' }, { conversation_id: 'c' }),
+        ])
+      ).status,
+    ).toBe(200);
+    const end = {
+      type: 'track',
+      event: 'Conversation Ended',
+      session_id: 'ca-s',
+      conversation_id: 'c',
+      timestamp: at(2),
+      conversation_analysis: { summary: 'angry user', sentiment: 'negative', cost: 0.5 },
+      intent_analysis: {
+        summary: 'wants a refund',
+        sentiment: 'negative',
+        intent_fulfilled: 'no',
+        cost: 0.25,
+      },
+    };
+    const bad = await t.post('/bc/v1/events/event/end-conversation', {
+      ...end,
+      conversation_analysis: { summary: 'x', sentiment: 'furious', cost: 0 },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.json).toMatchObject({ issues: [{ path: 'conversation_analysis.sentiment' }] });
+    expect((await t.post('/bc/v1/events/event/end-conversation', end)).status).toBe(200);
+    const stored = await storedEvents(t, 'ca-s');
+    expect(byName(stored, 'Conversation Ended')[0]?.properties).toMatchObject({
+      analysis_summary: 'angry user',
+      analysis_sentiment: 'negative',
+      analysis_cost: 0.5,
+      intent_summary: 'wants a refund',
+      intent_sentiment: 'negative',
+      intent_fulfilled: 'no',
+      intent_analysis_cost: 0.25,
+    });
+    const summary = byName(stored, 'Conversation Summary')[0]?.properties;
+    expect(summary).toMatchObject({ sentiment: 'negative' });
+    // The analysis' cost is its own, not the conversation's.
+    expect(summary?.cost).toBe(0);
+  });
+});

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { EVENT_NAMES, RESERVED_TRACK_NAMES } from './event-names.js';
 import {
+  costSchema,
   functionPropertiesSchema,
   report,
   turnPropertiesSchema,
@@ -211,8 +212,33 @@ export const startConversationEventSchema = z
   .object({ ...conversationEdgeFields, event: z.literal(EVENT_NAMES.conversationStarted) })
   .transform((e) => ({ kind: 'start_conversation' as const, ...e }));
 
+const analysisSentiment = z.enum(['positive', 'negative', 'neutral']);
+
+/**
+ * The hosted API's analyses an app may send with a conversation's end (its OpenAPI; the spec leaves
+ * them out): kept as flat properties of the `Conversation Ended` event (`analysis_summary`,
+ * `analysis_sentiment`, …: service/ingest/client-analysis.ts), and the app's sentiment is the
+ * summary's. They were dropped without a word (found by probing).
+ */
+export const conversationAnalysisSchema = z.object({
+  summary: z.string().describe('A summary of the conversation.'),
+  sentiment: analysisSentiment.describe('The overall sentiment of the conversation.'),
+  cost: costSchema.describe('What the analysis cost (kept as analysis_cost, not added to the conversation).'),
+});
+export const intentAnalysisSchema = z.object({
+  summary: z.string().describe("A summary of the user's intent."),
+  sentiment: analysisSentiment.describe('The sentiment associated with the intent.'),
+  intent_fulfilled: z.enum(['yes', 'no']).describe('Whether the intent was fulfilled.'),
+  cost: costSchema.describe('What the analysis cost (kept as intent_analysis_cost).'),
+});
+
 export const endConversationEventSchema = z
-  .object({ ...conversationEdgeFields, event: z.literal(EVENT_NAMES.conversationEnded) })
+  .object({
+    ...conversationEdgeFields,
+    event: z.literal(EVENT_NAMES.conversationEnded),
+    conversation_analysis: conversationAnalysisSchema.optional(),
+    intent_analysis: intentAnalysisSchema.optional(),
+  })
   .transform((e) => ({ kind: 'end_conversation' as const, ...e }));
 
 export const customEventSchema = z

@@ -51,7 +51,7 @@ const tokenCountSchema = z
   .int()
   .min(0, 'must be 0 or more')
   .max(MAX_TOKENS, `must be at most ${MAX_TOKENS.toLocaleString('en-US')}`);
-const costSchema = z
+export const costSchema = z
   .number()
   .min(0, 'must be 0 or more')
   .max(MAX_COST, `must be at most ${MAX_COST.toLocaleString('en-US')} (in US dollars)`);

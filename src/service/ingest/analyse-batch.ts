@@ -1,6 +1,7 @@
 import { EVENT_NAMES } from '../../shared/event-names.js';
 import type { ConversationAnalyser, ConversationAnalysis } from '../analysis/analyser.js';
 import type { Queryable } from '../store/database.js';
+import { clientSentiment } from './client-analysis.js';
 import type { PendingClose, Planner } from './planner.js';
 import type { ProjectCache } from './project-cache.js';
 import { type EventRow, generatedId } from './rows.js';
@@ -31,7 +32,8 @@ function analysisRows(p: PendingClose, result: ConversationAnalysis): EventRow[]
       function_calls: t.functionCalls,
       function_errors: t.functionErrors,
       intents: result.intents.map((i) => i.name),
-      sentiment: result.sentiment,
+      // The app's own analysis, sent with the end, over the lexical one (client-analysis.ts).
+      sentiment: clientSentiment(c.properties) ?? result.sentiment,
       sentiment_score: result.sentimentScore,
       cost_known: t.costKnown,
     },

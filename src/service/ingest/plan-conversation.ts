@@ -1,6 +1,7 @@
 import type { WireEvent, WireEventOf } from '../../shared/event-bodies.js';
 import { EVENT_NAMES } from '../../shared/event-names.js';
 import type { Properties, PropertyValue } from '../../shared/primitives.js';
+import { clientAnalysisProperties } from './client-analysis.js';
 import { conversationKey } from './conversation-key.js';
 import { checkUser, sessionFor } from './plan-session.js';
 import { type EventCtx, iso, type Planner } from './planner.js';
@@ -165,7 +166,15 @@ export function planConversationEvent(p: Planner, e: WireEvent, x: EventCtx): bo
   const c = conversationFor(p, s, e, x, mode);
   if (c === undefined) return true;
   let properties: Record<string, PropertyValue> | null = e.properties ?? null;
-  if (e.kind === 'start_conversation' || e.kind === 'end_conversation') properties = edgeProperties(e);
+  if (e.kind === 'start_conversation') properties = edgeProperties(e);
+  if (e.kind === 'end_conversation') {
+    // The app's analyses go between its attributes and its properties, which have the last word.
+    const analysed = mergeProps<Properties>(
+      mergeProps<Properties>(null, e.attributes),
+      clientAnalysisProperties(e),
+    );
+    properties = mergeProps<Properties>(analysed, e.properties);
+  }
   if (c && (e.kind === 'turn' || e.kind === 'usage' || e.kind === 'function')) {
     properties = e.kind === 'function' ? e.properties : withPricedCost(e.properties);
     accumulate(c, e.kind, properties, x.ts);
