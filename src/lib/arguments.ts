@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { issuesFromZod } from '../shared/errors.js';
 import { wireErrorMap } from '../shared/event-bodies.js';
 import { EVENT_NAMES } from '../shared/event-names.js';
-import { isPlainObject } from '../shared/event-properties.js';
+import { isPlainObject, MAX_COST, MAX_RUNTIME_MS, MAX_TOKENS } from '../shared/event-properties.js';
 import { findJsonProblem, LONE_SURROGATE_MESSAGE } from '../shared/json-problem.js';
 import { nearestNames } from '../shared/nearest-names.js';
 import {
@@ -74,18 +74,31 @@ const propertiesArg = ownKeysChecked(propertiesSchema);
 /** The longest delay setTimeout honours (2^31 - 1 ms). */
 const MAX_TIMER_MS = 2_147_483_647;
 
-const count = z
-  .number()
-  .min(0, 'must be 0 or more')
-  .max(Number.MAX_SAFE_INTEGER, `must be at most ${Number.MAX_SAFE_INTEGER}`)
-  // Not zod's int(), which calls 2**53 "not a whole number" (found by probing): it is one, past exact.
-  .refine(Number.isInteger, 'must be a whole number');
+/** A whole number from 0 to `max`: one message for a number past it, however far. */
+const wholeUpTo = (max: number, unit = '') =>
+  z
+    .number()
+    .min(0, 'must be 0 or more')
+    .max(max, `must be at most ${max === Number.MAX_SAFE_INTEGER ? max : max.toLocaleString('en-US')}${unit}`)
+    // Not zod's int(), which calls 2**53 "not a whole number" (found by probing): it is one, past exact.
+    .refine(Number.isInteger, 'must be a whole number');
+const count = wholeUpTo(Number.MAX_SAFE_INTEGER);
+/**
+ * The wire's bounds, checked here so the refusal names the caller's field (`cost.promptTokens`), not
+ * the wire's (`properties.prompt_tokens`, found by probing).
+ */
+const tokens = wholeUpTo(MAX_TOKENS);
 const tokenUsage = z.strictObject({
   model: z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
-  promptTokens: count,
-  completionTokens: count,
+  promptTokens: tokens,
+  completionTokens: tokens,
 });
-const directCost = z.strictObject({ cost: z.number().min(0, 'must be 0 or more') });
+const directCost = z.strictObject({
+  cost: z
+    .number()
+    .min(0, 'must be 0 or more')
+    .max(MAX_COST, `must be at most ${MAX_COST.toLocaleString('en-US')} (in US dollars)`),
+});
 /** Token-based or direct (spec part 2); which one is told by the keys, so errors name the right one. */
 const usageArg = z.custom<unknown>().transform((value, ctx) => {
   const schema = typeof value === 'object' && value !== null && 'cost' in value ? directCost : tokenUsage;
@@ -233,7 +246,7 @@ export const functionCallArgs = z.strictObject({
   name: idSchema,
   args: jsonText.optional(),
   result: jsonText.optional(),
-  runtime: count.optional(),
+  runtime: wholeUpTo(MAX_RUNTIME_MS, ' ms').optional(),
   properties: propertiesArg.optional(),
   conversationId: idSchema.optional(),
   timestamp: timestampArg.optional(),

@@ -131,6 +131,20 @@ describe('Session calls', () => {
       (s: Sess) => s.trackEvent({ event: 'E', timestamp: '2026-01-05 10:00' }),
       /trackEvent: timestamp: must be an ISO 8601 time/,
     ],
+    // The wire's bounds, named by the caller's fields (they named properties.prompt_tokens: probing).
+    [
+      (s: Sess) =>
+        s.trackConversationUsage({ cost: { model: 'gpt-4o', promptTokens: 2e9, completionTokens: 1 } }),
+      /trackConversationUsage: cost\.promptTokens: must be at most 1,000,000,000$/,
+    ],
+    [
+      (s: Sess) => s.trackConversationUsage({ cost: { cost: 2e6 } }),
+      /trackConversationUsage: cost\.cost: must be at most 1,000,000/,
+    ],
+    [
+      (s: Sess) => s.trackFunctionCall({ name: 'f', runtime: 2e10 }),
+      /trackFunctionCall: runtime: must be at most 10,000,000,000 ms$/,
+    ],
     [
       // Its form only: not also the range it is not in (found by probing).
       (s: Sess) => s.trackEvent({ event: 'E', timestamp: 'yesterday' }),
@@ -158,12 +172,12 @@ describe('Session calls', () => {
     // A whole number past exact is too large, not "not a whole number" (found by probing).
     [
       (s: Sess) => s.trackFunctionCall({ name: 'f', runtime: 1e20 }),
-      /^session\.trackFunctionCall: runtime: must be at most 9007199254740991$/,
+      /^session\.trackFunctionCall: runtime: must be at most 10,000,000,000 ms$/,
     ],
     [
       (s: Sess) =>
         s.trackConversationUsage({ cost: { model: 'm', promptTokens: 2 ** 53, completionTokens: 1 } }),
-      /^session\.trackConversationUsage: cost\.promptTokens: must be at most 9007199254740991$/,
+      /^session\.trackConversationUsage: cost\.promptTokens: must be at most 1,000,000,000$/,
     ],
     // Names another call records: it said "properties: required", which the caller never gave.
     [

@@ -43,9 +43,9 @@ function keyLimited<T extends z.ZodType<Record<string, unknown>>>(schema: T): T 
  * Upper bounds far above any real call, so that a conversation's summed tokens, cost and runtime stay
  * exact finite numbers: two turns costing 1.7e308 each summed to Infinity, which JSON writes as null.
  */
-const MAX_TOKENS = 1e9;
-const MAX_COST = 1e6;
-const MAX_RUNTIME_MS = 1e10;
+export const MAX_TOKENS = 1e9;
+export const MAX_COST = 1e6;
+export const MAX_RUNTIME_MS = 1e10;
 const tokenCountSchema = z
   .number()
   .int()
