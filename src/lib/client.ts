@@ -1,10 +1,10 @@
-import { NetworkError } from '../client/errors.js';
+import { ClientError, NetworkError } from '../client/errors.js';
 import { alias, identify, postQueue } from '../client/routes.js';
 import { aliasArgs, identifyArgs, parseArgs, sessionOptionsSchema } from './arguments.js';
 import { type ClientSettings, resolveSettings } from './config.js';
 import { connectLocal, connectRemote, type LibConnection } from './connection.js';
 import { DEFAULT_BATCH, QueueBudget } from './delivery-queue.js';
-import { SessionClosedError } from './errors.js';
+import { ServiceCallError, SessionClosedError } from './errors.js';
 import { openLiveEvents } from './live-events.js';
 import { QueuedSession } from './session.js';
 import type { ClientOptions, Session, SessionOptions, Traits, UserRecord } from './types.js';
@@ -74,7 +74,7 @@ export class Client {
         ...(a.deviceId === undefined ? {} : { device_id: a.deviceId }),
         ...(a.traits === undefined ? {} : { traits: a.traits }),
       }),
-    );
+    ).catch(asServiceCallError);
   }
 
   /** Gives the user found by `previousId` the new primary id `id`. */
@@ -82,7 +82,7 @@ export class Client {
     const a = parseArgs('client.userAlias', aliasArgs, args);
     return this.onService('client.userAlias', ({ http }) =>
       alias(http, { id: a.id, previous_id: a.previousId }),
-    );
+    ).catch(asServiceCallError);
   }
 
   createSession(options: SessionOptions): Session {
@@ -186,4 +186,13 @@ export class Client {
     );
     return this.connecting;
   }
+}
+
+/** The HTTP client's refusal or network failure as the spec's error record, an Error of our own. */
+function asServiceCallError(error: unknown): never {
+  if (error instanceof ClientError) {
+    const r = error.toRecord();
+    throw new ServiceCallError(r.status, r.message);
+  }
+  throw error;
 }

@@ -4,7 +4,7 @@
  */
 
 export { Client } from './client.js';
-export { SessionClosedError } from './errors.js';
+export { ServiceCallError, SessionClosedError } from './errors.js';
 export type {
   Attributes,
   ClientOptions,

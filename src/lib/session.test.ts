@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFlakyProxy } from '../../test/helpers/flaky-proxy.js';
 import { type QueueServer, startQueueServer } from '../../test/helpers/queue-server.js';
 import { Client } from './client.js';
-import { type ServiceError, SessionClosedError } from './errors.js';
+import { ServiceCallError, type ServiceError, SessionClosedError } from './errors.js';
 
 /**
  * Sessions against a small real server speaking the queue route (test/helpers/queue-server.ts): what
@@ -326,6 +326,25 @@ describe('Session calls', () => {
     const sent = storedOf('undef');
     expect(sent.find((e) => e.event === 'Opened')?.properties).toEqual({ n: 1 });
     expect(sent.find((e) => e.type === 'identify')?.traits).toEqual({ plan: 'pro' });
+  });
+
+  // They rejected with the HTTP client's own classes, which the package does not export (probing).
+  it('userIdentify and userAlias reject with a ServiceCallError: {errored: true, status, message}', async () => {
+    // This server answers the queue route only: 404 for the user routes.
+    const c = client({ retries: 1 });
+    const refused = await c.userAlias({ id: 'a', previousId: 'b' }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ServiceCallError);
+    expect(refused).toMatchObject({
+      errored: true,
+      status: 404,
+      message: expect.stringContaining('no such route'),
+    });
+    await c.close();
+    const down = new Client({ endpoint: 'http://127.0.0.1:9', apiKey: 'k', projectId: 'p', retries: 1 });
+    const unreachable = await down.userIdentify({ id: 'a' }).catch((e: unknown) => e);
+    expect(unreachable).toBeInstanceOf(ServiceCallError);
+    expect(unreachable).toMatchObject({ errored: true, status: -1 });
+    await down.close();
   });
 
   it('createSession requires a session id and a user or device', () => {
