@@ -89,7 +89,7 @@ describe('the library when its socket never opens', () => {
       expect(events).toEqual([]);
       expect(errors.map((e) => e.message)).toEqual([
         expect.stringMatching(
-          /^live events of session ns-1: \d+ stored event\(s\) did not reach onEvent before close/,
+          /^live events of session ns-1: \d+ of its own stored event\(s\), and those the service generated from them, did not reach onEvent before close/,
         ),
       ]);
       const stored = await t.get('/bc/v1/live-events/events?start=2026-01-05&end=2026-01-06&session_id=ns-1');

@@ -372,7 +372,7 @@ describe('an app whose live socket the service refuses at every attempt', () => 
         // flush() waits for the socket and then says what it missed; an app that just ends does not
         // ask (close() or flush() is where the library reports it: README).
         const missed = new RegExp(
-          `^live events of session ${session}: \\d+ stored event\\(s\\) did not reach onEvent before close`,
+          `^live events of session ${session}: \\d+ of its own stored event\\(s\\), and those the service generated from them, did not reach onEvent before close`,
         );
         expect(errors).toEqual(args.length === 0 ? [expect.stringMatching(missed)] : []);
         const query = `start=2026-01-05&end=2026-01-06&session_id=${session}`;

@@ -239,7 +239,9 @@ export function openLiveEvents(
         handlers.onError(
           serviceError(
             -1,
-            `live events of session ${sessionId}: ${awaited.size} stored event(s) did not reach onEvent before close${why}`,
+            // Counted among the app's own: the starts and summaries the service made of them are not
+            // (the count read as the whole, found by probing).
+            `live events of session ${sessionId}: ${awaited.size} of its own stored event(s), and those the service generated from them, did not reach onEvent before close${why}`,
           ),
         );
       }
