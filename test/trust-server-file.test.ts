@@ -229,17 +229,23 @@ describe('the real cas serve proves itself, and its file goes when it does', () 
     expect(existsSync(join(dir, 'server.json'))).toBe(false);
   });
 
-  it('a server at its connection cap keeps its file: the command asks again and gets through once there is room', async () => {
+  /** A `cas serve` allowing one connection per address, and one connection holding it. */
+  async function cappedServer() {
     const d = tempDir();
     dirs.push(d);
     const capped = await startServe(['--data-dir', d.path, '--max-connections-per-address', '1']);
-    // One connection holds the cap: headers never finished (the header timeout is far off).
+    // Its headers never finish (the header timeout is far off).
     const held = connectSocket(Number(new URL(capped.info.url).port), '127.0.0.1');
+    await once(held, 'connect');
+    held.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+    return { d, capped, held };
+  }
+
+  it('a server at its connection cap keeps its file: the command asks again and gets through once there is room', async () => {
+    const { d, capped, held } = await cappedServer();
     try {
-      await once(held, 'connect');
-      held.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
       const command = identify(d.path);
-      // Released while the command waits for the data directory, which it does for up to 10 s.
+      // Released while the command asks again, which it does for up to --retry-time (60 s).
       setTimeout(() => held.destroy(), 1500);
       const result = await command;
       expect(result.stderr).toMatch(/is busy \(/);
@@ -254,13 +260,8 @@ describe('the real cas serve proves itself, and its file goes when it does', () 
   });
 
   it('a server busy for the whole of --retry-time: exit 5 naming it and its business, not "in use by another process"', async () => {
-    const d = tempDir();
-    dirs.push(d);
-    const capped = await startServe(['--data-dir', d.path, '--max-connections-per-address', '1']);
-    const held = connectSocket(Number(new URL(capped.info.url).port), '127.0.0.1');
+    const { d, capped, held } = await cappedServer();
     try {
-      await once(held, 'connect');
-      held.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
       const result = await runCli(['identify', '--id', 'u1', '--data-dir', d.path, '--retry-time', '2']);
       expect(result.code, result.stderr).toBe(5);
       expect(result.stderr).toContain(`the cas serve at ${capped.info.url} holding the data directory`);
