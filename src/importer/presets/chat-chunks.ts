@@ -36,7 +36,9 @@ export function assembleChunks(chunks: readonly unknown[]): Obj | string {
     for (const value of arr(delta.tool_calls)) {
       const piece = obj(value);
       if (!piece) continue;
-      const index = count(piece.index) ?? tools.length;
+      // A call's pieces share its index (0, 1, …); one past the next slot starts the next call, so a
+      // wild index makes no vast sparse list.
+      const index = Math.min(count(piece.index) ?? tools.length, tools.length);
       tools[index] ??= { type: 'function', function: { name: '', arguments: '' } };
       const call = tools[index];
       const id = str(piece.id);

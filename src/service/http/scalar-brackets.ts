@@ -22,8 +22,11 @@ function isScalar(schema: z.ZodType): boolean {
   const def = defOf(schema);
   if (SCALARS.has(def.type)) return true;
   if (WRAPPERS.has(def.type) && def.innerType) return isScalar(def.innerType);
-  // A preprocess or a coercion is a pipe: what it validates is its output schema.
-  if (def.type === 'pipe' && def.out) return defOf(def.out).type === 'transform' ? false : isScalar(def.out);
+  // A preprocess is a pipe into the schema that validates; a transform, a pipe out of it.
+  if (def.type === 'pipe') {
+    if (def.out && defOf(def.out).type !== 'transform') return isScalar(def.out);
+    return def.in !== undefined && isScalar(def.in);
+  }
   if (def.type === 'union' && def.options) return def.options.every(isScalar);
   return false;
 }
