@@ -65,7 +65,10 @@ function mapCall(
     const reason = 'missing (and no created_at): the time of the call, which an import never invents';
     return [{ ok: false, at: 'timestamp', reason }];
   }
-  const ids = { user: str(obj(request.metadata)?.user_id) };
+  const ids = {
+    user: str(obj(request.metadata)?.user_id),
+    idPaths: { user_id: 'request.metadata.user_id' },
+  };
   const model = str(response.model) ?? str(request.model);
   const usage = usageProperties(anthropicUsage(response.usage), batch);
   const eventId = (part?: string) => callEventId('anthropic', str(response.id), raw, part);

@@ -114,6 +114,35 @@ describe('openai-chat preset', () => {
     ]);
   });
 
+  // It read `response: user_id: …`: the wire's field under the turn's place (found by probing).
+  it('names a refused id by where the line gave it', async () => {
+    const log = jsonl([
+      {
+        request: { model: 'gpt-4o', user: 'u'.repeat(101), messages: [q] },
+        response: completion(
+          'c1',
+          T,
+          { role: 'assistant', content: 'hi' },
+          { prompt_tokens: 1, completion_tokens: 1 },
+        ),
+      },
+      {
+        request: { model: 'gpt-4o', user: 'ana', metadata: { session_id: 's'.repeat(101) }, messages: [q] },
+        response: completion(
+          'c2',
+          T,
+          { role: 'assistant', content: 'hi' },
+          { prompt_tokens: 1, completion_tokens: 1 },
+        ),
+      },
+    ]);
+    const { rejections } = await mapPresetFiles(dir.path, 'openai-chat', { 'ids.jsonl': log });
+    expect(rejections.map((r) => r.reason)).toEqual([
+      'request.user: must be at most 100 characters',
+      'request.metadata.session_id: must be at most 100 characters',
+    ]);
+  });
+
   // Refused as "no response in this line" (found by probing).
   it('assembles a streamed call logged as its chunks; a chunk on a line of its own is refused, saying why', async () => {
     const chunk = (id: string, delta: unknown, finish: string | null = null, usage?: unknown) => ({

@@ -95,10 +95,17 @@ function mapCall(
     return [{ ok: false, at: at === '' ? 'created' : `${at}.created`, reason }];
   }
   const metadata = obj(request.metadata);
+  // A batch output line's request is its input line's body.
+  const place = batch ? "the batch input's body." : 'request.';
   const ids = {
     user: str(request.user) ?? str(metadata?.user_id),
     session: str(metadata?.session_id),
     conversation: str(metadata?.conversation_id),
+    idPaths: {
+      user_id: `${place}${str(request.user) !== undefined ? 'user' : 'metadata.user_id'}`,
+      session_id: `${place}metadata.session_id`,
+      conversation_id: `${place}metadata.conversation_id`,
+    },
   };
   const model = str(response.model) ?? str(request.model);
   const usage = usageProperties(openaiUsage(response.usage), batch);

@@ -15,6 +15,8 @@ export type PresetKind = 'turn' | 'function' | 'usage';
  * becomes a wire event: the same turn / function / usage properties the flat mapper writes, so both
  * kinds of input meet in staging and go through the same sort, sessionizing and delivery.
  */
+export type IdField = 'user_id' | 'session_id' | 'conversation_id';
+
 export interface PresetRecord {
   kind: PresetKind;
   /** JSON path of the record's origin inside the item (`mapping.<id>.message`), for messages. */
@@ -35,6 +37,11 @@ export interface PresetRecord {
   eventId?: string | undefined;
   /** The record names its user or device itself (an OTLP span, as the receiver stores it): `--set` leaves it. */
   ownIdentity?: boolean | undefined;
+  /**
+   * Where in the line the record's ids were read (`request.user`), so a refused id is named by its
+   * place in the input: it read `response: user_id: …`, the wire's field under the turn's place.
+   */
+  idPaths?: Partial<Record<IdField, string>> | undefined;
   properties: Record<string, unknown>;
   /** The part of the input the record came from, for the reject file. */
   raw: Record<string, unknown>;
@@ -106,7 +113,7 @@ export function callEventId(
 /** What the records of one logged call share: its time, whose it is, its line, its ids. */
 export interface CallContext {
   ms: number | undefined;
-  ids: Pick<PresetRecord, 'user' | 'session' | 'conversation'>;
+  ids: Pick<PresetRecord, 'user' | 'session' | 'conversation' | 'idPaths'>;
   raw: Record<string, unknown>;
   eventId: (part?: string) => string;
 }
@@ -168,9 +175,13 @@ export function toMapped(
   const checked = wireParser(r.kind).safeParse(event, { error: wireErrorMap });
   if (!checked.success) {
     const text = checked.error.issues
-      .map((i) => (i.path.length > 0 ? `${formatPath(i.path)}: ${i.message}` : i.message))
+      .map((i) => {
+        const field = i.path.length === 1 ? r.idPaths?.[i.path[0] as IdField] : undefined;
+        if (field !== undefined) return `${field}: ${i.message}`;
+        return `${where(r.at)}${i.path.length > 0 ? `${formatPath(i.path)}: ${i.message}` : i.message}`;
+      })
       .join('; ');
-    return { ok: false, reason: `${where(r.at)}${text}` };
+    return { ok: false, reason: text };
   }
   return {
     ok: true,
