@@ -57,7 +57,11 @@ export function buildProgram(run: ActionRunner): Command {
     .option('-v, --verbose', 'requests, retries and (on an unexpected error) its stack trace on stderr')
     .option('--timeout <ms>', 'per-request timeout in milliseconds', '30000')
     .option('--retries <n>', 'attempts per request, the first included', '5')
-    .option('--retry-time <s>', 'total seconds retries may take', '60')
+    .option(
+      '--retry-time <s>',
+      'total seconds retries may take (and asking a busy cas serve over --data-dir again)',
+      '60',
+    )
     .option('--no-color', 'no colour (also NO_COLOR)')
     .exitOverride()
     .showHelpAfterError('(add --help for usage and examples)')

@@ -50,10 +50,17 @@ const isZip = (b: Buffer): boolean => b[0] === 0x50 && b[1] === 0x4b && b[2] ===
 export const ZIP_MESSAGE =
   'a ZIP archive, which cas does not read: extract it and import the files inside (of a ChatGPT or Claude export, its conversations.json)';
 
+class ZipArchiveError extends Error {
+  constructor() {
+    super(ZIP_MESSAGE);
+    this.name = 'ZipArchiveError';
+  }
+}
+
 /** What a file that stops being readable is reported as: a ZIP archive as such, from its start. */
 export function unreadableReason(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message === ZIP_MESSAGE ? message : `cannot read the rest of the file: ${message}`;
+  if (error instanceof ZipArchiveError) return error.message;
+  return `cannot read the rest of the file: ${error instanceof Error ? error.message : String(error)}`;
 }
 
 /** Raw bytes of an input, gunzipped when they start with the gzip magic number (so `.gz` and stdin both work). */
@@ -70,7 +77,7 @@ export async function* inputBytes(file: InputFile, options: ReadOptions): AsyncG
     yield head.value;
     for (let n = await it.next(); !n.done; n = await it.next()) yield n.value;
   };
-  if (isZip(head.value)) throw new Error(ZIP_MESSAGE);
+  if (isZip(head.value)) throw new ZipArchiveError();
   if (head.value[0] === 0x1f && head.value[1] === 0x8b) {
     const input = Readable.from(rest());
     const gunzip = createGunzip();

@@ -120,8 +120,13 @@ function withPricedCost(props: Record<string, PropertyValue>): Record<string, Pr
   return props;
 }
 
-function edgeProperties(e: { properties?: Properties | undefined; attributes?: Properties | undefined }) {
-  return mergeProps<Properties>(mergeProps<Properties>(null, e.attributes), e.properties);
+/** An edge's attributes, then what the app analysed (an end's), then its properties, which win. */
+function edgeProperties(
+  e: { properties?: Properties | undefined; attributes?: Properties | undefined },
+  analysed?: Properties,
+) {
+  const base = mergeProps<Properties>(mergeProps<Properties>(null, e.attributes), analysed);
+  return mergeProps<Properties>(base, e.properties);
 }
 
 /**
@@ -167,14 +172,7 @@ export function planConversationEvent(p: Planner, e: WireEvent, x: EventCtx): bo
   if (c === undefined) return true;
   let properties: Record<string, PropertyValue> | null = e.properties ?? null;
   if (e.kind === 'start_conversation') properties = edgeProperties(e);
-  if (e.kind === 'end_conversation') {
-    // The app's analyses go between its attributes and its properties, which have the last word.
-    const analysed = mergeProps<Properties>(
-      mergeProps<Properties>(null, e.attributes),
-      clientAnalysisProperties(e),
-    );
-    properties = mergeProps<Properties>(analysed, e.properties);
-  }
+  if (e.kind === 'end_conversation') properties = edgeProperties(e, clientAnalysisProperties(e));
   if (c && (e.kind === 'turn' || e.kind === 'usage' || e.kind === 'function')) {
     properties = e.kind === 'function' ? e.properties : withPricedCost(e.properties);
     accumulate(c, e.kind, properties, x.ts);
