@@ -191,6 +191,76 @@ describe('a clean stop (SIGTERM) with stalled clients', () => {
   }, 30_000);
 });
 
+describe('a clean stop (SIGTERM) while a large answer is still being read', () => {
+  /** 16 events of ~900 KB (the event limit is 1 MiB): a 14 MB answer, more than loopback's buffers hold. */
+  async function storeLargeEvents(info: { url: string; api_key: string; project_id: string }) {
+    const headers = {
+      authorization: `Bearer ${info.api_key}`,
+      'x-app-id': info.project_id,
+      'content-type': 'application/json',
+    };
+    for (const part of [0, 1]) {
+      const events = Array.from({ length: 8 }, (_, i) => ({
+        type: 'track',
+        event: 'Big',
+        user_id: 'big-user',
+        session_id: 'big-session',
+        timestamp: `2025-01-20T10:0${part}:${String(10 + i)}Z`,
+        properties: { pad: `${part}${i}`.padEnd(900_000, 'x') },
+      }));
+      const res = await fetch(`${info.url}/bc/v1/events/queue`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(events),
+      });
+      expect(res.status, await res.text()).toBe(200);
+    }
+  }
+  const get = (info: { api_key: string; project_id: string }) =>
+    'GET /bc/v1/live-events/events?start=2000-01-01T00:00:00Z&end=2100-01-01T00:00:00Z&limit=100 HTTP/1.1\r\n' +
+    `Host: cas\r\nAuthorization: Bearer ${info.api_key}\r\nX-App-ID: ${info.project_id}\r\n\r\n`;
+  const firstBytes = (c: RawConnection) =>
+    new Promise<void>((resolve) => c.socket.once('data', () => resolve()));
+
+  // Node's close() destroys every connection whose answer has ended, its bytes still queued in the
+  // process or not: a slow reader got the first megabytes and then EOF (found by probing).
+  it('sends the whole answer before it exits, and a reader that never reads is cut after the request timeout', async () => {
+    const data = tempDir();
+    const started = await startServe([
+      ...['--data-dir', data.path, '--api-key', KEY, '--project', PROJECT, '--request-timeout', '3s'],
+    ]);
+    try {
+      await storeLargeEvents(started.info);
+      const slow = await openRaw(started.info.url);
+      const never = await openRaw(started.info.url);
+      for (const c of [slow, never]) {
+        const arrived = firstBytes(c);
+        await c.write(get(started.info));
+        await arrived;
+        c.socket.pause();
+      }
+      // Time for the service to end both answers and fill the buffers between.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const exited = new Promise<number | null>((resolve) => started.child.once('exit', resolve));
+      started.child.kill('SIGTERM');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      slow.socket.resume();
+      const outcome = await within(slow.ended, 20_000, undefined);
+      const [head = '', ...rest] = outcome?.text.split('\r\n\r\n') ?? [];
+      const length = Number(/content-length: (\d+)/i.exec(head)?.[1]);
+      expect(outcome?.status).toBe(200);
+      expect(length).toBeGreaterThan(14_000_000);
+      expect(Buffer.byteLength(rest.join('\r\n\r\n'))).toBe(length);
+      // The reader that never reads holds the stop up for the request timeout (3 s), no longer.
+      expect(await within(exited, 15_000, 'still running')).toBe(0);
+      never.socket.destroy();
+    } finally {
+      await stopChild(started.child, 'SIGKILL');
+      data.cleanup();
+    }
+  }, 60_000);
+});
+
 describe('the --ws-port listener (live-event sockets only)', () => {
   // It was a bare Node server: a stalled request got Node's empty 408 only after its 30 s timer,
   // and a stalled connection held a SIGTERM up (found by probing).
