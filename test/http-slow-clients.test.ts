@@ -192,15 +192,15 @@ describe('a clean stop (SIGTERM) with stalled clients', () => {
 });
 
 describe('a clean stop (SIGTERM) while a large answer is still being read', () => {
-  /** 16 events of ~900 KB (the event limit is 1 MiB): a 14 MB answer, more than loopback's buffers hold. */
+  /** 18 events of ~900 KB (the event limit is 1 MiB): a 16 MB answer, more than loopback's buffers hold. */
   async function storeLargeEvents(info: { url: string; api_key: string; project_id: string }) {
     const headers = {
       authorization: `Bearer ${info.api_key}`,
       'x-app-id': info.project_id,
       'content-type': 'application/json',
     };
-    for (const part of [0, 1]) {
-      const events = Array.from({ length: 8 }, (_, i) => ({
+    for (const part of [0, 1, 2]) {
+      const events = Array.from({ length: 6 }, (_, i) => ({
         type: 'track',
         event: 'Big',
         user_id: 'big-user',
@@ -255,6 +255,57 @@ describe('a clean stop (SIGTERM) while a large answer is still being read', () =
       expect(await within(exited, 15_000, 'still running')).toBe(0);
       never.socket.destroy();
     } finally {
+      await stopChild(started.child, 'SIGKILL');
+      data.cleanup();
+    }
+  }, 60_000);
+
+  // A client that never reads kept its answer in the service until it left: 40-100 of them asking
+  // for 16 MiB took it from 360 MB to 780-900 MB (found by probing).
+  it('answers 503 with Retry-After past --max-answer-in-flight, half of it per address, until the reader reads', async () => {
+    const data = tempDir();
+    const started = await startServe([
+      ...['--data-dir', data.path, '--api-key', KEY, '--project', PROJECT, '--max-answer-in-flight', '40MiB'],
+    ]);
+    const opened: RawConnection[] = [];
+    const open = async (address?: string) => {
+      const c = await openRaw(started.info.url, address);
+      opened.push(c);
+      return c;
+    };
+    try {
+      await storeLargeEvents(started.info);
+      const stalled = await open();
+      const arrived = firstBytes(stalled);
+      await stalled.write(get(started.info));
+      await arrived;
+      stalled.socket.pause();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+
+      // The same address asks again: its first answer (16 MB) and this one pass its 20 MiB half.
+      const refused = await open();
+      await refused.write(get(started.info));
+      const outcome = await within(refused.ended, 20_000, undefined);
+      expect(outcome?.status).toBe(503);
+      expect(outcome?.text).toMatch(/retry-after: \d+/i);
+      expect(outcome?.text).toContain('answers its clients have not read yet');
+
+      // Another address holds nothing: served, within the 40 MiB in all.
+      const other = await open('127.0.0.2');
+      await other.write(`${get(started.info).slice(0, -2)}Connection: close\r\n\r\n`);
+      expect((await within(other.ended, 20_000, undefined))?.status).toBe(200);
+
+      // Once the first reader has read its answer, the address is served again.
+      const whole = within(stalled.ended, 20_000, undefined);
+      stalled.socket.resume();
+      stalled.socket.end();
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const again = await open();
+      await again.write(`${get(started.info).slice(0, -2)}Connection: close\r\n\r\n`);
+      expect((await within(again.ended, 20_000, undefined))?.status).toBe(200);
+      expect((await whole)?.status).toBe(200);
+    } finally {
+      for (const c of opened) c.socket.destroy();
       await stopChild(started.child, 'SIGKILL');
       data.cleanup();
     }

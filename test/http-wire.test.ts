@@ -275,6 +275,7 @@ describe('limits set on cas serve (issue 15, item 10)', () => {
       '--max-connections <n>',
       '--max-connections-per-address <n>',
       '--max-body-in-flight <size>',
+      '--max-answer-in-flight <size>',
     ]) {
       expect(help).toContain(flag);
     }

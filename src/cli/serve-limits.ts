@@ -130,6 +130,12 @@ const FLAGS: ReadonlyArray<{ flag: string; limit: keyof Limits; kind: Kind; what
     kind: 'size',
     what: 'request body bytes held at once, across clients (503 beyond)',
   },
+  {
+    flag: 'max-answer-in-flight',
+    limit: 'answerBytesInFlight',
+    kind: 'size',
+    what: 'bytes of answers not yet written out to their clients, across clients (503 beyond)',
+  },
 ];
 
 const PARSERS: Record<Kind, (value: string) => number> = {

@@ -25,6 +25,8 @@ export const LIMITS = {
   maxConnectionsPerAddress: 100,
   /** Request bodies being read or processed at once, in bytes; beyond it 503 with Retry-After. */
   bodyBytesInFlight: 64 * 1024 * 1024,
+  /** Bytes of answers not yet written out to their clients (slow or stalled readers); beyond it 503. */
+  answerBytesInFlight: 256 * 1024 * 1024,
   liveEventsDefault: 150,
   liveEventsMax: 10_000,
 } as const;

@@ -24,7 +24,11 @@ export class BodyBudget {
   private used = 0;
   private readonly byAddress = new Map<string, number>();
 
-  constructor(private readonly budget: number) {}
+  /** `what` names the bytes in its refusals: request bodies, or answers not yet sent (`answer-budget.ts`). */
+  constructor(
+    private readonly budget: number,
+    private readonly what = 'request bodies',
+  ) {}
 
   /**
    * Reserves `bytes` for `address` or throws 503; the reservation may grow (`cover`) and is given
@@ -42,10 +46,10 @@ export class BodyBudget {
   grow(bytes: number, address: string, held: number): void {
     const mine = this.byAddress.get(address) ?? 0;
     if (this.used > held && this.used + bytes > this.budget) {
-      throw full(`the service holds ${this.used} bytes of request bodies, near its limit of ${this.budget}`);
+      throw full(`the service holds ${this.used} bytes of ${this.what}, near its limit of ${this.budget}`);
     }
     if (mine > held && mine + bytes > this.budget / 2) {
-      throw full(`this address has ${mine} bytes of request bodies in flight, half the service's limit`);
+      throw full(`this address has ${mine} bytes of ${this.what} in flight, half the service's limit`);
     }
     this.used += bytes;
     this.byAddress.set(address, mine + bytes);

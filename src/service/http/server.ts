@@ -14,6 +14,7 @@ import { invalidInput, ServiceError, storageUnavailable } from '../errors.js';
 import type { Scope } from '../identity/identity.js';
 import { encodeRpcStatus, errorMessageOf } from '../otlp/status.js';
 import type { Tenants } from '../store/tenants.js';
+import { AnswerBudget } from './answer-budget.js';
 import { authenticate } from './auth.js';
 import { BodyBudget, meteredBody } from './body-budget.js';
 import { checkBodyType } from './body-type.js';
@@ -157,7 +158,9 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     closing = true;
     whileClosing.closing();
   });
+  const answers = new AnswerBudget(limits.answerBytesInFlight);
   app.addHook('onSend', async (request, reply, payload) => {
+    answers.hold(request, reply, payload);
     if (closing || bodyUnread(request.raw)) reply.header('connection', 'close');
     // OTLP/HTTP: a protobuf request's error is a protobuf Status, in the request's content type.
     if (
