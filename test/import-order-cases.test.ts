@@ -287,3 +287,59 @@ describe('two people identifying on one device, in files imported in any order',
     expect(JSON.parse(owner.stdout)).toMatchObject({ sessions: [{ session_id: 'dev-s3' }] });
   });
 });
+
+describe('aliases whose previous_id comes later in the sort', () => {
+  // The records of one instant, or of none, are sorted by content: an alias could go before the
+  // identify (or the alias) that makes its previous_id, and was refused for some ids and not for
+  // others; an identify dated after an alias of its id was refused likewise (found by probing).
+  it('are stored once the record that makes their previous_id is: same instant, no time, a later identify', {
+    timeout: 60_000,
+  }, async () => {
+    const at = '2025-01-05T10:00:00Z';
+    const records: JsonRecord[] = [];
+    // Ids whose content hashes put the alias before the identify, and after it.
+    for (const id of ['sig1', 'sig3', 'sig4', 'sig6']) {
+      records.push({ kind: 'identify', id, timestamp: at });
+      records.push({ kind: 'alias', previous_id: id, id: `${id}@x.com`, timestamp: at });
+    }
+    // A chain without times, and one of the same instant.
+    records.push({ kind: 'identify', id: 'zz_a' });
+    records.push({ kind: 'alias', previous_id: 'zz_a', id: 'yy_b' });
+    records.push({ kind: 'alias', previous_id: 'yy_b', id: 'xx_c' });
+    for (const [from, to] of [
+      ['c1', 'c2'],
+      ['c2', 'c3'],
+      ['c3', 'c4'],
+    ] as const) {
+      records.push({ kind: 'alias', previous_id: from, id: to, timestamp: at });
+    }
+    records.push({ kind: 'identify', id: 'c1', timestamp: at });
+    records.push({
+      kind: 'identify',
+      id: 'late1',
+      timestamp: '2025-01-05T12:00:00Z',
+      traits: { plan: 'pro' },
+    });
+    records.push({ kind: 'alias', previous_id: 'late1', id: 'late1new', timestamp: at });
+    // What nothing makes is refused, once, naming its line.
+    records.push({ kind: 'alias', previous_id: 'nobody', id: 'n2', timestamp: at });
+    const file = join(dir.path, 'aliases.jsonl');
+    writeFileSync(file, records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    const data = join(dir.path, 'aliases-data');
+    const run = await runCli(['import', file, '--data-dir', data]);
+    expect(run.code, run.stderr).toBe(6);
+    expect(run.stderr.split('\n').filter((l) => /refused/.test(l))).toEqual([
+      `${file}:${records.length}: refused by the service (409): previous_id: no user has the id "nobody"`,
+    ]);
+    const listed = await runCli(['users', 'list', '--data-dir', data, '--json']);
+    const users = (
+      JSON.parse(listed.stdout) as { users: Array<{ id: string; aliases: string[]; traits: object }> }
+    ).users;
+    const byId = new Map(users.map((u) => [u.id, u]));
+    expect(users).toHaveLength(7);
+    for (const id of ['sig1', 'sig3', 'sig4', 'sig6']) expect(byId.get(`${id}@x.com`)?.aliases).toContain(id);
+    expect(byId.get('xx_c')?.aliases.sort()).toEqual(['xx_c', 'yy_b', 'zz_a']);
+    expect(byId.get('c4')?.aliases.sort()).toEqual(['c1', 'c2', 'c3', 'c4']);
+    expect(byId.get('late1new')).toMatchObject({ aliases: ['late1', 'late1new'], traits: { plan: 'pro' } });
+  });
+});

@@ -181,6 +181,40 @@ describe('Delivery', () => {
     await d.drain();
   });
 
+  it('sends an alias refused for an unknown previous_id again once the records after it are stored', async () => {
+    // Users as the service keeps them: an identify makes its id, an alias needs its previous_id.
+    const known = new Set<string>();
+    const stored: string[] = [];
+    const send = async (events: WireJson[]) => {
+      const issues = events.flatMap((e, i) =>
+        e.type === 'alias' && !known.has(String(e.previous_id))
+          ? [{ path: `[${i}].previous_id`, message: `no user has the id "${e.previous_id}"` }]
+          : [],
+      );
+      if (issues.length > 0) throw new Refused({ status: 409, message: 'conflict', issues });
+      for (const e of events) {
+        known.add(String(e.type === 'alias' ? e.id : e.user_id));
+        stored.push(String(e.event_id));
+      }
+      return { accepted: events.length, duplicates: 0 };
+    };
+    const { d, settled } = delivery(send, 10, 1);
+    const record = (event: WireJson, n: number): OutEvent => ({ ...ev('-', n), event });
+    // As a sort by content may leave them: the chain's last link first, the identify last.
+    d.push(record({ type: 'alias', event_id: 'c-d', previous_id: 'c', id: 'd' }, 0));
+    d.push(record({ type: 'alias', event_id: 'b-c', previous_id: 'b', id: 'c' }, 1));
+    d.push(record({ type: 'alias', event_id: 'x-y', previous_id: 'x', id: 'y' }, 2));
+    d.push(record({ type: 'alias', event_id: 'a-b', previous_id: 'a', id: 'b' }, 3));
+    d.push(record({ type: 'identify', event_id: 'a', user_id: 'a' }, 4));
+    expect(await d.drain()).toBe(true);
+    expect(stored).toEqual(['a', 'a-b', 'b-c', 'c-d']);
+    // Nothing makes x: refused once, with the service's reason, and every record settled once.
+    expect(settled.filter((x) => x.refusal)).toEqual([
+      { id: 'x-y', refusal: 'refused by the service (409): previous_id: no user has the id "x"' },
+    ]);
+    expect(settled.map((x) => x.id).sort()).toEqual(['a', 'a-b', 'b-c', 'c-d', 'x-y']);
+  });
+
   it('routes a key to the same lane every time', () => {
     expect(laneOf('session-42', 4)).toBe(laneOf('session-42', 4));
     const lanes = new Set(Array.from({ length: 100 }, (_, i) => laneOf(`s${i}`, 4)));

@@ -69,6 +69,8 @@ export function laneOf(key: string, lanes: number): number {
 export class Delivery {
   private readonly lanes: Lane[];
   private outstanding = 0;
+  /** Aliases refused for a previous_id not stored yet, with why: sent again once the rest is (`drain`). */
+  private deferred: Array<{ event: OutEvent; refusal: Refusal }> = [];
   private failure: unknown;
   private waiters: Array<() => void> = [];
 
@@ -135,6 +137,8 @@ export class Delivery {
       lane.buffer = [];
       lane.open = 0;
     }
+    this.outstanding -= this.deferred.length;
+    this.deferred = [];
     while (this.failure === undefined && this.lanes.some((l) => l.running)) {
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
@@ -146,11 +150,34 @@ export class Delivery {
    */
   async drain(): Promise<boolean> {
     this.flush();
-    while (this.failure === undefined && this.outstanding > 0 && this.proceeding()) {
-      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    for (;;) {
+      while (this.failure === undefined && this.outstanding > this.deferred.length && this.proceeding()) {
+        await new Promise<void>((resolve) => this.waiters.push(resolve));
+      }
+      if (this.failure !== undefined) throw this.failure;
+      if (this.deferred.length === 0 || this.outstanding > this.deferred.length || !this.proceeding()) break;
+      await this.retryDeferred();
     }
-    if (this.failure !== undefined) throw this.failure;
     return this.outstanding === 0;
+  }
+
+  /**
+   * The records of one instant (or of none) are sorted by content, and an identify may be dated after
+   * an alias of its id: an alias could come before the record that makes its previous_id, and be
+   * refused where the same records in another order were stored (found by probing). Such aliases are
+   * sent again, in order, once everything before the drain is stored, round after round while a
+   * round stores any; what none stores is refused with its own reason.
+   */
+  private async retryDeferred(): Promise<void> {
+    const round = this.deferred;
+    this.deferred = [];
+    for (let i = 0; i < round.length; i += this.o.batchSize) {
+      await this.deliver(round.slice(i, i + this.o.batchSize).map((r) => r.event));
+    }
+    if (this.deferred.length < round.length || !this.proceeding()) return;
+    const left = this.deferred;
+    this.deferred = [];
+    for (const { event, refusal } of left) this.settle(event, refusalText(refusal));
   }
 
   private wake(): void {
@@ -209,13 +236,9 @@ export class Delivery {
 
   private async isolate(batch: OutEvent[], error: Refusal): Promise<void> {
     if (batch.length === 1) {
-      const detail = error.issues.map((i) =>
-        `${i.path.replace(/^\[\d+\]\.?/, '')}: ${i.message}`.replace(/^: /, ''),
-      );
-      this.settle(
-        batch[0]!,
-        `refused by the service (${error.status}): ${detail.join('; ') || error.message}`,
-      );
+      const event = batch[0]!;
+      if (unknownPrevious(event, error)) this.deferred.push({ event, refusal: error });
+      else this.settle(event, refusalText(error));
       return;
     }
     const named = new Set<number>();
@@ -248,3 +271,16 @@ export class Delivery {
     this.o.settled(e, refusal);
   }
 }
+
+function refusalText(error: Refusal): string {
+  const detail = error.issues.map((i) =>
+    `${i.path.replace(/^\[\d+\]\.?/, '')}: ${i.message}`.replace(/^: /, ''),
+  );
+  return `refused by the service (${error.status}): ${detail.join('; ') || error.message}`;
+}
+
+/** An alias refused because no user has its previous_id (yet): 409 naming `previous_id`. */
+const unknownPrevious = (e: OutEvent, error: Refusal): boolean =>
+  e.event.type === 'alias' &&
+  error.status === 409 &&
+  error.issues.some((i) => /(^|\.)previous_id$/.test(i.path));
