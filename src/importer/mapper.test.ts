@@ -422,6 +422,43 @@ describe('mapRecord: a value put where its kind has no place is refused, never d
   });
 });
 
+describe("mapRecord: a --map or --set target of another kind's field", () => {
+  // --map name=channel on an event read the column into no field: its value was lost (found by probing).
+  it('is kept under its name, as a column of that name would be: a property, or a trait of an identify', () => {
+    const plan = planOf({ map: ['name=channel'], set: ['model=gpt', 'cost=5'] });
+    const row = {
+      kind: 'event',
+      timestamp: '2025-01-06T10:00:00Z',
+      user_id: 'u1',
+      event: 'Clicked',
+      channel: 'web',
+    };
+    expect(wire(mapRecord(csv(row), plan)).properties).toEqual({ cost: 5, model: 'gpt', name: 'web' });
+    expect(wire(mapRecord(jsonl({ ...row, channel: 7 }), plan)).properties).toEqual({
+      cost: 5,
+      model: 'gpt',
+      name: 7,
+    });
+    // A function call reads the same target as its own field.
+    const call = wire(mapRecord(csv({ ...row, kind: 'function' }), plan));
+    expect(call.properties).toMatchObject({ name: 'web', model: 'gpt', cost: 5 });
+    expect(wire(mapRecord(csv({ kind: 'identify', id: 'carol', channel: 'web' }), plan)).traits).toEqual({
+      cost: 5,
+      model: 'gpt',
+      name: 'web',
+    });
+  });
+
+  it('is a usage error with --kind of a record that holds neither properties nor traits', () => {
+    expect(buildMappingSpec({ tz: 'UTC', kind: 'alias', map: ['user=channel'] })).toEqual({
+      ok: false,
+      error:
+        '--map user: an alias record has no field "user" and takes neither properties nor traits (--kind alias)',
+    });
+    expect(buildMappingSpec({ tz: 'UTC', kind: 'event', map: ['name=channel'] }).ok).toBe(true);
+  });
+});
+
 describe('mapRecord: size', () => {
   it('refuses an event over the size limit, naming its size', () => {
     const properties = { note: 'x'.repeat(1_100_000) };

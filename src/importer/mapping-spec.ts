@@ -83,6 +83,18 @@ export function misplaced(kind: RecordKind, field: string): string | undefined {
   return `${APPLIES[wanted]}; ${/^[aei]/.test(kind) ? 'an' : 'a'} ${kind} record takes ${instead}`;
 }
 
+/**
+ * Why a kind with no free-form values (an alias) cannot hold a field of another kind: elsewhere such
+ * a target is kept as a property or trait under its name (record-access.ts `strayTargets`).
+ */
+function unheld(kind: RecordKind, field: string): string | undefined {
+  if (FREE_FORM[kind] !== undefined || kind === 'wire' || field === 'kind') return undefined;
+  if (/^(prop|trait)\./.test(field) || (NESTED_FIELDS as readonly string[]).includes(field)) return undefined;
+  if ((COMMON_FIELDS as readonly string[]).includes(field) || KIND_FIELDS[kind].includes(field))
+    return undefined;
+  return `${/^[aei]/.test(kind) ? 'an' : 'a'} ${kind} record has no field "${field}" and takes neither properties nor traits`;
+}
+
 const KNOWN_FIELDS: ReadonlySet<string> = new Set([
   ...COMMON_FIELDS,
   ...Object.values(KIND_FIELDS).flat(),
@@ -196,7 +208,7 @@ export function buildMappingSpec(input: {
           ? '--map'
           : `--mapping ${file.name}`;
     for (const field of new Set([...sources.keys(), ...defaults.keys()])) {
-      const why = misplaced(kind, field);
+      const why = misplaced(kind, field) ?? unheld(kind, field);
       if (why !== undefined)
         return { ok: false, error: `${flagOf(field)} ${field}: ${why} (--kind ${kind})` };
     }

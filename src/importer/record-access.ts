@@ -56,6 +56,8 @@ export interface AccessPlan {
   forced: readonly string[];
   /** Per CSV header: field → column index, and extra columns per kind. */
   headers: WeakMap<readonly string[], HeaderPlan>;
+  /** Per kind: `--map` / `--set` targets it has no field for (see `strayTargets`). */
+  strays: Map<RecordKind, readonly string[]>;
 }
 
 interface HeaderPlan {
@@ -94,7 +96,40 @@ export function planAccess(spec: MappingSpec): AccessPlan {
       (f) => targetOf(f) !== 'auto',
     ),
     headers: new WeakMap(),
+    strays: new Map(),
   };
+}
+
+/**
+ * Targets of `--map` / `--set` that records of `kind` have no field for (`--map name=channel` on an
+ * event: `name` is a function's): kept under the target's name, as a column of that name would be,
+ * where they were read by no field and lost (found by probing).
+ */
+function strayTargets(kind: RecordKind, plan: AccessPlan): readonly string[] {
+  let list = plan.strays.get(kind);
+  if (!list) {
+    list = [...new Set([...plan.spec.sources.keys(), ...plan.spec.defaults.keys()])].filter(
+      (f) => f !== 'kind' && targetOf(f) === 'auto' && !STRUCTURAL.has(f) && !KIND_FIELDS[kind].includes(f),
+    );
+    plan.strays.set(kind, list);
+  }
+  return list;
+}
+
+/** The stray targets' values (a `--set` constant, or a CSV cell, read as a column's would be). */
+function strayExtras(access: RecordAccess, kind: RecordKind, plan: AccessPlan, out: Extra[]): Extra[] {
+  for (const field of strayTargets(kind, plan)) {
+    const own = access.own(field);
+    const value =
+      own === undefined
+        ? access.get(field)
+        : typeof own === 'string' && !access.keyed
+          ? inferScalar(own)
+          : own;
+    if (value === undefined) continue;
+    out.push({ name: field, value: own === undefined ? inferScalar(String(value)) : value, target: 'auto' });
+  }
+  return out;
 }
 
 function isConsumed(name: string, kind: RecordKind, plan: AccessPlan): boolean {
@@ -183,7 +218,7 @@ class CsvAccess implements RecordAccess {
       const cell = this.cells[i];
       if (cell !== undefined && cell !== '') out.push({ name, value: inferScalar(cell), target });
     }
-    return out;
+    return strayExtras(this, kind, this.plan, out);
   }
 }
 
@@ -233,7 +268,7 @@ class JsonlAccess implements RecordAccess {
       if (v === undefined || v === null || isConsumed(name, kind, this.plan)) continue;
       out.push({ name: stripTarget(name), value: v, target: targetOf(name) });
     }
-    return out;
+    return strayExtras(this, kind, this.plan, out);
   }
 }
 
