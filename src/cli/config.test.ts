@@ -96,6 +96,23 @@ describe('resolveConfig precedence: flag > CAS_* > MLSDK_* > config file > embed
     );
   });
 
+  it("names as unknown a profile only the object's prototype has (constructor, toString), in a file or without one", () => {
+    for (const name of ['constructor', 'toString', 'valueOf', 'hasOwnProperty']) {
+      expect(() => resolveConfig({}, { ...env, CAS_PROFILE: name })).toThrow(/there is no config file/);
+    }
+    writeConfig({ profiles: { prod: { api_key: 'p' }, constructor: { api_key: 'c' } } });
+    expect(resolveConfig({ profile: 'constructor' }, env).apiKey).toBe('c');
+    expect(() => resolveConfig({ profile: 'toString' }, env)).toThrow(/--profile: no profile "toString" in/);
+    // JSON.stringify drops a "__proto__" key of an object literal: written as text.
+    writeFileSync(
+      join(dir.path, 'cas', 'config.json'),
+      '{"profiles": {"__proto__": {"endpoint": "https://x.example"}}}',
+    );
+    expect(() => resolveConfig({ profile: '__proto__' }, env)).toThrow(
+      /profiles: "__proto__" cannot name a profile/,
+    );
+  });
+
   it('says there is no config file when a profile is named and none exists', () => {
     expect(() => resolveConfig({}, { ...env, CAS_PROFILE: 'x' })).toThrow(
       /^CAS_PROFILE: no profile "x": there is no config file .*config\.json$/,

@@ -85,6 +85,11 @@ export function readConfigFile(path: string): ConfigFile {
     text,
     (why) => new ConfigFileError(`config file ${path} is not valid JSON: ${why}`),
   );
+  // A record schema assigns each key: "__proto__" would set the object's prototype, not a profile.
+  const profiles = (json as { profiles?: unknown } | null)?.profiles;
+  if (typeof profiles === 'object' && profiles !== null && Object.hasOwn(profiles, '__proto__')) {
+    throw new ConfigFileError(`config file ${path}: profiles: "__proto__" cannot name a profile`);
+  }
   const parsed = configFileSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -119,7 +124,8 @@ export function selectProfile(
 ): { name: string; profile: ConfigProfile | undefined } {
   for (const [name, from] of named) {
     if (name === undefined || name === '') continue;
-    const profile = file.profiles[name];
+    // Own keys only: `constructor` or `toString` passed as a profile of every file (found by probing).
+    const profile = Object.hasOwn(file.profiles, name) ? file.profiles[name] : undefined;
     if (profile !== undefined) return { name, profile };
     const known = Object.keys(file.profiles);
     // No file at all said "the config file has no profiles" of a file that does not exist (found by probing).
