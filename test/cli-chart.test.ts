@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
@@ -261,6 +261,22 @@ describe('cas report --out', () => {
       `cas: --out ${dir.path}: it is a folder; name a file in it, e.g. ${join(dir.path, 'report.html')}`,
     );
     expect(existsSync(join(dir.path, 'data'))).toBe(false);
+    // A file where the folder should be read "does not exist"; a loop of links was "this is a bug".
+    const file = join(dir.path, 'a-file');
+    writeFileSync(file, '');
+    const loop = join(dir.path, 'loop-a');
+    symlinkSync(join(dir.path, 'loop-b'), loop);
+    symlinkSync(loop, join(dir.path, 'loop-b'));
+    for (const [out, said] of [
+      [join(file, 'r.html'), `--out ${join(file, 'r.html')}: ${file} is a file, not a directory`],
+      [
+        join(loop, 'r.html'),
+        `--out ${join(loop, 'r.html')}: cannot use ${loop}: its symbolic links form a loop`,
+      ],
+    ]) {
+      const bad = await runCli(['report', '--last', '7d', '--out', out ?? ''], { env });
+      expect([bad.code, bad.stderr.trim()]).toEqual([2, `cas: ${said}`]);
+    }
     // An empty value is the working directory to resolve(): it read "--out : it is a folder".
     const empty = await runCli(['report', '--last', '7d', '--out', ''], { env });
     expect([empty.code, empty.stderr.trim()]).toEqual([

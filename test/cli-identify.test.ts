@@ -134,16 +134,23 @@ describe('the embedded default', () => {
     writeFileSync(file, 'not a directory');
     const link = join(dataDir(), 'dangling');
     symlinkSync(join(dataDir(), 'not-there', 'x'), link);
+    // Each was "this is a bug", exit 1 (found by probing).
+    const base = dataDir();
+    const loop = join(base, 'loop-a');
+    symlinkSync(join(base, 'loop-b'), loop);
+    symlinkSync(loop, join(base, 'loop-b'));
     for (const [dir, said] of [
       [join(file, 'sub'), 'is under a file, not a directory'],
       [link, 'which is not there'],
+      [loop, 'its symbolic links form a loop'],
+      [join(dataDir(), 'n'.repeat(300)), 'a name in the path is too long'],
       // Node's recursive mkdir never returns there: the command spun until killed.
       ['/proc/cas-test', 'is under /proc'],
     ] as const) {
       const run = await runCli(['identify', '--id', 'u1', '--data-dir', dir], { timeoutMs: 20_000 });
       expect(run.code, run.stderr).toBe(2);
       expect(run.stderr).toContain(said);
-      expect(run.stderr).not.toMatch(/bug|ENOTDIR|ENOENT/);
+      expect(run.stderr).not.toMatch(/bug|ENOTDIR|ENOENT|ELOOP|ENAMETOOLONG/);
     }
     const serve = await runCli(['serve', '--port', '0', '--data-dir', '/proc/cas-test'], {
       timeoutMs: 20_000,

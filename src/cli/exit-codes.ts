@@ -1,6 +1,7 @@
 import { ClientError, HttpError } from '../client/errors.js';
 import { InterruptedError, ServerBusyError, UsageError } from '../commands/errors.js';
 import { DataDirError, DataDirLockedError, firstLine, storageProblemOf } from '../service/lock-error.js';
+import { pathProblem } from '../shared/file-errors.js';
 import type { ConfigSources } from './config-sources.js';
 
 export const EXIT = {
@@ -70,6 +71,14 @@ export function describeFailure(error: unknown): Failure {
   if (problem !== undefined) {
     // A write the system refused outside the database (server.json, an import checkpoint, a reject file).
     return describeDataDirError(new DataDirError(problem, '', firstLine(error)));
+  }
+  const path = pathProblem(error);
+  if (path !== undefined) {
+    return {
+      code: EXIT.usage,
+      message: path,
+      hint: 'check the paths given: --data-dir, --out and the files named',
+    };
   }
   const driver = missingDriver(error);
   if (driver !== undefined) {

@@ -1,4 +1,4 @@
-import { statSync, writeFileSync } from 'node:fs';
+import { type Stats, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { prepareChart } from '../../commands/chart.js';
 import type { ChartEnv } from '../../commands/chart-flags.js';
@@ -7,7 +7,7 @@ import { planReport, runReport } from '../../commands/report.js';
 import type { SharedFlags } from '../../commands/report-charts.js';
 import { chartLibrary } from '../../render/html/chart-library.js';
 import { buildPage } from '../../render/html/page.js';
-import { fileErrorReason } from '../../shared/file-errors.js';
+import { fileErrorReason, pathProblem } from '../../shared/file-errors.js';
 import { orderedFlags, text, texts } from '../chart-values.js';
 import { type Action, withConnection } from '../context.js';
 import { describeFailure, EXIT } from '../exit-codes.js';
@@ -48,14 +48,23 @@ function outPath(value: string): string {
   // resolve('') is the working directory, which read "--out : it is a folder" (found by probing).
   if (value.trim() === '') throw new UsageError('--out must not be empty: name a file, or - for stdout');
   const path = resolve(value);
-  let isDir = false;
+  let dir: Stats | undefined;
   try {
-    isDir = statSync(dirname(path)).isDirectory();
-  } catch {
-    // Reported below.
+    dir = statSync(dirname(path));
+  } catch (error) {
+    const why = pathProblem(error);
+    if (why !== undefined) throw new UsageError(`--out ${value}: ${why}`);
   }
-  if (!isDir) throw new UsageError(`--out ${value}: the directory ${dirname(path)} does not exist`);
-  if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
+  if (dir === undefined)
+    throw new UsageError(`--out ${value}: the directory ${dirname(path)} does not exist`);
+  if (!dir.isDirectory()) throw new UsageError(`--out ${value}: ${dirname(path)} is a file, not a directory`);
+  let out: Stats | undefined;
+  try {
+    out = statSync(path, { throwIfNoEntry: false });
+  } catch (error) {
+    throw new UsageError(`--out ${value}: ${pathProblem(error) ?? fileErrorReason(error)}`);
+  }
+  if (out?.isDirectory()) {
     throw new UsageError(
       `--out ${value}: it is a folder; name a file in it, e.g. ${join(value, 'report.html')}`,
     );
