@@ -17,6 +17,20 @@ describe('cas import numbers', () => {
       /must be a whole number from \d+ to \d+, got ""/,
     );
   });
+
+  // Number() read them: --batch-size 1e1 sent batches of 10 (found by probing).
+  it.each(['1e3', '0x10', '+5', '1.0', '-0'])(
+    '--batch-size and --max-errors %s are refused: decimal digits only',
+    (text) => {
+      for (const flag of ['maxErrors', 'batchSize']) {
+        expect(() => importSettings([chatgpt], { [flag]: text })).toThrow(`got "${text}"`);
+      }
+      expect(importSettings([chatgpt], { maxErrors: ' 7 ', batchSize: '10' })).toMatchObject({
+        maxErrors: 7,
+        batchSize: 10,
+      });
+    },
+  );
 });
 
 describe('cas import --session-gap', () => {

@@ -84,8 +84,9 @@ function wholeNumber(
 ): number {
   if (text === undefined) return fallback;
   const n = Number(text);
-  // Number('') is 0: `--max-errors ''` stopped at the first rejection.
-  if (text.trim() === '' || !Number.isInteger(n) || n < min || n > max) {
+  // Number('') is 0: `--max-errors ''` stopped at the first rejection. Decimal digits only, as every
+  // other number flag reads them: Number() took 1e3, 0x10, +5 and 1.0 (found by probing).
+  if (!/^\s*\d+\s*$/.test(text) || !Number.isInteger(n) || n < min || n > max) {
     throw new UsageError(`${flag} must be a whole number from ${min} to ${max}, got "${text}"`);
   }
   return n;
