@@ -18,8 +18,16 @@ describe('--last', () => {
     expect(rangeBounds({ last: '1d' }, env, 'UTC')).toEqual({ start: '2025-03-09', end: '2025-03-10' });
     // The 9th is a Sunday: its week began Monday the 3rd.
     expect(rangeBounds({ last: '2w' }, env, 'UTC')).toEqual({ start: '2025-02-24', end: '2025-03-10' });
-    expect(rangeBounds({ last: '3m' }, env, 'UTC')).toEqual({ start: '2025-01-01', end: '2025-04-01' });
-    expect(rangeBounds({ last: '14m' }, env, 'UTC')).toEqual({ start: '2024-02-01', end: '2025-04-01' });
+    // Up to today, as with --to <today>: the rest of the month is no bins of empty days to come.
+    expect(rangeBounds({ last: '3m' }, env, 'UTC')).toEqual({ start: '2025-01-01', end: '2025-03-10' });
+    expect(rangeBounds({ last: '14m' }, env, 'UTC')).toEqual({ start: '2024-02-01', end: '2025-03-10' });
+    expect(rangeBounds({ last: '1w' }, { ...env, now: new Date('2025-03-05T12:00:00Z') }, 'UTC')).toEqual({
+      start: '2025-03-03',
+      end: '2025-03-06',
+    });
+    for (const last of ['1w', '2w', '3m']) {
+      expect(rangeBounds({ last }, env, 'UTC')).toEqual(rangeBounds({ last, to: '2025-03-09' }, env, 'UTC'));
+    }
   });
 
   it('gives exactly n bins of the matching period', () => {

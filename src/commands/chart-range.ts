@@ -84,7 +84,7 @@ function anchorDay(to: string | undefined, env: ChartEnv, tz: string): string {
   return localDate(Date.parse(to) - 1, tz);
 }
 
-/** `--last 30d` ends with today (or `--to`) and reaches back whole days, ISO weeks or months. */
+/** `--last 30d` ends with today (or `--to`) and reaches back to the start of whole days, ISO weeks or months. */
 function lastRange(last: string, to: string | undefined, env: ChartEnv, tz: string): [string, string] {
   const match = LAST.exec(last);
   const n = Number(match?.[1] ?? 0);
@@ -110,9 +110,11 @@ function lastRange(last: string, to: string | undefined, env: ChartEnv, tz: stri
   if (unit === 'w') {
     // 1970-01-01 was a Thursday; +3 makes Monday 0 (ISO weeks, like the bins).
     const monday = dayNumber(anchor) - ((((dayNumber(anchor) + 3) % 7) + 7) % 7);
-    return [dateOf(monday - 7 * (n - 1)), to === undefined ? dateOf(monday + 7) : end];
+    // Up to today as up to a --to: the rest of this week (month) was bins of days to come, empty,
+    // diluting a chart's averages, and the same chart with --to <today> answered otherwise (found by probing).
+    return [dateOf(monday - 7 * (n - 1)), end];
   }
-  return [monthStart(anchor, n - 1), to === undefined ? monthStart(anchor, -1) : end];
+  return [monthStart(anchor, n - 1), end];
 }
 
 export function checkPeriod(period: string): Period {
