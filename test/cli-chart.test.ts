@@ -225,6 +225,16 @@ describe('cas chart usage errors exit 2 and name the flag', () => {
     expect(dry.code, dry.stderr).toBe(0);
   });
 
+  // The value was quoted whole: a 100 KB line (found by probing).
+  it('keeps an error quoting a huge value to one bounded line, its start and end kept', async () => {
+    const result = await runCli(['chart', 'segmentation', '--event', 'E'.repeat(100_000)], { env });
+    expect(result.code).toBe(2);
+    const [line = '', ...rest] = result.stderr.trimEnd().split('\n');
+    expect(line.length).toBeLessThanOrEqual(2_100);
+    expect(line).toMatch(/^cas: --event "E+ … \(\d+ characters left out\) … E+"/);
+    expect(rest.filter((l) => !l.startsWith('  hint:'))).toEqual([]);
+  });
+
   it('shows an example with the error', async () => {
     const result = await runCli(['chart', 'segmentation', '--event', 'X', '--where', 'plan'], { env });
     expect(result.code).toBe(2);

@@ -175,8 +175,9 @@ export async function main(argv: string[]): Promise<number> {
       const hint = await authSourceHint(given);
       if (hint !== undefined) failure.hint = hint;
     }
-    process.stderr.write(`cas: ${escapeControls(failure.message, { oneLine: true })}\n`);
-    if (failure.hint) process.stderr.write(`  hint: ${escapeControls(failure.hint, { oneLine: true })}\n`);
+    process.stderr.write(`cas: ${bounded(escapeControls(failure.message, { oneLine: true }))}\n`);
+    if (failure.hint)
+      process.stderr.write(`  hint: ${bounded(escapeControls(failure.hint, { oneLine: true }))}\n`);
     // cli.md: a stack only for an unexpected error (exit 1): a usage error's or a refusal's says nothing more.
     if (verbose && failure.code === EXIT.unexpected && error instanceof Error && error.stack)
       process.stderr.write(`${error.stack}\n`);
@@ -205,3 +206,9 @@ main(process.argv).then(
     process.exit(EXIT.unexpected);
   },
 );
+
+/** A message quoting a 100 KB flag value was a 100 KB line (found by probing): its middle is left out. */
+function bounded(line: string, max = 2_000): string {
+  if (line.length <= max) return line;
+  return `${line.slice(0, max - 500)} … (${line.length - max + 100} characters left out) … ${line.slice(-400)}`;
+}
