@@ -163,7 +163,8 @@ describe('retries through a misbehaving server', () => {
   let server: Server;
   let url: string;
   let hits = 0;
-  let mode: 'flaky' | 'down' = 'flaky';
+  let writes = 0;
+  let mode: 'flaky' | 'down' | 'writes-down' = 'flaky';
   const record = {
     organization_id: 'o',
     app_id: 'p',
@@ -178,7 +179,14 @@ describe('retries through a misbehaving server', () => {
     server = createServer((req, res) => {
       hits += 1;
       req.resume();
-      if (mode === 'down') {
+      if (mode === 'writes-down' && req.method === 'GET') {
+        const key = { organization_id: 'o', apikey: 'kid', key_id: 'kid', created_at: record.created_at };
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify([{ ...key, label: null, current: true }]));
+      } else if (mode === 'writes-down') {
+        writes += 1;
+        res.writeHead(503, { 'content-type': 'text/plain' }).end('upstream maintenance');
+      } else if (mode === 'down') {
         res.writeHead(503, { 'content-type': 'text/plain' }).end('upstream maintenance');
       } else if (hits <= 2) {
         res.writeHead(429, { 'retry-after': '1', 'content-type': 'text/plain' }).end('slow down');
@@ -232,6 +240,24 @@ describe('retries through a misbehaving server', () => {
     expect(hits).toBe(3);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(/503.*upstream maintenance/);
+  });
+
+  // Tried again after an answer was lost, a rotation revoked the key the retry authenticated with:
+  // 403, and the new key's secret was never shown (found by probing).
+  it('sends a key rotation, a new key or intent once when the failure may follow the write, and says so', async () => {
+    mode = 'writes-down';
+    const remote = ['--endpoint', url, '--api-key', 'k', '--project', 'p', '--retries', '3'];
+    for (const args of [
+      ['keys', 'create', '--rotate', 'kid', '--label', 'next'],
+      ['keys', 'create', '--label', 'another'],
+      ['intents', 'add', 'refund', '--description', 'asks for money back'],
+    ]) {
+      writes = 0;
+      const result = await runCli([...args, ...remote]);
+      expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(5);
+      expect(writes, args.join(' ')).toBe(1);
+      expect(result.stderr).toMatch(/hint: the service may have carried it out .* check \(cas keys list/);
+    }
   });
 });
 

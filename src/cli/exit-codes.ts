@@ -47,25 +47,8 @@ export function describeFailure(error: unknown): Failure {
   }
   if (error instanceof DataDirError) return describeDataDirError(error);
   if (error instanceof ClientError) {
-    const where = `${error.method} ${error.path}`;
-    const tries = error.attempts > 1 ? ` after ${error.attempts} attempts` : '';
-    if (error instanceof HttpError) {
-      const message = `${error.status} from ${where}${tries}: ${error.message}`;
-      if (error.status === 401 || error.status === 403)
-        return { code: EXIT.auth, message, hint: 'check --api-key and --project' };
-      if (error.status === 404) return { code: EXIT.notFound, message };
-      if (error.status === 429 || error.status >= 500 || error.status === 408)
-        return { code: EXIT.unavailable, message };
-      return { code: EXIT.invalid, message };
-    }
-    if (error.kind === 'network')
-      return { code: EXIT.network, message: `cannot reach ${where}${tries}: ${error.message}` };
-    if (error.kind === 'timeout')
-      return { code: EXIT.unavailable, message: `${where}${tries}: ${error.message}` };
-    return {
-      code: EXIT.unexpected,
-      message: `the service's answer did not match the interface: ${error.message}`,
-    };
+    const failure = describeClientError(error);
+    return error.maybeDone ? { ...failure, hint: MAYBE_DONE } : failure;
   }
   const problem = storageProblemOf(error);
   if (problem !== undefined) {
@@ -112,6 +95,31 @@ const STORAGE_HINTS = {
   damaged:
     'nothing was changed; keep a copy of the data directory, then restore cas.duckdb from a backup, or move the damaged file aside to start without its data',
 } as const;
+
+const MAYBE_DONE =
+  'the service may have carried it out before the answer was lost, so it was not sent again: check (cas keys list, cas cohorts list, cas intents list) before running it again';
+
+function describeClientError(error: ClientError): Failure {
+  const where = `${error.method} ${error.path}`;
+  const tries = error.attempts > 1 ? ` after ${error.attempts} attempts` : '';
+  if (error instanceof HttpError) {
+    const message = `${error.status} from ${where}${tries}: ${error.message}`;
+    if (error.status === 401 || error.status === 403)
+      return { code: EXIT.auth, message, hint: 'check --api-key and --project' };
+    if (error.status === 404) return { code: EXIT.notFound, message };
+    if (error.status === 429 || error.status >= 500 || error.status === 408)
+      return { code: EXIT.unavailable, message };
+    return { code: EXIT.invalid, message };
+  }
+  if (error.kind === 'network')
+    return { code: EXIT.network, message: `cannot reach ${where}${tries}: ${error.message}` };
+  if (error.kind === 'timeout')
+    return { code: EXIT.unavailable, message: `${where}${tries}: ${error.message}` };
+  return {
+    code: EXIT.unexpected,
+    message: `the service's answer did not match the interface: ${error.message}`,
+  };
+}
 
 /** Disk full, read-only, permission: the machine's state (exit 5, as busy); damage needs a person (9). */
 function describeDataDirError(error: DataDirError): Failure {

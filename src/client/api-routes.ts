@@ -305,6 +305,7 @@ export function createCohort(client: Client, body: CohortBodyInput, o?: CallOpti
     path: '/bc/v1/cohorts',
     body,
     schema: cohortRecordSchema,
+    idempotent: false,
     ...sig(o),
   });
 }
@@ -329,6 +330,7 @@ export function deleteCohort(client: Client, cohortId: string, o?: CallOptions) 
     path: '/bc/v1/cohorts',
     query: { cohort_id: cohortId },
     schema: z.object({ status: z.string(), cohort_id: z.string() }),
+    idempotent: false,
     ...sig(o),
   });
 }
@@ -379,7 +381,14 @@ export function getIntent(client: Client, id: string, o?: CallOptions): Promise<
   });
 }
 export function addIntent(client: Client, body: UdiBodyInput, o?: CallOptions): Promise<UdiRecord> {
-  return client.request({ method: 'POST', path: '/bc/v1/udi', body, schema: udiRecordSchema, ...sig(o) });
+  return client.request({
+    method: 'POST',
+    path: '/bc/v1/udi',
+    body,
+    schema: udiRecordSchema,
+    idempotent: false,
+    ...sig(o),
+  });
 }
 export function updateIntent(
   client: Client,
@@ -400,11 +409,15 @@ export function removeIntent(client: Client, id: string, o?: CallOptions) {
     method: 'DELETE',
     path: `/bc/v1/udi/${encodeURIComponent(id)}`,
     schema: udiDeletedSchema,
+    idempotent: false,
     ...sig(o),
   });
 }
 
 // --- organization keys -------------------------------------------------------------------------
+// Writes that make or remove something say `idempotent: false`: tried again after an answer was lost,
+// a rotation revoked the key the retry authenticated with (403, the new secret never shown), a
+// creation made a second key, a deletion answered 404 for what it had deleted (found by probing).
 
 export function listKeys(client: Client, o?: CallOptions): Promise<OrgKeyRecord[]> {
   return client.request({
@@ -425,6 +438,7 @@ export function createKey(
     path: '/bc/v1/orgkeys',
     body,
     schema: orgKeyRecordSchema,
+    idempotent: false,
     ...sig(o),
   });
 }
@@ -439,6 +453,7 @@ export function rotateKey(
     path: '/bc/v1/orgkeys',
     body,
     schema: orgKeyRecordSchema,
+    idempotent: false,
     ...sig(o),
   });
 }
@@ -449,6 +464,7 @@ export function revokeKey(client: Client, key: string, o?: CallOptions) {
     path: '/bc/v1/orgkeys',
     query: { apikey: key },
     schema: orgKeysDeletedSchema,
+    idempotent: false,
     ...sig(o),
   });
 }

@@ -21,6 +21,11 @@ export abstract class ClientError extends Error {
   readonly path: string;
   /** Attempts made before giving up (1 = no retry); the retry loop raises it as it goes. */
   attempts = 1;
+  /**
+   * A write that is not safe to repeat failed after it may have reached the service (a lost answer,
+   * a 5xx): it was not tried again, and it may have been carried out (retry.ts).
+   */
+  maybeDone = false;
 
   constructor(message: string, target: RequestTarget, options?: ErrorOptions) {
     super(message, options);

@@ -95,6 +95,8 @@ export async function withRetries<T>(
     } catch (error) {
       if (!(error instanceof ClientError)) throw error;
       error.attempts = attempt;
+      // Not retried for that reason alone: the service may have done it (an answer lost after a write).
+      if (!idempotent && !isRetryable(error, false) && isRetryable(error, true)) error.maybeDone = true;
       if (attempt >= policy.retries || !isRetryable(error, idempotent) || policy.final?.(error) === true)
         throw error;
       const retryAfterMs = error instanceof HttpError ? error.retryAfterMs : undefined;
