@@ -346,6 +346,49 @@ describe('cas import to a queue server', () => {
     );
   });
 
+  // A /healthz failing after every retry read as "a service without our extensions": a `cas serve`
+  // got final ends and no history, and its next run's records were refused (found by probing).
+  it.each([
+    [503, 5],
+    [429, 5],
+  ])(
+    'a /healthz answering %i after its retries ends the import (exit %i) before anything is sent',
+    async (status, code) => {
+      const failing = await startQueueServer({ healthStatus: status });
+      try {
+        const run = await runCli([
+          'import',
+          join(FIXTURES, 'turns.csv'),
+          ...['--endpoint', failing.url, '--api-key', 'k', '--project', 'p', '--retries', '1'],
+          ...['--data-dir', join(dir.path, `health-${status}`)],
+        ]);
+        expect(run.code, run.stderr).toBe(code);
+        expect(run.stderr).toMatch(new RegExp(`${status} from GET /healthz`));
+        expect(run.stderr).not.toMatch(/does not reopen sessions/);
+        expect(failing.stored.size).toBe(0);
+      } finally {
+        await failing.close();
+      }
+    },
+  );
+
+  it('a /healthz answering 404 is a server without our extensions: the import goes on, saying what that costs', async () => {
+    const bare = await startQueueServer({ healthStatus: 404 });
+    try {
+      const run = await runCli([
+        'import',
+        join(FIXTURES, 'turns.csv'),
+        ...['--endpoint', bare.url, '--api-key', 'k', '--project', 'p', '--retries', '1'],
+        ...['--data-dir', join(dir.path, 'health-404')],
+      ]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toMatch(/does not reopen sessions an import ended/);
+      expect(bare.stored.size).toBeGreaterThan(0);
+    } finally {
+      await bare.close();
+    }
+  });
+
   it('reports one line per bad record on stderr (file:line: reason) and exits 6', async () => {
     const file = join(dir.path, 'bad.jsonl');
     writeFileSync(

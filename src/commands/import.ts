@@ -165,6 +165,11 @@ async function extensionsOf(
       // An endpoint nobody answers is said as such, at once: it read first as a service without
       // our extensions, with a note about what that costs (found by probing).
       if (error instanceof NetworkError || error instanceof TimeoutError) throw error;
+      // Busy or failing after every retry is not "without extensions": read so, a `cas serve` whose
+      // /healthz failed meanwhile got final ends and no history, and its next run's records were
+      // refused (found by probing). Only an answer (a 404, another body) says what the server is.
+      if (error instanceof HttpError && (error.status >= 500 || error.status === 429 || error.status === 408))
+        throw error;
       return [] as string[];
     });
   const has = (f: (typeof SERVICE_FEATURES)[number]) => features.includes(f);

@@ -32,6 +32,8 @@ export interface QueueServerOptions {
   features?: readonly string[];
   /** From this queue request on (1-based), never answer nor store: a service that hangs. */
   holdFrom?: number;
+  /** A status `/healthz` answers instead of 200 (with a text body). */
+  healthStatus?: number;
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
@@ -54,6 +56,10 @@ export async function startQueueServer(options: QueueServerOptions = {}): Promis
   let held = 0;
   let holding = options.holdFrom !== undefined;
   const server = createServer(async (req, res) => {
+    if (req.url === '/healthz' && options.healthStatus !== undefined) {
+      res.writeHead(options.healthStatus, { 'content-type': 'text/plain' }).end('health check failing');
+      return;
+    }
     if (req.url === '/healthz')
       return send(res, 200, { status: 'ok', ...(options.features ? { features: options.features } : {}) });
     // Our importer adds `?history=true` for a service that lists our features.
