@@ -52,3 +52,8 @@ export function sourceEventId(...identity: string[]): string {
 export function endEventId(sessionId: string): string {
   return `${PREFIX}end-${contentHash(`end\n${sessionId}`).slice(0, 32)}`;
 }
+
+/** The id of the end_conversation an import adds for a conversation of a session. */
+export function conversationEndEventId(sessionId: string, conversationId: string): string {
+  return `${PREFIX}cend-${contentHash(`end conversation\n${sessionId}\n${conversationId}`).slice(0, 32)}`;
+}

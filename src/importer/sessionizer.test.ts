@@ -216,3 +216,46 @@ describe('Sessionizer (over a sorted run)', () => {
     expect(new Set(wire.map((e) => e.session_id)).size).toBe(2);
   });
 });
+
+describe('conversation ends where ends are final (a service without our extensions)', () => {
+  const HOSTED = { extensions: { provisionalEnds: false, derivedSessions: false } };
+  const records = [
+    turn('u', 0, { session_id: 's', conversation_id: 'c1' }),
+    turn('u', 2, { session_id: 's', conversation_id: 'c1' }),
+    turn('u', 5, { session_id: 's', conversation_id: 'c2' }),
+    turn('u', 9, { session_id: 's', conversation_id: 'c3' }),
+    {
+      kind: 'end_conversation',
+      session_id: 's',
+      conversation_id: 'c3',
+      timestamp: new Date(T0 + 10 * MIN).toISOString(),
+    },
+    turn('u', 12, { session_id: 's' }),
+  ];
+
+  // An end_session closes every open conversation at its own time: c1 lasted the session's 12 minutes.
+  it('ends each conversation the data does not end at its last record, before the session', () => {
+    const { wire } = run(records, HOSTED);
+    const ends = wire.filter((e) => e.event === 'Conversation Ended' || e.type === 'end_session');
+    expect(
+      ends.map((e) => [e.event ?? e.type, e.conversation_id, String(e.timestamp).slice(11, 16)]),
+    ).toEqual([
+      ['Conversation Ended', 'c3', '00:10'],
+      ['Conversation Ended', 'c1', '00:02'],
+      ['Conversation Ended', 'c2', '00:05'],
+      ['end_session', undefined, '00:12'],
+    ]);
+    for (const e of wire) expect(parseWireEventRaw(e).ok, JSON.stringify(e)).toBe(true);
+    // The same ids on every run.
+    expect(run(records, HOSTED).wire).toEqual(wire);
+  });
+
+  it('adds none with provisional ends (our service ends them itself) or with --no-end', () => {
+    for (const options of [{}, { ...HOSTED, noEnd: true }]) {
+      const added = run(records, options).events.filter(
+        (e) => e.synthesized && e.event.type === 'end_conversation',
+      );
+      expect(added).toEqual([]);
+    }
+  });
+});

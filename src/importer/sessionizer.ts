@@ -1,5 +1,6 @@
 import { derivedSessionId } from '../shared/derived-session.js';
-import { endEventId, eventIdFor } from './event-id.js';
+import { EVENT_NAMES } from '../shared/event-names.js';
+import { conversationEndEventId, endEventId, eventIdFor } from './event-id.js';
 import { GROUP, type Staged, sameRecord } from './staging.js';
 import { toIso } from './timestamps.js';
 import type { OutEvent, SourceRef, WireJson } from './types.js';
@@ -30,6 +31,11 @@ interface OpenSession {
   seq: number;
   /** The data ended it itself (an end_session record): nothing is added. */
   ended: boolean;
+  /**
+   * Its conversations named by id, with the time of each one's last record (null: none has one), and
+   * `ended` those the data ends itself: where ends are final, the import ends the others (cli.md).
+   */
+  conversations: Map<string, { last: number | null; ended: boolean }>;
 }
 
 /** The lane of every identify and alias record (delivery.ts), so they are stored in time order. */
@@ -95,6 +101,7 @@ export class Sessionizer {
       return;
     }
     const session = this.sessionFor(s, index);
+    this.noteConversation(s, session);
     const endsSession = s.kind === 'end_session' || s.event.type === 'end_session';
     if (this.holds(s, session, endsSession, index)) return;
     if (endsSession) session.ended = true;
@@ -110,6 +117,45 @@ export class Sessionizer {
     }
     this.send(s, session.seq, session.lane);
     this.releaseFor(s);
+  }
+
+  private noteConversation(s: Staged, session: OpenSession): void {
+    const id = s.event.conversation_id;
+    if (typeof id !== 'string' || this.options.extensions.provisionalEnds || this.options.noEnd) return;
+    const c = session.conversations.get(id) ?? { last: null, ended: false };
+    if (s.kind === 'end_conversation' || s.event.event === EVENT_NAMES.conversationEnded) c.ended = true;
+    else if (s.ms !== null && (c.last === null || s.ms > c.last)) c.last = s.ms;
+    session.conversations.set(id, c);
+  }
+
+  /**
+   * Where an end is final (a service without our extensions: the hosted one), an end_session closes
+   * every open conversation at its own time (decisions §4), so a conversation over long before its
+   * session's last record got the session's duration (found by probing: 340 s for 156 s). Each one
+   * the data does not end is ended after its last record, at that record's time (cli.md). Our own
+   * service ends them there itself when it closes the session, and a provisional end keeps them open
+   * to later runs.
+   */
+  private endConversations(s: OpenSession): void {
+    const open = [...s.conversations].filter(([, c]) => !c.ended);
+    open.sort(([a, x], [b, y]) => (x.last ?? 0) - (y.last ?? 0) || (a < b ? -1 : a > b ? 1 : 0));
+    for (const [conversation, c] of open) {
+      this.emit({
+        event: {
+          type: 'track',
+          event: EVENT_NAMES.conversationEnded,
+          event_id: conversationEndEventId(s.id, conversation),
+          timestamp: c.last === null ? undefined : toIso(c.last),
+          session_id: s.id,
+          conversation_id: conversation,
+        },
+        seq: s.seq,
+        laneKey: s.lane,
+        source: s.source,
+        raw: undefined,
+        synthesized: true,
+      });
+    }
   }
 
   /** An end of an explicit session held back (see `held`): before anything else of what it ends. */
@@ -188,6 +234,7 @@ export class Sessionizer {
       source: s.source,
       seq: index,
       ended: false,
+      conversations: new Map(),
     };
     return this.current;
   }
@@ -197,6 +244,7 @@ export class Sessionizer {
     this.current = undefined;
     if (s) this.releaseAll(s);
     if (!s || s.ended || this.options.noEnd) return;
+    this.endConversations(s);
     const { provisionalEnds, derivedSessions } = this.options.extensions;
     const end: WireJson = {
       type: 'end_session',
