@@ -148,8 +148,8 @@ describe('a typical command per chart builds the hand-written chartControls', ()
     );
     expect(built.kind).toBe('user-composition');
     expect(built.controls).toEqual({
-      // Tokyo (the injected system zone): 2025-03-10 00:00 there, still March.
-      range: { start: '2024-10-01', end: '2025-04-01', period: 'month', tz: 'Asia/Tokyo' },
+      // Tokyo (the injected system zone): 2025-03-10 00:00 there, still March; up to that day.
+      range: { start: '2024-10-01', end: '2025-03-11', period: 'month', tz: 'Asia/Tokyo' },
       selectedTrait: { trait_name: 'plan' },
       groupBy: { trait_name: 'country', trait_values: ['US', 'CA'] },
       userFilters: [
