@@ -422,3 +422,69 @@ describe('cas serve --ws-port', () => {
     }
   });
 });
+
+describe('cas tail when the live-events socket will not open', () => {
+  // An upgrade never answered held tail forever with nothing printed; one answered 502 was tried
+  // again forever, and the history never came (found by probing).
+  it('prints the history after the first failed attempt and ends after --retries: never answered, or 502', async () => {
+    const data = `${dir.path}/no-socket`;
+    const { child: serve, info } = await startServe(['--data-dir', data]);
+    const held: import('node:net').Socket[] = [];
+    let mode: 'hang' | '502' = 'hang';
+    const proxy = (await import('node:http')).createServer((req, res) => {
+      const target = new URL(info.url);
+      const forward = (globalThis as { fetch: typeof fetch }).fetch;
+      void forward(`${target.origin}${req.url}`, {
+        method: req.method ?? 'GET',
+        headers: Object.fromEntries(
+          Object.entries(req.headers).filter(
+            (e): e is [string, string] => typeof e[1] === 'string' && e[0] !== 'host',
+          ),
+        ),
+      }).then(async (answer) => {
+        res.writeHead(answer.status, {
+          'content-type': answer.headers.get('content-type') ?? 'application/json',
+        });
+        res.end(Buffer.from(await answer.arrayBuffer()));
+      });
+    });
+    proxy.on('upgrade', (_req, socket: import('node:net').Socket) => {
+      if (mode === 'hang') held.push(socket);
+      else socket.end('HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(proxy.address() as import('node:net').AddressInfo).port}`;
+    try {
+      await sender(info)([
+        {
+          type: 'track',
+          event: 'Stored',
+          user_id: 'u1',
+          session_id: 'ns1',
+          timestamp: new Date().toISOString(),
+        },
+      ]);
+      for (const [m, code] of [
+        ['hang', 7],
+        ['502', 5],
+      ] as const) {
+        mode = m;
+        const remote = ['--endpoint', url, '--api-key', info.api_key, '--project', info.project_id];
+        const tail = startTail([...remote, '--json', '--since', '1h', '--retries', '2', '--timeout', '1000']);
+        try {
+          expect(
+            await Promise.race([tail.exited, new Promise((r) => setTimeout(() => r('running'), 30_000))]),
+          ).toBe(code);
+          expect(frames(tail).map((f) => f.event)).toContain('Stored');
+          expect(tail.stderr()).toMatch(/^cas: live events: .*reconnecting in/m);
+        } finally {
+          tail.child.kill('SIGKILL');
+        }
+      }
+    } finally {
+      for (const s of held) s.destroy();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+      await stopChild(serve);
+    }
+  }, 60_000);
+});

@@ -64,6 +64,13 @@ export interface LiveSocketOptions {
   /** Connection attempts in a row before giving up; default unlimited. */
   maxAttempts?: number | undefined;
   /**
+   * Attempts before a socket first opens: past them the service is taken as unable to give one
+   * (`cas tail`: its --retries), where once one has opened it is reconnected to as `maxAttempts` says.
+   */
+  firstOpenAttempts?: number | undefined;
+  /** Time for an upgrade to be answered; one never answered held the attempt forever (found by probing). */
+  openTimeoutMs?: number | undefined;
+  /**
    * Silence after which an open socket counts as dropped and is opened again: the service pings
    * every LIVE_PING_MS, and a connection cut without a close (a sleeping laptop, a NAT that forgot
    * it) sends nothing at all. Default 2.5 pings.
@@ -148,6 +155,7 @@ export function openLiveSocket(options: LiveSocketOptions): LiveSocketHandle {
       const ws = new WebSocket(liveSocketUrl(client.endpoint), {
         headers: { authorization: `Bearer ${key}` },
         maxPayload: 64 * 1024 * 1024,
+        ...(options.openTimeoutMs === undefined ? {} : { handshakeTimeout: options.openTimeoutMs }),
       });
       current = ws;
       if (paused) ws.pause();
@@ -215,12 +223,17 @@ export function openLiveSocket(options: LiveSocketOptions): LiveSocketHandle {
 
   const run = async (): Promise<LiveSocketEnd> => {
     let failures = 0;
+    let everOpened = false;
     try {
       for (;;) {
         if (signal.aborted) return { reason: 'closed' };
         const result = await attempt();
         if ('ended' in result) return result.ended;
+        everOpened ||= result.opened;
         failures = result.opened ? 1 : failures + 1;
+        if (!everOpened && failures >= (options.firstOpenAttempts ?? Number.POSITIVE_INFINITY)) {
+          return { reason: 'failed', error: result.retry };
+        }
         const status = result.retry.status;
         if (result.retry.kind === 'refused' && status !== 401 && status !== 429 && status < 500) {
           return { reason: 'failed', error: result.retry };

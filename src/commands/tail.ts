@@ -27,6 +27,10 @@ export interface TailDeps {
   now?: () => number;
   /** A line for stderr (reconnecting, gave up). */
   notice?: (line: string) => void;
+  /** `--retries`: socket attempts before the first one opens, then the command ends (exit 5/7). */
+  retries?: number | undefined;
+  /** `--timeout`: the time a socket's upgrade may take. */
+  timeoutMs?: number | undefined;
 }
 
 /** Newest events of the history shown (live-events/events answers newest first). */
@@ -55,7 +59,7 @@ function version(f: LiveFrame): string {
     .digest('base64url');
 }
 
-type Item = { frame: LiveFrame } | { opened: true } | { end: LiveSocketEnd };
+type Item = { frame: LiveFrame } | { opened: true } | { retrying: true } | { end: LiveSocketEnd };
 
 /**
  * Every id of the person `--user` names: frames carry the person's primary id, so after an alias
@@ -156,7 +160,7 @@ export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGener
       if (unseen.length === 0) {
         if (frames.length >= limit)
           deps.notice?.(
-            `live events: more than ${limit} events of ${frames[frames.length - 1]?.timestamp} were stored while disconnected; some are not shown`,
+            `cas: live events: more than ${limit} events of ${frames[frames.length - 1]?.timestamp} were stored while disconnected; some are not shown`,
           );
         break;
       }
@@ -164,7 +168,7 @@ export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGener
       found.push(...unseen);
       if (found.length >= CATCH_UP_LIMIT) {
         deps.notice?.(
-          `live events: more than ${CATCH_UP_LIMIT} events were stored while disconnected; the older ones are not shown`,
+          `cas: live events: more than ${CATCH_UP_LIMIT} events were stored while disconnected; the older ones are not shown`,
         );
         break;
       }
@@ -213,12 +217,18 @@ export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGener
     signal: deps.signal,
     onFrame: (frame) => push({ frame }),
     onOpen: () => push({ opened: true }),
-    onRetry: ({ delayMs, error }) =>
-      deps.notice?.(`live events: ${error.message}; reconnecting in ${Math.ceil(delayMs / 100) / 10} s`),
+    onRetry: ({ delayMs, error }) => {
+      deps.notice?.(`cas: live events: ${error.message}; reconnecting in ${Math.ceil(delayMs / 100) / 10} s`);
+      push({ retrying: true });
+    },
+    firstOpenAttempts: deps.retries,
+    openTimeoutMs: deps.timeoutMs,
   });
   void socket.done.then((end) => push({ end }));
   try {
-    let opened = false;
+    // The history is shown once: when the first socket opens, or when one failed first (so a socket
+    // that will not open does not hide it: found by probing). Every later open catches up from it.
+    let shown = false;
     for (;;) {
       const item = queue.shift();
       if (!item) {
@@ -229,9 +239,17 @@ export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGener
         continue;
       }
       if (queue.length < HIGH_WATER / 10) socket.resume();
-      if ('opened' in item) {
-        const first = !opened;
-        opened = true;
+      if ('retrying' in item) {
+        if (shown) continue;
+        shown = true;
+        const frames = await history();
+        await followPerson(frames);
+        const { out, done } = fresh(frames);
+        yield* out;
+        if (done) return;
+      } else if ('opened' in item) {
+        const first = !shown;
+        shown = true;
         // The first open shows the newest of --since; a reconnect, everything missed meanwhile.
         const frames = first ? await history() : await catchUp();
         await followPerson(frames);
@@ -249,7 +267,7 @@ export async function* runTail(options: TailOptions, deps: TailDeps): AsyncGener
       } else {
         if (item.end.reason !== 'failed') return;
         // No socket at all (a service without live events): the history still answers the question.
-        if (!opened) yield* fresh(await history()).out;
+        if (!shown) yield* fresh(await history()).out;
         throw item.end.error;
       }
     }

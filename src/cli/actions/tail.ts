@@ -63,12 +63,18 @@ export const tail: Action = async (ctx) => {
           }
         : undefined;
     try {
-      for await (const frame of runTail(options, { client: connection.client, notice: ctx.log, refresh })) {
+      for await (const frame of runTail(options, {
+        client: connection.client,
+        notice: ctx.log,
+        refresh,
+        retries: ctx.config.retries,
+        timeoutMs: ctx.config.timeoutMs,
+      })) {
         ctx.out(`${lines ? tailLine(frame, { color: ctx.color }) : tailJsonLine(frame)}\n`);
       }
     } catch (error) {
       if (!(error instanceof LiveSocketError)) throw error;
-      ctx.warn(`live events: ${error.message}`);
+      ctx.warn(`cas: live events: ${error.message}`);
       return socketExit(error);
     } finally {
       await Promise.all(found.map((c) => c.close()));
