@@ -290,6 +290,21 @@ describe('error bodies', () => {
     expect(error.message).toBe('bad event');
   });
 
+  // "HTTP 301 Moved Permanently" was all it said: behind an http → https move nobody knew where to.
+  it('says where a redirect points, and does not follow it (the key would travel there)', async () => {
+    script = [text(301, '', { location: 'https://cas.example/bc/v1/x' })];
+    const c = connect();
+    const error = (await failure(c.request({ method: 'GET', path: '/x' }))) as HttpError;
+    expect(error.status).toBe(301);
+    expect(error.message).toBe(
+      'the service redirects to https://cas.example/bc/v1/x, which is not followed: use that as the endpoint (HTTP 301 Moved Permanently)',
+    );
+    expect(seen).toHaveLength(1);
+    script = [text(307, '', { location: '/elsewhere' })];
+    const relative = (await failure(c.request({ method: 'GET', path: '/x' }))) as HttpError;
+    expect(relative.message).toContain(`redirects to ${base}/elsewhere,`);
+  });
+
   it('cuts a huge error body to one short line', async () => {
     script = [text(404, `${'no such route '.repeat(100_000)}`)];
     const error = (await failure(connect().request({ method: 'GET', path: '/x' }))) as HttpError;

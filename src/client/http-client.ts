@@ -178,6 +178,13 @@ export function createClient(options: ClientOptions): Client {
         const text = await readCapped(res.body, ERROR_BODY_BYTES);
         const parsed = parseErrorBody(res.statusCode, text);
         const retryAfterMs = parseRetryAfter(res.headers['retry-after'], Date.now());
+        // Redirects are not followed (a key must not travel to where they point): say where, so an
+        // http → https move can be acted on; it read "HTTP 301 Moved Permanently" (found by probing).
+        const location = res.statusCode >= 300 && res.statusCode < 400 ? res.headers.location : undefined;
+        if (typeof location === 'string' && URL.canParse(location, url)) {
+          const to = new URL(location, url).href.slice(0, 300);
+          parsed.message = `the service redirects to ${to}, which is not followed: use that as the endpoint (${parsed.message})`;
+        }
         throw new HttpError({ status: res.statusCode, ...parsed, retryAfterMs }, target);
       }
       return decode(res.statusCode, await res.body.text(), schema, target);
