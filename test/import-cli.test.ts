@@ -464,6 +464,32 @@ describe('cas import interrupted with Ctrl-C', () => {
   }, 60_000);
 });
 
+describe('cas import stopped by the service', () => {
+  // Only the 503 was said: not what was stored, nor that the same command resumes (found by probing).
+  it('says what was stored and that the checkpoint is saved; the same command then resumes', async () => {
+    const flaky = await startQueueServer({ failFrom: 4 });
+    try {
+      const file = join(FIXTURES, 'events.jsonl');
+      const args = ['import', file, '--endpoint', flaky.url, '--api-key', 'k', '--project', 'p'];
+      const flags = ['--data-dir', join(dir.path, 'stopped'), '--batch-size', '4', '--concurrency', '1'];
+      const run = await runCli([...args, ...flags, '--retries', '1', '--json']);
+      expect(run.code, run.stderr).toBe(5);
+      const stored = flaky.stored.size;
+      expect(stored).toBeGreaterThan(0);
+      expect(run.stderr).toContain(
+        `cas: stopped after ${stored} events were stored (0 already there) of ${run.stderr.match(/of ([\d,]+) records read/)?.[1]} records read; the checkpoint is saved: run the same command again to resume`,
+      );
+      expect(run.stderr).toMatch(/503 from POST \/bc\/v1\/events\/queue/);
+      flaky.heal();
+      const again = await runCli([...args, ...flags, '--json']);
+      expect(again.code, again.stderr).toBe(0);
+      expect(JSON.parse(again.stdout).skipped).toBeGreaterThan(0);
+    } finally {
+      await flaky.close();
+    }
+  });
+});
+
 describe('cas import stopped early says exactly what was not stored', () => {
   it('--max-errors 3 reports the 4th rejected record and stops there, not a read chunk later', async () => {
     const file = join(dir.path, 'all-bad.csv');

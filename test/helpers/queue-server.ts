@@ -20,6 +20,8 @@ export interface QueueServer {
   held: () => number;
   /** Answers the requests that come from now on (those held stay unanswered). */
   release(): void;
+  /** Stops failing (see `failFrom`). */
+  heal(): void;
   close(): Promise<void>;
 }
 
@@ -34,6 +36,8 @@ export interface QueueServerOptions {
   holdFrom?: number;
   /** A status `/healthz` answers instead of 200 (with a text body). */
   healthStatus?: number;
+  /** From this queue request on (1-based), answer 503 and store nothing, until `heal()`. */
+  failFrom?: number;
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
@@ -55,6 +59,7 @@ export async function startQueueServer(options: QueueServerOptions = {}): Promis
   let requests = 0;
   let held = 0;
   let holding = options.holdFrom !== undefined;
+  let failing = options.failFrom !== undefined;
   const server = createServer(async (req, res) => {
     if (req.url === '/healthz' && options.healthStatus !== undefined) {
       res.writeHead(options.healthStatus, { 'content-type': 'text/plain' }).end('health check failing');
@@ -73,6 +78,8 @@ export async function startQueueServer(options: QueueServerOptions = {}): Promis
       held++;
       return;
     }
+    if (failing && requests >= (options.failFrom ?? 0))
+      return send(res, 503, { status: 503, code: 'unavailable', message: 'down for maintenance' });
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
     if (options.delayMs) await new Promise((r) => setTimeout(r, options.delayMs));
@@ -121,6 +128,9 @@ export async function startQueueServer(options: QueueServerOptions = {}): Promis
     held: () => held,
     release: () => {
       holding = false;
+    },
+    heal: () => {
+      failing = false;
     },
     close: () =>
       new Promise<void>((resolve) => {

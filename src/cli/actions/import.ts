@@ -169,6 +169,17 @@ export const importAction: Action = async (ctx, args) => {
     await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
     if (result.end === 'interrupted') return EXIT.interrupted;
     return result.summary.rejected > 0 ? EXIT.rejected : EXIT.ok;
+  } catch (error) {
+    // A run the service stopped (its key refused, busy past the retries, unreachable) said only the
+    // failure: what was stored, and that the same command resumes, went unsaid (found by probing).
+    show.stop();
+    if (!dryRun && stats.batches > 0) {
+      const fromStdin = args.includes('-');
+      ctx.warn(
+        `cas: stopped after ${stats.accepted.toLocaleString('en')} events were stored (${stats.duplicates.toLocaleString('en')} already there) of ${stats.records.toLocaleString('en')} records read; ${fromStdin ? 'input from stdin keeps no checkpoint: run it again to send what is missing (nothing is stored twice)' : 'the checkpoint is saved: run the same command again to resume'}`,
+      );
+    }
+    throw error;
   } finally {
     flushOut();
     show.stop();
