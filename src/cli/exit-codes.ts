@@ -118,6 +118,7 @@ function describeClientError(error: ClientError): Failure {
   return {
     code: EXIT.unexpected,
     message: `the service's answer did not match the interface: ${error.message}`,
+    hint: 'a proxy between may have cut or changed the answer; run with -v to see each request, and report it if the endpoint is a cas service',
   };
 }
 

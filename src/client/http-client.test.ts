@@ -327,6 +327,14 @@ describe('responses', () => {
     expect(seen).toHaveLength(1);
   });
 
+  it('says an empty 2xx body is empty, where a schema wants one', async () => {
+    script = [text(200, '')];
+    const schema = z.object({ status: z.string() });
+    const error = await failure(connect().request({ method: 'GET', path: '/healthz', schema }));
+    expect(error).toBeInstanceOf(ResponseValidationError);
+    expect((error as ResponseValidationError).message).toBe('GET /healthz answered 200 with an empty body');
+  });
+
   it('raises ResponseValidationError for a 2xx body that is not JSON', async () => {
     script = [text(200, '<html>login</html>')];
     const error = await failure(connect().request({ method: 'GET', path: '/x' }));

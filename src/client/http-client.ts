@@ -322,6 +322,11 @@ function decode(status: number, text: string, schema: z.ZodType | undefined, tar
   if (!schema) return value;
   const result = schema.safeParse(value);
   if (result.success) return result.data;
+  // "Invalid input: expected object, received undefined" said nothing of an empty body (found by probing).
+  if (value === undefined) {
+    const message = `${target.method} ${target.path} answered ${status} with an empty body`;
+    throw new ResponseValidationError(status, message, [], target);
+  }
   const issues = issuesFromZod(result.error);
   const message = `unexpected response to ${target.method} ${target.path}: ${summarizeIssues(issues)}`;
   throw new ResponseValidationError(status, message, issues, target);
