@@ -262,6 +262,14 @@ describe('cas chart --help', () => {
   });
 });
 
+describe('cas report --help', () => {
+  // It said --where filters "the --event", which cas report does not take.
+  it('says --where filters the --performed or --intent before it', async () => {
+    const help = await runCli(['report', '--help']);
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain('filters the --performed or --intent before it');
+  });
+});
+
 describe('cas report --out', () => {
   // A folder was written to when the page was done: "EISDIR … this is a bug", exit 1.
   it('a folder is a usage error naming the flag, before anything is fetched', async () => {

@@ -320,6 +320,8 @@ describe('bad serve flag values (issue 15, item 11)', () => {
     // One without the other was dropped without a word (found by probing).
     [['--api-key', 'only-key', '--port', '0'], '--api-key needs --project'],
     [['--project', 'only-project', '--port', '0'], '--project needs --api-key'],
+    // Ignored without a word (found by probing).
+    [['--endpoint', 'http://cas.example', '--port', '0'], 'cas serve runs the service itself: --endpoint'],
   ])('cas serve %j exits 2 naming %s', async (args, flag) => {
     const { code, stderr } = await serveExit([...args, '--data-dir', data.path]);
     expect(code, stderr).toBe(2);

@@ -43,7 +43,11 @@ export function addRangeOptions(command: Command): Command {
 }
 
 /** The user filters: which users' data the charts count. */
-export function addFilterOptions(command: Command, sequence: Sequence): Command {
+export function addFilterOptions(
+  command: Command,
+  sequence: Sequence,
+  whereFilters = 'the --event (or other event flag) before it',
+): Command {
   const inOrder = (flag: string) => (value: string) => {
     sequence.push({ flag, value });
     return sequence;
@@ -65,11 +69,7 @@ export function addFilterOptions(command: Command, sequence: Sequence): Command 
       'only users who showed this intent in the range (repeatable; "Any Intent"); sentiment: the intent whose conversations it splits',
       inOrder('intent'),
     )
-    .option(
-      '--where <expr>',
-      '"<prop> <op> <value>": filters the --event (or other event flag) before it',
-      inOrder('where'),
-    );
+    .option('--where <expr>', `"<prop> <op> <value>": filters ${whereFilters}`, inOrder('where'));
 }
 
 /** Everything `cas chart` takes to build chartControls (output flags aside). */

@@ -141,6 +141,13 @@ describe('resolveConfig precedence: flag > CAS_* > MLSDK_* > config file > embed
     expect(resolveConfig({}, { ...env, CAS_DATA_DIR: '' }).dataDir).toBe(resolveConfig({}, env).dataDir);
   });
 
+  it('refuses -q with -v, where -v won without a word', () => {
+    expect(() => resolveConfig({ quiet: true, verbose: true }, env)).toThrow(
+      '-q/--quiet and -v/--verbose contradict each other: give one',
+    );
+    expect(resolveConfig({ quiet: true }, env).quiet).toBe(true);
+  });
+
   it('rejects bad values naming the flag', () => {
     expect(() => resolveConfig({ timeout: 'soon' }, env)).toThrow(UsageError);
     expect(() => resolveConfig({ timeout: 'soon' }, env)).toThrow(/--timeout/);

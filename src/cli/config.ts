@@ -99,6 +99,10 @@ export function resolveConfig(flags: GlobalFlags, env: NodeJS.ProcessEnv): Confi
       ].find(([value]) => value === endpoint)?.[1] ?? `the endpoint of profile "${profileName}" in ${path}`;
     throw new UsageError(`${from} must be an http(s) URL, got "${endpoint}"`);
   }
+  // -v won over -q without a word (found by probing).
+  if (flags.verbose === true && flags.quiet === true) {
+    throw new UsageError('-q/--quiet and -v/--verbose contradict each other: give one');
+  }
   return {
     endpoint: endpoint?.replace(/\/+$/, ''),
     apiKey: first(flags.apiKey, env.CAS_API_KEY, env.MLSDK_API_KEY, profile?.api_key),

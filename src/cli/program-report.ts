@@ -13,7 +13,7 @@ export function addReportCommand(program: Command, run: ActionRunner): void {
     .option('--out <file>', 'the HTML file to write (- for stdout)', 'report.html')
     .option('--open', "open it with the system's opener when there is a display (else print its path)");
   addRangeOptions(command);
-  addFilterOptions(command, sequence)
+  addFilterOptions(command, sequence, 'the --performed or --intent before it')
     .option(
       '--trait <name>',
       'the trait the users chart slices by (default: plan, else the first trait found)',

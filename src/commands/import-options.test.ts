@@ -33,6 +33,16 @@ describe('cas import numbers', () => {
   );
 });
 
+describe('cas import --resume --restart', () => {
+  // --restart won without a word (found by probing).
+  it('is refused as a contradiction; either alone is taken', () => {
+    expect(() => importSettings([chatgpt], { resume: true, restart: true })).toThrow(
+      '--resume and --restart contradict each other: give one (--resume is the default)',
+    );
+    expect(importSettings([chatgpt], { restart: true }).restart).toBe(true);
+  });
+});
+
 describe('cas import --session-gap', () => {
   // These passed, and then the service refused every record, naming session_gap_ms (found by probing).
   it.each(['0.4ms', '400d', '367d'])(

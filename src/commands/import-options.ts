@@ -197,6 +197,10 @@ export function importSettings(paths: readonly string[], flags: ImportFlags): Im
     tz,
   });
   if (!built.ok) throw new UsageError(built.error);
+  // --restart won without a word (found by probing).
+  if (flags.resume === true && flags.restart === true) {
+    throw new UsageError('--resume and --restart contradict each other: give one (--resume is the default)');
+  }
   const files = inputFiles(paths, flags.format, presetFlag(flags));
   if (flags.rejectFile !== undefined) refuseInputAsRejects(flags.rejectFile, files);
   return {

@@ -1,3 +1,4 @@
+import { UsageError } from '../../commands/errors.js';
 import { runServe } from '../../commands/serve.js';
 import type { Action } from '../context.js';
 import { EXIT } from '../exit-codes.js';
@@ -5,6 +6,12 @@ import { limitsFromFlags } from '../serve-limits.js';
 import { readOptionsFromFlags } from '../serve-read-options.js';
 
 export const serve: Action = async (ctx) => {
+  // It was ignored without a word (found by probing); CAS_ENDPOINT, set for the other commands, is.
+  if (ctx.flags.endpoint !== undefined) {
+    throw new UsageError(
+      'cas serve runs the service itself: --endpoint names a service for the other commands to talk to',
+    );
+  }
   // Everything this process creates is the store's (database, WAL, spill files, server.json): private
   // from the first byte, where a chmod afterwards would leave a moment in which others could open it.
   process.umask(0o077);
