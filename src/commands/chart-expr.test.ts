@@ -33,6 +33,11 @@ describe('parseWhere: every operator of cli.md', () => {
     ['model !~ mini$', 'not_regex', ['mini$']],
     ['plan =i PRO', 'case_insensitive_eq', ['PRO']],
     ['plan !=i Free', 'case_insensitive_neq', ['Free']],
+    // Digits past 2^53 stay text to = (as `cas import` keeps them); an ordering compares numbers.
+    ['w = 10000000000000000', 'eq', ['10000000000000000']],
+    ['w >= 10000000000000000', 'gte', [1e16]],
+    ['w < 012', 'lt', [12]],
+    ['w between 10000000000000000,20000000000000000', 'between', [1e16, 2e16]],
   ])('%s → %s %j', (text, operator, values) => {
     const filter = parseWhere(text);
     expect(filter).toEqual({ property_name: text.split(' ')[0], operator, values });

@@ -152,6 +152,7 @@ export function parseWhere(expression: string, flag = '--where'): PropertyFilter
         `e.g. ${flag} "age between 18,65"`,
       );
     }
+    values = values.map(ordering);
     // Reversed, the range is empty and every count was 0, silently (found by probing).
     const [low, high] = values;
     if (typeof low === 'number' && typeof high === 'number' && low > high) {
@@ -162,9 +163,21 @@ export function parseWhere(expression: string, flag = '--where'): PropertyFilter
     }
   } else {
     closedQuote(valueText, label, hint);
-    values = [TEXT_OPERATORS.has(operator) ? unquote(valueText) : parseTraitValue(valueText)];
+    const value = TEXT_OPERATORS.has(operator) ? unquote(valueText) : parseTraitValue(valueText);
+    values = [ORDERING.has(operator) && value === valueText ? ordering(value) : value];
   }
   return { property_name: name, operator, values };
+}
+
+const ORDERING: ReadonlySet<PropertyOperator> = new Set(['gt', 'gte', 'lt', 'lte']);
+
+/**
+ * An unquoted number kept as text (digits past 2^53, a leading zero: an id's or a zip code's, as
+ * `cas import` keeps them) is a number to an ordering operator, which compares numbers or times: `w >=
+ * 10000000000000000` was refused as "takes a number" (found by probing).
+ */
+function ordering(value: Scalar): Scalar {
+  return typeof value === 'string' && /^-?\d+(\.\d+)?(e[+-]?\d+)?$/i.test(value) ? Number(value) : value;
 }
 
 export interface PerformedSpec {
