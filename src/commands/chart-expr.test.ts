@@ -138,6 +138,10 @@ describe('parsePerformed', () => {
       '--performed "Buy >= 2.5": the count must be a whole number, got "2.5"',
     );
     expect(usage(() => parsePerformed('>= 2')).message).toBe('--performed ">= 2": expected an event name');
+    // It read "got \"=\"": the operator's second character taken for the count.
+    expect(usage(() => parsePerformed('Buy >=')).message).toBe(
+      '--performed "Buy >=": expected a whole number after the operator',
+    );
   });
 
   // Read as the event "Conversation Turn >" more than 3 times, and stored so without a word.

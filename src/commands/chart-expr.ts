@@ -213,6 +213,10 @@ export function parsePerformed(text: string): PerformedSpec {
     );
   }
   const count = match[3] ?? '';
+  // "X >=" read as the operator ">" and the count "=" (found by probing).
+  if (/^[<>=!]+$/.test(count)) {
+    throw new UsageError(`${label}: expected a whole number after the operator`, hint);
+  }
   if (!/^\d+$/.test(count)) {
     throw new UsageError(`${label}: the count must be a whole number, got "${count}"`, hint);
   }
