@@ -152,6 +152,19 @@ describe('/agg discovery', () => {
       withQuery('/bc/v1/agg/property-names', { picks: [{ name: 'x', value: 1, operator: 'regex' }] }),
     );
     expect(badPick.status).toBe(400);
+    // A pick's regex that RE2 refuses was DuckDB's error, a 500 (found by probing).
+    for (const url of [
+      '/bc/v1/agg/property-names',
+      '/bc/v1/agg/trait-names',
+      '/bc/v1/agg/user-trait-names',
+      '/bc/v1/agg/intent-attribute-names',
+    ]) {
+      for (const operator of ['regex', 'not_regex']) {
+        const res = await call(t, 'GET', withQuery(url, { picks: [{ name: 'x', value: '(', operator }] }));
+        expect(res.status, `${url} ${operator}: ${JSON.stringify(res.json)}`).toBe(400);
+        expect(res.json).toMatchObject({ issues: [{ path: 'picks[0].value' }] });
+      }
+    }
   });
 
   it('accepts picks in bracket form too', async () => {

@@ -4,6 +4,7 @@ import {
   intentAttributeValuesQuerySchema,
   intentNamesQuerySchema,
   namesResponseSchema,
+  type Pick,
   pickBracketTypes,
   propertyNamesQuerySchema,
   propertyValuesQuerySchema,
@@ -32,6 +33,15 @@ async function checkRegexes(q: Queryable, query: Query): Promise<void> {
     if (!name.endsWith('regex') || typeof value !== 'string') continue;
     const problem = await re2Problem(q, value);
     if (problem) issues.push({ path: name, message: problem });
+  }
+  // A pick's regex too: `(` reached DuckDB and came back a 500 (found by probing).
+  const picks: ReadonlyArray<Pick> = Array.isArray(query.picks) ? query.picks : [];
+  for (const [i, pick] of picks.entries()) {
+    if (pick.operator !== 'regex' && pick.operator !== 'not_regex') continue;
+    for (const value of Array.isArray(pick.value) ? pick.value : [pick.value]) {
+      const problem = typeof value === 'string' ? await re2Problem(q, value) : undefined;
+      if (problem) issues.push({ path: `picks[${i}].value`, message: problem });
+    }
   }
   if (issues.length > 0) throw invalidInput(issues);
 }
