@@ -424,8 +424,9 @@ describe('GET /summary/new-intents', () => {
   it('lists found intent names that no user-defined intent (archived or not) has, sorted', async () => {
     const found = [...new Set(CONVS.filter((c) => c.closed !== undefined).flatMap((c) => c.intents))].sort();
     expect(newIntentsSchema.parse(await ok(t, '/bc/v1/summary/new-intents'))).toEqual(found);
+    // Intent names are unique whatever their case: "Cancel" is the found "cancel" (found by probing).
     for (const [name, archived] of [
-      ['cancel', false],
+      ['Cancel', false],
       ['greeting', true],
     ] as const) {
       const res = await call(t, 'POST', '/bc/v1/udi', { intent: { name, description: '' }, archived });

@@ -173,7 +173,7 @@ export function summaryRoutes(db: Database) {
       tag: 'Summary',
       summary: 'Intents found in conversations that are not user-defined intents of the project',
       description:
-        'Names of Intent Informed events (labelled on turns, for example) that no /udi intent has, archived ones included; sorted.',
+        'Names of Intent Informed events (labelled on turns, for example) that no /udi intent has, whatever the case (as intent names are unique), archived ones included; sorted.',
       query: z.object({ organization_id: z.string().optional(), app_id: z.string().optional() }),
       response: newIntentsSchema,
       handler: ({ tenant }) =>
@@ -181,8 +181,8 @@ export function summaryRoutes(db: Database) {
           const rows = await q.all<{ name: string }>(
             `SELECT DISTINCT json_extract_string(e.properties, '/intent') AS name FROM events e
               WHERE e.project_id = $1 AND e.event = 'Intent Informed' AND json_extract_string(e.properties, '/intent') IS NOT NULL
-                AND json_extract_string(e.properties, '/intent') NOT IN
-                    (SELECT name FROM user_defined_intents WHERE project_id = $1)
+                AND lower(json_extract_string(e.properties, '/intent')) NOT IN
+                    (SELECT lower(name) FROM user_defined_intents WHERE project_id = $1)
               ORDER BY name`,
             [tenant.projectId],
           );
