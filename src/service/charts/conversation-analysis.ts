@@ -80,7 +80,7 @@ const AGGREGATES: Record<string, { sql: string; fields: SummaryField[] }> = {
   positive: { sql: "count(*) FILTER (WHERE sentiment = 'positive')", fields: ['sentiment'] },
   negative: { sql: "count(*) FILTER (WHERE sentiment = 'negative')", fields: ['sentiment'] },
   neutral: { sql: "count(*) FILTER (WHERE sentiment = 'neutral')", fields: ['sentiment'] },
-  duration: { sql: 'coalesce(sum(duration_s), 0)', fields: ['duration_s'] },
+  duration: { sql: 'coalesce(fsum(duration_s), 0)', fields: ['duration_s'] },
   turns: { sql: 'coalesce(sum(turns), 0)', fields: ['turns'] },
 };
 

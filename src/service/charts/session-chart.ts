@@ -92,7 +92,7 @@ export async function sessionChart(ctx: ChartContext, c: SessionControls): Promi
   const rows = await ctx.db.all<Row>(
     q.sql(`SELECT s.bin::VARCHAR AS bin, s.grp, count(*)::DOUBLE AS sessions,
        coalesce(sum(cv.n), 0)::DOUBLE AS conversations,
-       avg(epoch_ms(s.fin) - epoch_ms(s.started_at))::DOUBLE / 1000 AS avg_len,
+       favg(epoch_ms(s.fin) - epoch_ms(s.started_at)) / 1000 AS avg_len,
        list(s.session_id ORDER BY s.started_at, s.session_id)[1:${cap}] AS ids
      FROM ${ses} s LEFT JOIN ${conv} cv ON cv.session_id = s.session_id
      ${top ? `WHERE ${inShownGroups(top, 's.grp')}` : ''} GROUP BY ALL`),

@@ -84,8 +84,8 @@ export function conversationFacts(f: Frame, w: Window) {
      SELECT s.bin, count(DISTINCT s.person) AS users,
             count(DISTINCT s.person) FILTER (WHERE s.ts = fi.first) AS new_users,
             count(*) AS conversations,
-            avg(TRY_CAST(json_extract(s.properties, '/duration_s') AS DOUBLE)) * 1000 AS duration,
-            avg(TRY_CAST(json_extract(s.properties, '/turns') AS DOUBLE)) AS prompts,
+            favg(TRY_CAST(json_extract(s.properties, '/duration_s') AS DOUBLE)) * 1000 AS duration,
+            favg(TRY_CAST(json_extract(s.properties, '/turns') AS DOUBLE)) AS prompts,
             avg(coalesce(json_array_length(json_extract(s.properties, '/intents')), 0)) AS intents
        FROM summaries s JOIN firsts fi USING (person) ${PER_BIN_AND_TOTAL}`,
   );
