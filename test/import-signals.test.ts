@@ -157,6 +157,10 @@ describe('a signal off a terminal, with the embedded service', () => {
       const outcome = await interrupt(['import', csv], dataDir, point);
       expectCleanInterruption(outcome, point.label);
       if (outcome.interrupted) interrupted++;
+      // A service manager's SIGTERM is no Ctrl-C: the line names the signal it got.
+      if (point.signal === 'SIGTERM' && outcome.stderr.includes('saving the checkpoint')) {
+        expect(outcome.stderr).toContain('(SIGTERM again to quit at once)');
+      }
     }
     // The import lasts far longer than the latest point: every signal reached a running import.
     expect(interrupted).toBe(points.length);

@@ -112,7 +112,7 @@ export const importAction: Action = async (ctx, args) => {
   };
   process.stdout.on('error', onStdoutError);
   const show = progress(ctx, stats, dryRun);
-  const onSignal = (): void => {
+  const onSignal = (signal: NodeJS.Signals): void => {
     // A second Ctrl-C reaches main.ts, which stops the embedded service safely and exits 130 at once;
     // the checkpoint on disk is the last one written (still valid).
     process.off('SIGINT', onSignal);
@@ -120,7 +120,9 @@ export const importAction: Action = async (ctx, args) => {
     // No progress after this: winding down (a read helper, the checkpoint) may outlast a progress tick,
     // and off a terminal the lines after an interruption are only the interruption's own.
     show.stop();
-    ctx.warn('cas: interrupted; saving the checkpoint (Ctrl-C again to quit at once)');
+    // A SIGTERM from a service manager is no Ctrl-C (found by probing).
+    const again = signal === 'SIGINT' ? 'Ctrl-C again' : `${signal} again`;
+    ctx.warn(`cas: interrupted; saving the checkpoint (${again} to quit at once)`);
     controller.abort(new InterruptedError());
   };
   process.on('SIGINT', onSignal);
