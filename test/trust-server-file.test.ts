@@ -289,3 +289,36 @@ describe('the real cas serve proves itself, and its file goes when it does', () 
     }
   });
 });
+
+describe('cas serve over a directory another process holds a moment', () => {
+  // It gave up at once (exit 5), where every other command waits up to 10 s: a restart racing a
+  // command left no server running (found by probing).
+  it('waits for it, as the other commands do, and then serves', async () => {
+    const data = tempDir();
+    const { spawnTracked } = await import('./helpers/processes.js');
+    const holder = spawnTracked(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import { DuckDBInstance } from '@duckdb/node-api';
+         const db = await DuckDBInstance.create(${JSON.stringify(join(data.path, 'cas.duckdb'))});
+         console.log('ready'); setTimeout(() => { db.closeSync(); process.exit(0); }, 1500);`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let serve: Awaited<ReturnType<typeof startServe>> | undefined;
+    try {
+      await once(holder.stdout as NodeJS.ReadableStream, 'data');
+      const started = Date.now();
+      serve = await startServe(['--data-dir', data.path]);
+      expect(Date.now() - started).toBeGreaterThan(1_000);
+      const events = await runCli(['events', '--data-dir', data.path, '--json']);
+      expect(events.code, events.stderr).toBe(0);
+    } finally {
+      holder.kill('SIGKILL');
+      if (serve) await stopChild(serve.child);
+      data.cleanup();
+    }
+  }, 40_000);
+});

@@ -253,7 +253,7 @@ async function findLocalServer(
 const ANOTHER = 'give another --data-dir (or CAS_DATA_DIR)';
 
 /** How long a command waits for a data directory another process holds (no `cas serve` answering busy). */
-const LOCK_WAIT_MS = 10_000;
+export const LOCK_WAIT_MS = 10_000;
 
 /**
  * A data directory that cannot be one, said as a usage error: each failed deep inside as "this is a

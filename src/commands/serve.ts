@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { InvalidIntentsError } from '../service/analysis/intent-rules.js';
 import { removeServerFile, writeServerFile } from '../service/data-dir.js';
 import { PriceFileError } from '../service/ingest/price-table.js';
-import { classifyDataDirError } from '../service/lock-error.js';
+import { classifyDataDirError, DataDirLockedError } from '../service/lock-error.js';
 import { loopbackUrlFor, randomToken } from '../service/server-identity.js';
 import { type RunningService, startService } from '../service/service.js';
 import { ProvisionConflictError, RevokedKeyError } from '../service/store/tenants.js';
@@ -10,7 +10,7 @@ import { fileErrorReason } from '../shared/file-errors.js';
 import { parseJsonText } from '../shared/json-syntax.js';
 import type { Limits } from '../shared/limits.js';
 import { type ReadLimits, SERVE_MEMORY_LIMIT } from '../shared/read-limits.js';
-import { refuseUnusableDataDir } from './connect.js';
+import { LOCK_WAIT_MS, refuseUnusableDataDir } from './connect.js';
 import { UsageError } from './errors.js';
 
 export interface ServeOptions {
@@ -106,6 +106,23 @@ export async function runServe(
   }
 }
 
+/**
+ * Another command holding the directory a moment (an import, a chart) is waited for, as every other
+ * command waits (connect.ts): `cas serve` gave up at once, so a restart racing a command failed and
+ * left no server running (found by probing).
+ */
+async function startWhenFree(start: () => Promise<RunningService>): Promise<RunningService> {
+  const started = Date.now();
+  for (;;) {
+    try {
+      return await start();
+    } catch (error) {
+      if (!(error instanceof DataDirLockedError) || Date.now() - started > LOCK_WAIT_MS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
 async function startServing(
   options: ServeOptions,
   deps: { log: (line: string) => void },
@@ -123,20 +140,22 @@ async function startServing(
   const intents = options.intents === undefined ? undefined : readIntents(options.intents);
   refuseUnusableDataDir(options.dataDir);
   const serverSecret = randomToken();
-  const service = await startService({
-    serverSecret,
-    dataDir: options.dataDir,
-    host: options.host,
-    port: options.port,
-    ...(options.wsPort === undefined ? {} : { wsPort: options.wsPort }),
-    log: deps.log,
-    ...(options.limits ? { limits: options.limits } : {}),
-    ...(options.reads ? { reads: options.reads } : {}),
-    memoryLimit: options.memoryLimit ?? SERVE_MEMORY_LIMIT,
-    ...(provision ? { provision } : {}),
-    ...(intents ? { intents } : {}),
-    prices: options.prices,
-  }).catch((error: unknown) => {
+  const service = await startWhenFree(() =>
+    startService({
+      serverSecret,
+      dataDir: options.dataDir,
+      host: options.host,
+      port: options.port,
+      ...(options.wsPort === undefined ? {} : { wsPort: options.wsPort }),
+      log: deps.log,
+      ...(options.limits ? { limits: options.limits } : {}),
+      ...(options.reads ? { reads: options.reads } : {}),
+      memoryLimit: options.memoryLimit ?? SERVE_MEMORY_LIMIT,
+      ...(provision ? { provision } : {}),
+      ...(intents ? { intents } : {}),
+      prices: options.prices,
+    }),
+  ).catch((error: unknown) => {
     if (error instanceof InvalidIntentsError) throw new UsageError(`--intents ${error.message}`);
     if (error instanceof PriceFileError) throw new UsageError(`--prices ${error.message}`);
     // An operator's mistake: it was exit 1, "this is a bug" (found by probing).
