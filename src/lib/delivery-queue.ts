@@ -187,8 +187,14 @@ export class DeliveryQueue {
       const issues = error instanceof HttpError && batch.length === 1 ? (error.issues ?? []) : [];
       const detail = issues.length > 0 ? issueText(issues) : cause;
       const what = `${eventLabel(event)} (event_id ${event.event_id})`;
-      this.o.log?.(`not stored: ${what}: ${detail}`);
-      this.o.onError(serviceError(status, `${what} not stored: ${detail}`), event);
+      // No answer is no refusal: a batch committed just before the service died read "not stored",
+      // and an app that tracked those events again stored them twice (found by probing).
+      const outcome =
+        status === -1
+          ? `not confirmed: ${detail}; it may have been stored before the answer was lost`
+          : `not stored: ${detail}`;
+      this.o.log?.(`${what} ${outcome}`);
+      this.o.onError(serviceError(status, `${what} ${outcome}`), event);
     }
   }
 }
