@@ -61,11 +61,10 @@ export interface LiveSocketOptions {
    * an app that ends without `close()` still exits); `cas tail`, which only listens, leaves this off.
    */
   unref?: boolean | undefined;
-  /** Connection attempts in a row before giving up; default unlimited. */
-  maxAttempts?: number | undefined;
   /**
    * Attempts before a socket first opens: past them the service is taken as unable to give one
-   * (`cas tail`: its --retries), where once one has opened it is reconnected to as `maxAttempts` says.
+   * (`cas tail`: its --retries); default unlimited. Once one has opened, it is reconnected to for as
+   * long as it is wanted.
    */
   firstOpenAttempts?: number | undefined;
   /** Time for an upgrade to be answered; one never answered held the attempt forever (found by probing). */
@@ -236,9 +235,6 @@ export function openLiveSocket(options: LiveSocketOptions): LiveSocketHandle {
         }
         const status = result.retry.status;
         if (result.retry.kind === 'refused' && status !== 401 && status !== 429 && status < 500) {
-          return { reason: 'failed', error: result.retry };
-        }
-        if (failures >= (options.maxAttempts ?? Number.POSITIVE_INFINITY)) {
           return { reason: 'failed', error: result.retry };
         }
         const delayMs = backoffDelay(failures, policy);

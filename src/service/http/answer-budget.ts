@@ -22,9 +22,12 @@ export class AnswerBudget {
 
   /** Charges `payload` to the request's address until it is written out; throws the 503 beyond the budget. */
   hold(request: FastifyRequest, reply: FastifyReply, payload: unknown): void {
+    // A UTF-16 unit is at most 3 bytes: most answers (the queue's) are told small without counting.
     const bytes =
       typeof payload === 'string'
-        ? Buffer.byteLength(payload)
+        ? payload.length * 3 < SMALL_ANSWER_BYTES
+          ? 0
+          : Buffer.byteLength(payload)
         : Buffer.isBuffer(payload)
           ? payload.length
           : 0;
