@@ -126,6 +126,9 @@ describe('cas chart --print-controls', () => {
     const cases: Array<[string, string]> = [
       ['America/Chicago', 'America/Chicago'],
       ['', 'UTC'],
+      // A zone file, as the C library and Node's Date read TZ: charts were in UTC (found by probing).
+      ['/usr/share/zoneinfo/America/New_York', 'America/New_York'],
+      [':/usr/share/zoneinfo/posix/Asia/Kathmandu', 'Asia/Kathmandu'],
     ];
     for (const [tz, expected] of cases) {
       const result = await runCli(
