@@ -29,7 +29,10 @@ export function once(flag: string) {
 /** `--from --to --last --period --tz`: the range of every chart. */
 export function addRangeOptions(command: Command): Command {
   return command
-    .option('--from <when>', 'range start: YYYY-MM-DD (that day in --tz) or an ISO 8601 time')
+    .option(
+      '--from <when>',
+      'range start: YYYY-MM-DD (that day in --tz) or an ISO 8601 time (without an offset: in --tz)',
+    )
     .option(
       '--to <when>',
       'range end: a YYYY-MM-DD day is included; an ISO time is exclusive (default: today)',

@@ -271,7 +271,10 @@ file:line: reason. Ctrl-C or SIGTERM: the checkpoint is saved, exit 130.
   program
     .command('reprice')
     .description("recompute stored token costs and conversation summaries with the service's price table")
-    .option('--from <when>', 'only turns and usage from then: YYYY-MM-DD (UTC) or an ISO 8601 time')
+    .option(
+      '--from <when>',
+      'only turns and usage from then: YYYY-MM-DD (UTC) or an ISO 8601 time (without an offset: UTC)',
+    )
     .option(
       '--to <when>',
       'only turns and usage before then: a YYYY-MM-DD day is included; an ISO time is exclusive',

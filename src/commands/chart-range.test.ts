@@ -111,6 +111,20 @@ describe('--from / --to', () => {
     expect(rangeBounds({ from: '2024-12-31', to: '2024-12-31' }, env, 'UTC').end).toBe('2025-01-01');
   });
 
+  // Found by probing: a time copied from the user's data, or from a chart's own bins, was refused.
+  it('reads the other ISO 8601 forms cas import reads, a time without an offset in --tz', () => {
+    const start = (from: string, tz = 'UTC') => rangeBounds({ from, to: '2025-03-10' }, env, tz).start;
+    expect(start('2025-03-09T05:00Z')).toBe('2025-03-09T05:00:00.000Z');
+    expect(start('2025-03-09 05:00:00+05')).toBe('2025-03-09T00:00:00.000Z');
+    expect(start('20250309T050000Z')).toBe('2025-03-09T05:00:00.000Z');
+    expect(start('2025-03-09T00:00', 'America/New_York')).toBe('2025-03-09T05:00:00.000Z');
+    expect(start('2025-03-09T00:00:00', 'Asia/Kathmandu')).toBe('2025-03-08T18:15:00.000Z');
+    // A bin start as charts print it for Monrovia in 1970, its offset in seconds.
+    expect(start('1970-01-01T00:00:00-00:44:30')).toBe('1970-01-01T00:44:30.000Z');
+    const to = rangeBounds({ from: '2025-03-01', to: '2025-03-09T12:00' }, env, 'Asia/Tokyo').end;
+    expect(to).toBe('2025-03-09T03:00:00.000Z');
+  });
+
   it('runs --from alone to the end of today in the zone', () => {
     expect(rangeBounds({ from: '2025-03-01' }, env, 'America/New_York')).toEqual({
       start: '2025-03-01',
@@ -130,9 +144,9 @@ describe('--from / --to', () => {
     expect(() => rangeBounds({ from: '2025-03-01', to: 'yesterday' }, env, 'UTC')).toThrow(
       /^--to "yesterday"/,
     );
-    expect(() => rangeBounds({ from: '2025-03-01T10:00' }, env, 'UTC')).toThrow(
-      /ISO 8601 time with Z or an offset/,
-    );
+    // Numbers are no times here: neither epoch seconds nor a basic date.
+    for (const from of ['20250301', '1740787200', '2025-03-01T25:00'])
+      expect(() => rangeBounds({ from }, env, 'UTC')).toThrow(/one without an offset is read in --tz/);
     expect(() => rangeBounds({ from: '2025-03-01', last: '7d' }, env, 'UTC')).toThrow(/^--from and --last/);
   });
 

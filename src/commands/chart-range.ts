@@ -1,6 +1,7 @@
 import { isTimeZone } from '../shared/primitives.js';
-import { formatInZone, isDateOnly, isIsoInstant, PERIODS, type Period } from '../shared/time-bins.js';
+import { formatInZone, isDateOnly, PERIODS, type Period } from '../shared/time-bins.js';
 import { UsageError } from './errors.js';
+import { whenInstant } from './when-flag.js';
 
 /**
  * `--from/--to/--last/--period/--tz` to a ChartRange. Whole calendar days are sent as dates
@@ -57,10 +58,13 @@ function localDate(ms: number, tz: string): string {
   return formatInZone(ms, tz).slice(0, 10);
 }
 
-function checkBound(value: string, flag: string): void {
-  if (isDateOnly(value) || isIsoInstant(value)) return;
+/** A `--from`/`--to` value as the range takes it: a date as is, a time as `whenInstant` reads it in `tz`. */
+function bound(value: string, flag: string, tz: string): string {
+  if (isDateOnly(value)) return value;
+  const instant = whenInstant(value, tz);
+  if (instant !== undefined) return instant;
   throw new UsageError(
-    `${flag} "${value}": expected a date YYYY-MM-DD or an ISO 8601 time with Z or an offset`,
+    `${flag} "${value}": expected a date YYYY-MM-DD or an ISO 8601 time (one without an offset is read in --tz)`,
     `e.g. ${flag} 2025-03-01 or ${flag} 2025-03-01T09:00:00Z`,
   );
 }
@@ -162,20 +166,20 @@ export function rangeBounds(
       'e.g. --from 2025-03-01 --to 2025-03-31, or --last 30d',
     );
   }
-  if (flags.from !== undefined) checkBound(flags.from, '--from');
-  if (flags.to !== undefined) checkBound(flags.to, '--to');
-  if (flags.from !== undefined) {
+  const from = flags.from === undefined ? undefined : bound(flags.from, '--from', tz);
+  const to = flags.to === undefined ? undefined : bound(flags.to, '--to', tz);
+  if (from !== undefined) {
     const end =
-      flags.to !== undefined
-        ? endOf(flags.to)
+      to !== undefined
+        ? endOf(to)
         : typeof base.end === 'string'
           ? base.end
           : dateOf(dayNumber(localDate(env.now.getTime(), tz)) + 1);
-    return { start: flags.from, end };
+    return { start: from, end };
   }
-  if (flags.last === undefined && flags.to !== undefined && typeof base.start === 'string')
-    return { start: base.start, end: endOf(flags.to) };
-  const [start, end] = lastRange(flags.last ?? DEFAULT_LAST, flags.to, env, tz);
+  if (flags.last === undefined && to !== undefined && typeof base.start === 'string')
+    return { start: base.start, end: endOf(to) };
+  const [start, end] = lastRange(flags.last ?? DEFAULT_LAST, to, env, tz);
   return { start, end };
 }
 

@@ -23,6 +23,13 @@ describe('cas reprice --from / --to', () => {
       expect(() => repriceBody(options)).toThrow(`${flag} ${value}: not a calendar day`);
     }
     expect(() => repriceBody({ from: '2025-02-30T00:00:00Z' })).toThrow(/--from 2025-02-30T00:00:00Z/);
-    expect(() => repriceBody({ from: '2025-03-01T10:00:00' })).toThrow(/with Z or an offset/);
+    expect(() => repriceBody({ from: '1740823200' })).toThrow(/--from 1740823200: give YYYY-MM-DD/);
+  });
+
+  it('reads a time without an offset as UTC, as its days are', () => {
+    expect(repriceBody({ from: '2025-03-01T10:00', to: '20250302T0000' })).toEqual({
+      from: '2025-03-01T10:00:00.000Z',
+      to: '2025-03-02T00:00:00.000Z',
+    });
   });
 });

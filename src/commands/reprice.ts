@@ -1,8 +1,9 @@
 import type { Client } from '../client/http-client.js';
 import { reprice } from '../client/reprice-routes.js';
 import type { RepriceBody, RepriceResult } from '../shared/reprice.js';
-import { isDateOnly, isIsoInstant } from '../shared/time-bins.js';
+import { isDateOnly } from '../shared/time-bins.js';
 import { UsageError } from './errors.js';
+import { whenInstant } from './when-flag.js';
 
 export interface RepriceOptions {
   from?: string | undefined;
@@ -13,7 +14,7 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 /**
  * A `--from` / `--to` value as an instant: a YYYY-MM-DD day is that UTC day (and `--to` includes it
- * whole, as in `cas chart`), anything else an ISO 8601 time with Z or an offset.
+ * whole, as in `cas chart`), anything else an ISO 8601 time (without an offset, a UTC one).
  */
 function instant(flag: '--from' | '--to', value: string): string {
   if (DAY.test(value)) {
@@ -22,10 +23,9 @@ function instant(flag: '--from' | '--to', value: string): string {
     const start = Date.parse(`${value}T00:00:00Z`);
     return new Date(flag === '--to' ? start + 86_400_000 : start).toISOString();
   }
-  if (!isIsoInstant(value)) {
-    throw new UsageError(`${flag} ${value}: give YYYY-MM-DD or an ISO 8601 time with Z or an offset`);
-  }
-  return new Date(Date.parse(value)).toISOString();
+  const instant = whenInstant(value, 'UTC');
+  if (instant === undefined) throw new UsageError(`${flag} ${value}: give YYYY-MM-DD or an ISO 8601 time`);
+  return new Date(Date.parse(instant)).toISOString();
 }
 
 export function repriceBody(options: RepriceOptions): RepriceBody {

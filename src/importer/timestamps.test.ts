@@ -58,6 +58,9 @@ describe('parseTimestamp', () => {
     // RFC 3339 allows both letters in lower case; exports of some tools write them so.
     expect(iso('2024-03-01t10:00:00.250z')).toBe('2024-03-01T10:00:00.250Z');
     expect(iso('2024-03-01t10:00+01:00')).toBe('2024-03-01T09:00:00.000Z');
+    // An offset in seconds, as charts print a zone's before ~1972 (Monrovia's -00:44:30).
+    expect(iso('1970-01-01T00:00:00-00:44:30')).toBe('1970-01-01T00:44:30.000Z');
+    expect(iso('1970-01-01T00:00:00-00:44:60')).toMatch(/offset -00:44:60/);
   });
 
   // Found by probing: ISO 8601's basic format was "not ISO 8601".

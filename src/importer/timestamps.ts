@@ -15,8 +15,9 @@ const SECONDS_BELOW = 1e11;
 /** Above this an epoch in ms is past the year 5138: more likely micro- or nanoseconds, so refused. */
 const MS_BELOW = 1e14;
 
+/** An offset may have seconds (`-00:44:30`): charts print a zone's offset before ~1972 so, and read it back. */
 const ISO =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2}(?::\d{2})?)?)?$/;
 /**
  * ISO 8601's basic format (`20250406T000000Z`), which the extended one's pattern refused (found by
  * probing). Only with its `T`: eight digits alone are an epoch time in seconds.
@@ -142,14 +143,15 @@ function fromIso(m: RegExpExecArray, text: string, tz: string): TimeResult {
   if (zone === undefined) return { ok: true, ms: wallTimeToInstant(wall, tz) };
   if (zone === 'Z' || zone === 'z') return { ok: true, ms: wall };
   const sign = zone.startsWith('-') ? -1 : 1;
-  const digits = zone.slice(1).replace(':', '');
+  const digits = zone.slice(1).replaceAll(':', '');
   const hours = Number(digits.slice(0, 2));
-  const minutes = Number(digits.slice(2) || '0');
+  const minutes = Number(digits.slice(2, 4) || '0');
+  const seconds = Number(digits.slice(4) || '0');
   // RFC 3339 bounds an offset at ±23:59, as the service's schema does: +24:00 would name another day.
-  if (hours > 23 || minutes > 59) {
+  if (hours > 23 || minutes > 59 || seconds > 59) {
     return { ok: false, reason: `timestamp "${text}" has UTC offset ${zone}; offsets lie within ±23:59` };
   }
-  return { ok: true, ms: wall - sign * (hours * 60 + minutes) * 60_000 };
+  return { ok: true, ms: wall - sign * ((hours * 60 + minutes) * 60 + seconds) * 1000 };
 }
 
 /** Any accepted timestamp value → instant. `undefined`/empty means "no timestamp", not an error. */
