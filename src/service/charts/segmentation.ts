@@ -5,6 +5,7 @@ import {
   type SegPoint,
   segmentationResponseSchema,
 } from '../../shared/chart-responses.js';
+import { invalidInput } from '../errors.js';
 import { POINT_BYTES } from './budget.js';
 import { binKey, type ChartContext, intersect } from './context.js';
 import { exactDigits } from './digits.js';
@@ -86,13 +87,40 @@ async function seriesRows(ctx: ChartContext, c: SegmentationControls, i: number)
   );
 }
 
-/** `measured`: the series has a value measure; `empty` is its value for a bin without events. */
+/**
+ * `measured`: the series has a value measure (`path` and `label` name it in a refusal); `empty` is
+ * its value for a bin without events.
+ */
+interface Measured {
+  empty: number | null;
+  path: string;
+  label: string;
+}
+
+/**
+ * A measure's value in a bin. Stored numbers reach ±1.8e308, so two of them sum past a double: that
+ * was the service's own answer failing its schema, a 500 (found by probing). It is refused naming
+ * the measure and the bin, as no number can answer it.
+ */
+function measureValue(bin: ChartContext['bins'][number], val: number | null | undefined, m: Measured) {
+  if (val == null) return m.empty;
+  if (!Number.isFinite(val)) {
+    throw invalidInput([
+      {
+        path: m.path,
+        message: `${m.label} in the bin starting ${bin.startIso} is beyond a double's range (±1.8e308)`,
+      },
+    ]);
+  }
+  return exactDigits(val);
+}
+
 function point(
   ctx: ChartContext,
   b: number,
   row: Row | undefined,
   token: string,
-  measured?: { empty: number | null },
+  measured?: Measured,
 ): SegPoint {
   const bin = ctx.bins[b]!;
   const total = row?.total ?? 0;
@@ -104,7 +132,7 @@ function point(
     total,
     unique,
     average: unique === 0 ? 0 : total / unique,
-    ...(measured ? { value: row?.val == null ? measured.empty : exactDigits(row.val) } : {}),
+    ...(measured ? { value: measureValue(bin, row?.val, measured) } : {}),
     drilldown_id: token,
   };
 }
@@ -119,7 +147,13 @@ export async function segmentationChart(
     const rows = await seriesRows(ctx, c, i);
     const byKey = new Map(rows.map((r) => [groupBinKey(f.groupBy ? r.grp : undefined, r.bin), r]));
     const measure = valueMeasure(f.measure);
-    const measured = measure ? { empty: measure.aggregate === 'sum' ? 0 : null } : undefined;
+    const measured = measure
+      ? {
+          empty: measure.aggregate === 'sum' ? 0 : null,
+          path: `eventFilters[${i}].measure`,
+          label: `the ${measure.aggregate} of "${measure.property_name}"`,
+        }
+      : undefined;
     const named = measure ? { measure: measureLabel(measure) } : {};
     const pointsOf = (grp: GroupKey | undefined) =>
       ctx.bins.map((bin, b) => {
