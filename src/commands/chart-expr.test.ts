@@ -176,6 +176,15 @@ describe('parseNameValues and splitList', () => {
     expect(parseNameValues('seats=1,2,"3"', '--trait')).toEqual({ name: 'seats', values: [1, 2, '3'] });
   });
 
+  // Found by probing: " n" was trimmed to "n", another property, and "a=b" could not be named.
+  it('takes a quoted name as written, spaces and "=" included', () => {
+    expect(parseNameValues("' n'", '--group-by')).toEqual({ name: ' n' });
+    expect(parseNameValues(` " plan " = pro,1`, '--trait')).toEqual({ name: ' plan ', values: ['pro', 1] });
+    expect(parseNameValues("'a=b'=x", '--group-by')).toEqual({ name: 'a=b', values: ['x'] });
+    expect(parseNameValues(' plan ', '--trait')).toEqual({ name: 'plan' });
+    expect(usage(() => parseNameValues("''", '--trait')).message).toMatch(/expected a name/);
+  });
+
   it('rejects an empty list or name, naming the flag', () => {
     expect(usage(() => parseNameValues('plan=', '--group-by')).message).toMatch(
       /^--group-by "plan=": list values/,

@@ -225,13 +225,18 @@ export function parsePerformed(text: string): PerformedSpec {
   return { event_name: eventName, number_of: Number(count), number_of_operator: operator };
 }
 
-/** `plan` → {name: 'plan'}; `plan=pro,team` → {name, values: ['pro', 'team']} (typed). */
+/**
+ * `plan` → {name: 'plan'}; `plan=pro,team` → {name, values: ['pro', 'team']} (typed). A quoted name
+ * (`' n'=1`, `'a=b'`) is taken as written, as `--where` takes it: trimmed, " n" was "n", another
+ * property, and a name holding "=" could not be given (found by probing).
+ */
 export function parseNameValues(text: string, flag: string): { name: string; values?: Scalar[] } {
   const example = `${flag} plan or ${flag} plan=pro,team`;
-  const eq = text.indexOf('=');
-  const name = (eq < 0 ? text : text.slice(0, eq)).trim();
+  const quoted = /^\s*(['"])(.*?)\1\s*(?=$|=)/s.exec(text);
+  const eq = quoted ? quoted[0].length : text.indexOf('=');
+  const name = quoted ? (quoted[2] ?? '') : (eq < 0 ? text : text.slice(0, eq)).trim();
   if (name === '') throw new UsageError(`${flag} "${text}": expected a name before "="`, `e.g. ${example}`);
-  if (eq < 0) return { name };
+  if (eq < 0 || eq === text.length) return { name };
   const rest = text.slice(eq + 1).trim();
   if (rest === '') {
     throw new UsageError(

@@ -53,5 +53,8 @@ export function parseMeasureText(text: string): Measure | string {
   if (!agg) return `unknown aggregate "${aggregate}": one of ${MEASURE_AGGREGATES.join(', ')}`;
   if (agg === 'count') return property === '' ? { aggregate: agg } : 'count takes no property';
   if (property.trim() === '') return `${agg} needs a property, e.g. ${agg}:cost`;
-  return { aggregate: agg, property_name: property.trim() };
+  // Quotes keep a name's own spaces (`sum:' n'`), as in --where: trimmed, " n" was "n", another
+  // property, without a word (found by probing).
+  const quoted = /^(['"])(.*)\1$/s.exec(property.trim());
+  return { aggregate: agg, property_name: quoted ? (quoted[2] ?? '') : property.trim() };
 }
