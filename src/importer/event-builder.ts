@@ -150,11 +150,28 @@ export function refuseMisplaced(
   }
 }
 
+/** Where the values of `collect`'s layers come from, for a clash's message. */
+export interface Provenance {
+  /** The nested object's name: `properties`, `traits` or `attributes`. */
+  nested: string;
+  /** A field's value is a `--set` constant, not the record's own. */
+  constant(field: string): boolean;
+}
+
+const RECORD_ONLY: Provenance = { nested: 'properties', constant: () => false };
+
+function sameValue(a: unknown, b: unknown): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
+}
+
 /**
  * Properties (or traits) from, lowest precedence first: unforced extras, the nested object, forced
  * `prop.`/`trait.` values, then the kind's own fields. Keys come out sorted, so the same content always
  * serializes the same way (the event id is a hash of it). Unforced extras that are not valid values
- * (objects in JSONL) are left out; anything forced or nested must be valid.
+ * (objects in JSONL) are left out; anything forced or nested must be valid. Two of the record's own
+ * values for one name that differ (`plan` and `prop.plan`, a key and `properties.<key>`, a turn's
+ * `cost` and `properties.cost`) refuse the record, naming both: one was dropped without a word (found
+ * by probing). A `--set` constant is an override the user asked for, and keeps its precedence.
  */
 export function collect(
   target: 'prop' | 'trait',
@@ -164,31 +181,44 @@ export function collect(
   own: Record<string, unknown>,
   /** Receives the unforced extras left out, and why. */
   dropped?: LeftOut[],
+  provenance: Provenance = RECORD_ONLY,
 ): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
+  const from = new Map<string, { label: string; constant: boolean }>();
+  const put = (key: string, value: unknown, label: string, constant = false) => {
+    const before = from.get(key);
+    if (before && !before.constant && !constant && !sameValue(out[key], value)) {
+      throw new FieldError(
+        `${target === 'prop' ? 'property' : 'trait'} "${key}" is given twice, by "${before.label}" and by "${label}", with different values`,
+      );
+    }
+    out[key] = value;
+    from.set(key, { label, constant });
+  };
   const coerce = target === 'prop' ? asProperty : asTrait;
   for (const e of extras) {
     // The other target's values were refused before (refuseMisplaced).
     if (e.target !== 'auto' && e.target !== target) continue;
     allowed(e.name);
     const c = coerce(e.name, e.value);
-    if (c.ok) out[e.name] = c.value;
+    if (c.ok) put(e.name, c.value, e.target === 'auto' ? e.name : `${e.target}.${e.name}`);
     else if (e.target !== 'auto') throw new FieldError(c.reason);
     else dropped?.push({ field: e.name, reason: c.reason });
   }
   if (nested) {
     for (const k of Object.keys(nested)) {
       allowed(k);
-      out[k] = nested[k];
+      put(k, nested[k], `${provenance.nested}.${k}`);
     }
   }
   for (const e of forced) {
     // Only a `--set` constant gets here with the other target (see refuseMisplaced): it fits other kinds.
     if (e.target !== target) continue;
     allowed(e.name);
-    out[e.name] = need(coerce(`${target}.${e.name}`, e.value));
+    const field = `${target}.${e.name}`;
+    put(e.name, need(coerce(field, e.value)), field, provenance.constant(field));
   }
-  for (const k in own) if (own[k] !== undefined) out[k] = own[k];
+  for (const k in own) if (own[k] !== undefined) put(k, own[k], k, provenance.constant(k));
   const keys = Object.keys(out);
   if (keys.length === 0) return undefined;
   keys.sort();

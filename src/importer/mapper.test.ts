@@ -422,6 +422,49 @@ describe('mapRecord: a value put where its kind has no place is refused, never d
   });
 });
 
+// Found by probing: of two values for one name, one was dropped without a word.
+describe('mapRecord: one property or trait given twice by the record', () => {
+  const T = '2025-03-01T00:00:00Z';
+  const plan = planOf();
+
+  it('is refused naming both, when the values differ', () => {
+    const event = { kind: 'event', event: 'E', user_id: 'u1', timestamp: T };
+    expect(reason(mapRecord(csv({ ...event, plan: 'free', 'prop.plan': 'pro' }), plan))).toBe(
+      'property "plan" is given twice, by "plan" and by "prop.plan", with different values',
+    );
+    expect(reason(mapRecord(jsonl({ ...event, a: 2, properties: { a: 1 } }), plan))).toBe(
+      'property "a" is given twice, by "a" and by "properties.a", with different values',
+    );
+    expect(reason(mapRecord(jsonl({ ...event, 'prop.a': 3, properties: { a: 1 } }), plan))).toMatch(
+      /by "prop.a" and by "properties.a"/,
+    );
+    const turn = { kind: 'turn', user_id: 'u1', timestamp: T, user: 'q', assistant: 'a' };
+    expect(reason(mapRecord(jsonl({ ...turn, cost: 2, properties: { cost: 1 } }), plan))).toMatch(
+      /property "cost" is given twice, by "properties.cost" and by "cost"/,
+    );
+    const identify = { kind: 'identify', id: 'u1', timestamp: T };
+    expect(reason(mapRecord(csv({ ...identify, plan: 'free', 'trait.plan': 'pro' }), plan))).toMatch(
+      /^trait "plan" is given twice, by "plan" and by "trait.plan"/,
+    );
+    const end = { kind: 'end_session', session_id: 's', timestamp: T };
+    expect(reason(mapRecord(jsonl({ ...end, why: 'x', attributes: { why: 'y' } }), plan))).toMatch(
+      /by "why" and by "attributes.why"/,
+    );
+  });
+
+  it('is taken once when the values are the same; a --set constant still overrides the record', () => {
+    const event = { kind: 'event', event: 'E', user_id: 'u1', timestamp: T };
+    expect(wire(mapRecord(csv({ ...event, n: '5', 'prop.n': '5' }), plan)).properties).toEqual({ n: 5 });
+    expect(
+      wire(mapRecord(jsonl({ ...event, l: [1, 2], properties: { l: [1, 2] } }), plan)).properties,
+    ).toEqual({
+      l: [1, 2],
+    });
+    const set = planOf({ set: ['prop.plan=team'] });
+    expect(wire(mapRecord(csv({ ...event, plan: 'free' }), set)).properties).toEqual({ plan: 'team' });
+  });
+});
+
 describe("mapRecord: a --map or --set target of another kind's field", () => {
   // --map name=channel on an event read the column into no field: its value was lost (found by probing).
   it('is kept under its name, as a column of that name would be: a property, or a trait of an identify', () => {

@@ -101,6 +101,8 @@ type Into = (
   target: 'prop' | 'trait',
   nested: Record<string, unknown> | undefined,
   own: Record<string, unknown>,
+  /** The nested object's name, for messages (default `properties` / `traits`). */
+  nestedName?: string,
 ) => Record<string, unknown> | undefined;
 
 /** The kind's own part of the event: name, properties / traits / attributes, identify and alias ids. */
@@ -142,7 +144,7 @@ function body(kind: RecordKind, r: FieldReader, into: Into, event: WireJson): vo
       event.attributes = collect('trait', [], [], r.object('attributes'), {});
       return;
     case 'end_session':
-      event.attributes = into('trait', r.object('attributes'), {});
+      event.attributes = into('trait', r.object('attributes'), {}, 'attributes');
       return;
     case 'identify':
       event.traits = into('trait', r.object('traits'), {});
@@ -199,7 +201,12 @@ export function mapRecord(record: RawRecord, plan: AccessPlan): MapOutcome {
       previous_id: kind === 'alias' ? r.requiredText('previous_id', 'previous id') : undefined,
     };
     const dropped: LeftOut[] = [];
-    body(kind, r, (target, nested, own) => collect(target, extras, forced, nested, own, dropped), event);
+    const into: Into = (target, nested, own, nestedName) =>
+      collect(target, extras, forced, nested, own, dropped, {
+        nested: nestedName ?? (target === 'prop' ? 'properties' : 'traits'),
+        constant: (field) => r.own(field) === undefined,
+      });
+    body(kind, r, into, event);
     const invalid = validate(kind, event);
     if (invalid !== undefined) return { ok: false, reason: invalid };
     const { source, ordinal } = record;
