@@ -318,6 +318,44 @@ describe('GET /db/{collection}/{op}', () => {
     }
   });
 
+  // Found by probing: the strings "20" and "NaN" and the boolean true were compared as the numbers
+  // they cast to, where charts compare numbers only (decisions §6).
+  it('$gt/$gte/$lt/$lte on JSON fields compare numbers only', async () => {
+    const prices: unknown[] = [5, 30, '20', 'NaN', true, '1e3'];
+    const queued = await call(
+      t,
+      'POST',
+      '/bc/v1/events/queue',
+      prices.map((price, i) => ({
+        type: 'track',
+        session_id: 'db-priced',
+        user_id: 'db-buyer',
+        event: 'Priced',
+        timestamp: `2025-01-09T09:0${i}:00Z`,
+        properties: { price },
+      })),
+    );
+    expect(queued.status).toBe(200);
+    const priced = async (op: string, n: number) =>
+      (await events({ filter: { event: 'Priced', 'properties.price': { [op]: n } } })).map(
+        (e) => e.properties.price,
+      );
+    expect(await priced('$gt', 4)).toEqual([5, 30]);
+    expect(await priced('$gte', 1)).toEqual([5, 30]);
+    expect(await priced('$lt', 1e300)).toEqual([5, 30]);
+    expect(await priced('$lte', 5)).toEqual([5]);
+    const identified = await call(t, 'POST', '/bc/v1/user/identify', {
+      id: 'db-flagged',
+      traits: { vip: true, seats: 'NaN' },
+    });
+    expect(identified.status).toBe(200);
+    const flagged = (filter: Record<string, unknown>) =>
+      users({ filter: { id: 'db-flagged', ...filter } }).then((us) => us.length);
+    expect(await flagged({ 'traits.vip': { $gte: 1 } })).toBe(0);
+    expect(await flagged({ 'traits.seats': { $gt: 1 } })).toBe(0);
+    expect(await flagged({ 'traits.vip': true })).toBe(1);
+  });
+
   it("sessions: a device's anonymous session names the person it merged into, and is found by that user", async () => {
     const q = (body: unknown) => call(t, 'POST', '/bc/v1/events/queue', body);
     const queued = await q([

@@ -225,7 +225,9 @@ function jsonCondition(p: Params, v: string, op: string, value: unknown): string
   if (op === '$eq') return `${v} IS NOT NULL AND coalesce(${jsonEquals(p, v, value)}, FALSE)`;
   if (op === '$ne') return `${v} IS NULL OR NOT coalesce(${jsonEquals(p, v, value)}, FALSE)`;
   if (typeof value !== 'number') return { error: 'compares numbers only on JSON fields' };
-  return `TRY_CAST(${v} AS DOUBLE) ${COMPARE[op]} ${p.number(value)}`;
+  // Numbers only, as charts compare them (decisions §6): a cast made the strings "20" and "NaN" and
+  // the boolean true numbers (found by probing).
+  return `(json_type(${v}) IN ('BIGINT', 'UBIGINT', 'DOUBLE') AND TRY_CAST(${v} AS DOUBLE) ${COMPARE[op]} ${p.number(value)})`;
 }
 
 /** ORDER BY from `{field: 1 | -1}` over whitelisted scalar fields; the collection's order breaks ties. */
