@@ -199,6 +199,9 @@ export function collect(
   for (const e of extras) {
     // The other target's values were refused before (refuseMisplaced).
     if (e.target !== 'auto' && e.target !== target) continue;
+    // A `prop.` column was the wire's "properties.: keys must be 1 to 100 characters", naming no column.
+    if (e.name === '')
+      throw new FieldError(`"${e.target}." names no ${target === 'prop' ? 'property' : 'trait'}`);
     allowed(e.name);
     const c = coerce(e.name, e.value);
     if (c.ok) put(e.name, c.value, e.target === 'auto' ? e.name : `${e.target}.${e.name}`);

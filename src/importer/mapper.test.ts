@@ -452,6 +452,13 @@ describe('mapRecord: one property or trait given twice by the record', () => {
     );
   });
 
+  it('a prop. or trait. column naming nothing is refused as such', () => {
+    const event = { kind: 'event', event: 'E', user_id: 'u1', timestamp: T };
+    expect(reason(mapRecord(csv({ ...event, 'prop.': 'x' }), plan))).toBe('"prop." names no property');
+    const identify = { kind: 'identify', id: 'u1', timestamp: T };
+    expect(reason(mapRecord(jsonl({ ...identify, 'trait.': 1 }), plan))).toBe('"trait." names no trait');
+  });
+
   it('is taken once when the values are the same; a --set constant still overrides the record', () => {
     const event = { kind: 'event', event: 'E', user_id: 'u1', timestamp: T };
     expect(wire(mapRecord(csv({ ...event, n: '5', 'prop.n': '5' }), plan)).properties).toEqual({ n: 5 });
