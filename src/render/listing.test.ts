@@ -232,6 +232,28 @@ describe('discovery renderers', () => {
     expect(renderUserList({ users: [], total: 0 }, 'table', opts)).toContain('no users');
   });
 
+  it('users list --format csv: traits and aliases as JSON, each value whole and typed', () => {
+    const text = renderUserList(
+      {
+        users: [
+          {
+            id: 'u1',
+            user_id: 'u_1',
+            aliases: ['a, b', 'c'],
+            created_at: '2025-01-01T00:00:00.000Z',
+            traits: { b: 'a, c=d', seats: 5, code: '5' },
+          },
+        ],
+        total: 1,
+      },
+      'csv',
+      opts,
+    );
+    const [row] = parse(text, { columns: true }) as Array<Record<string, string>>;
+    expect(JSON.parse(row?.aliases ?? '')).toEqual(['a, b', 'c']);
+    expect(JSON.parse(row?.traits ?? '')).toEqual({ b: 'a, c=d', seats: 5, code: '5' });
+  });
+
   it('users show --json says whether sessions were left out, as the table does', () => {
     const user = userDetailsSchema.parse({
       id: 'u1',

@@ -2,7 +2,7 @@ import type { UserDetails, UserList } from '../shared/users-api.js';
 import { type ListingOptions, renderListing } from './listing.js';
 import { keyValueTable, type OutputFormat } from './output.js';
 
-/** `cas users list` (one row per user, traits as `key=value`) and `cas users show` (record + sessions). */
+/** `cas users list` (one row per user, traits as `key=value`; in CSV, traits and aliases as JSON) and `cas users show` (record + sessions). */
 
 function traitsText(traits: Record<string, string | number | boolean>): string {
   return Object.entries(traits)
@@ -20,8 +20,10 @@ export function renderUserList(list: UserList, format: OutputFormat, options: Li
         u.id,
         u.user_id,
         u.created_at,
-        u.aliases.join(', '),
-        traitsText(u.traits),
+        // CSV gives each value whole: in `b=a, c=d` a trait holding ", c=d" read as two traits, and
+        // the number 5 as the text "5" (found by probing); JSON keeps both apart.
+        format === 'csv' ? JSON.stringify(u.aliases) : u.aliases.join(', '),
+        format === 'csv' ? JSON.stringify(u.traits) : traitsText(u.traits),
       ]),
       // A page past the end (or --limit 0) of a store that has users: "no users" read as none at all.
       empty: list.total > 0 ? `none of the ${list.total} users on this page (--limit, --offset)` : 'no users',
