@@ -289,6 +289,20 @@ describe('help, version and usage errors', () => {
     expect(stderr).not.toMatch(/EPIPE|Error/);
   });
 
+  // Found by probing: `cas help chrat` printed nothing and exited 2.
+  it('help of an unknown command names it and the nearest one, at the top and in a group', async () => {
+    const top = await runCli(['help', 'chrat']);
+    expect(top.code).toBe(2);
+    expect(top.stderr).toContain("unknown command 'chrat'");
+    expect(top.stderr).toContain('Did you mean chart?');
+    const group = await runCli(['users', 'help', 'lst']);
+    expect(group.code).toBe(2);
+    expect(group.stderr).toContain("unknown command 'lst'");
+    const known = await runCli(['help', 'alias']);
+    expect(known.code).toBe(0);
+    expect(known.stdout).toContain('Usage: cas alias');
+  });
+
   it('exits 2 naming an unknown flag', async () => {
     const result = await runCli(['identify', '--bogus']);
     expect(result.code).toBe(2);

@@ -10,6 +10,7 @@ import { ACTIONS } from './actions/index.js';
 import type { GlobalFlags } from './config.js';
 import type { CliContext } from './context.js';
 import { describeFailure, EXIT, localKeyHint } from './exit-codes.js';
+import { helpOfUnknown } from './help-unknown.js';
 import { buildProgram } from './program.js';
 
 /**
@@ -162,7 +163,7 @@ export async function main(argv: string[]): Promise<number> {
     exitCode = await dispatch(name, flags, args);
   });
   try {
-    await program.parseAsync(argv);
+    await program.parseAsync(helpOfUnknown(program, argv));
     return quitting ?? exitCode;
   } catch (error) {
     if (quitting) return quitting;
