@@ -51,14 +51,15 @@ export function liveEvents(options: {
   log: (line: string) => void;
   limits?: Partial<LiveLimits> | undefined;
   /** The API keys: a token of a revoked key opens no socket, and its open sockets are closed. */
-  keys: Pick<Tenants, 'keyIdActive' | 'onKeysChanged'>;
+  keys: Pick<Tenants, 'keyIdsOf' | 'onKeysChanged'>;
 }): LiveEvents {
   const limits = { ...LIVE_LIMITS, ...options.limits };
   const hub = new LiveHub();
   const tokens = new LiveTokens();
   const feed = new LiveFeed(hub, options.reader, options.log);
   const keyActive = (scope: LiveScope) =>
-    scope.keyId === undefined || options.keys.keyIdActive(scope.keyId, scope.orgId);
+    scope.keyTag === undefined ||
+    options.keys.keyIdsOf(scope.orgId).some((id) => tokens.keyTag(id) === scope.keyTag);
   const sessionEnded = async (projectId: string, sessionId: string) =>
     (
       await rows(

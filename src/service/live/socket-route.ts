@@ -17,7 +17,7 @@ export interface LiveSocketOptions {
   queuedBytes: number;
   /** Open sockets one organization may hold. */
   socketsPerOrganization: number;
-  /** Whether the API key a token was issued to (LiveScope.keyId) is still held by its organization. */
+  /** Whether the API key a token was issued to (LiveScope.keyTag) is still held by its organization. */
   keyActive: (scope: LiveScope) => boolean;
   /** Whether a project's session has ended already: its socket has nothing more to wait for. */
   sessionEnded: (projectId: string, sessionId: string) => Promise<boolean>;

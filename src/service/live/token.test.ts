@@ -37,4 +37,18 @@ describe('LiveTokens', () => {
       expect(fresh.verify(junk)).toBeUndefined();
     }
   });
+
+  // Found by probing: the key carried 16 hex digits of the API key's unsalted SHA-256, and tokens
+  // travel in browser URLs: a short or guessable API key was found again from one offline.
+  it("names the API key by a mark under the service's secret, never by a hash of the key alone", () => {
+    const tokens = new LiveTokens();
+    const keyId = 'key_86be9a55762d316a';
+    const token = tokens.issue({ ...scope, keyId });
+    const payload = Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8');
+    expect(payload).not.toContain('86be9a55762d316a');
+    const verified = tokens.verify(token);
+    expect(verified?.keyTag).toBe(tokens.keyTag(keyId));
+    expect(verified?.keyId).toBeUndefined();
+    expect(new LiveTokens().keyTag(keyId)).not.toBe(tokens.keyTag(keyId));
+  });
 });

@@ -7,10 +7,12 @@ import type { Scope } from '../identity/identity.js';
 export interface LiveScope extends Scope {
   sessionId?: string;
   /**
-   * The public name (Tenants.keyId) of the API key the token was issued to: revoking that key voids
+   * The public name (Tenants.keyId) of the API key the token is issued to: revoking that key voids
    * the token and closes its sockets.
    */
   keyId?: string;
+  /** What a verified token says of that key: `LiveTokens.keyTag` of its id (see there). */
+  keyTag?: string;
 }
 
 const payloadSchema = z.object({
@@ -45,7 +47,7 @@ export class LiveTokens {
       o: scope.orgId,
       p: scope.projectId,
       ...(scope.sessionId === undefined ? {} : { s: scope.sessionId }),
-      ...(scope.keyId === undefined ? {} : { k: scope.keyId }),
+      ...(scope.keyId === undefined ? {} : { k: this.keyTag(scope.keyId) }),
       e: this.now() + this.ttlMs,
     };
     const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
@@ -73,8 +75,20 @@ export class LiveTokens {
       orgId: o,
       projectId: p,
       ...(s === undefined ? {} : { sessionId: s }),
-      ...(k === undefined ? {} : { keyId: k }),
+      ...(k === undefined ? {} : { keyTag: k }),
     };
+  }
+
+  /**
+   * The key's mark in a token: an HMAC of its id under this service's secret. The id itself is 16 hex
+   * digits of the key's unsalted SHA-256, and a token travels in browser URLs: a short or guessable
+   * API key was found again offline from it (found by probing).
+   */
+  keyTag(keyId: string): string {
+    return createHmac('sha256', this.secret)
+      .update(`cas live key\n${keyId}`)
+      .digest('base64url')
+      .slice(0, 22);
   }
 
   private sign(body: string): string {

@@ -83,12 +83,13 @@ export class Tenants {
   }
 
   /**
-   * Whether a key of this public name (Tenants.keyId) is still held by this organization: held by
-   * another one (a revoked secret adopted elsewhere) it must not reopen the first one's sockets.
+   * The public names (Tenants.keyId) of the keys this organization holds: a key held by another one
+   * (a revoked secret adopted elsewhere) must not reopen the first one's live sockets.
    */
-  keyIdActive(keyId: string, orgId: string): boolean {
-    for (const [hash, owner] of this.keys) if (owner === orgId && Tenants.keyId(hash) === keyId) return true;
-    return false;
+  keyIdsOf(orgId: string): string[] {
+    const ids: string[] = [];
+    for (const [hash, owner] of this.keys) if (owner === orgId) ids.push(Tenants.keyId(hash));
+    return ids;
   }
 
   /**
