@@ -601,7 +601,7 @@ describe('/orgkeys', () => {
       expect(again.status, JSON.stringify(again.json)).toBe(409);
       expect(again.json).toMatchObject({
         code: 'conflict',
-        issues: [{ path: 'apikey', message: 'revoked' }],
+        issues: [{ path: 'apikey', message: 'held by another organization, or revoked' }],
       });
       const elsewhere = await call(
         t,

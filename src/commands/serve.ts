@@ -9,6 +9,7 @@ import { ProvisionConflictError, RevokedKeyError } from '../service/store/tenant
 import { fileErrorReason } from '../shared/file-errors.js';
 import { parseJsonText } from '../shared/json-syntax.js';
 import type { Limits } from '../shared/limits.js';
+import { apiKeyProblem } from '../shared/orgkeys.js';
 import { type ReadLimits, SERVE_MEMORY_LIMIT } from '../shared/read-limits.js';
 import { LOCK_WAIT_MS, refuseUnusableDataDir } from './connect.js';
 import { UsageError } from './errors.js';
@@ -137,6 +138,9 @@ async function startServing(
     options.apiKey !== undefined && options.project !== undefined
       ? { apiKey: options.apiKey, projectId: options.project }
       : undefined;
+  // Provisioned, it could never sign in (found by probing): refused as PUT /orgkeys refuses it.
+  const keyProblem = provision ? apiKeyProblem(provision.apiKey) : undefined;
+  if (keyProblem !== undefined) throw new UsageError(`--api-key: ${keyProblem}`);
   const intents = options.intents === undefined ? undefined : readIntents(options.intents);
   refuseUnusableDataDir(options.dataDir);
   const serverSecret = randomToken();

@@ -25,6 +25,12 @@ export class ServiceError extends Error {
   }
 }
 
+/**
+ * A refusal that tells a caller something about a secret it guessed (`PUT /orgkeys`: another
+ * organization's key, or a revoked one): it spends the address's failed sign-ins, as a wrong key does.
+ */
+export class SecretProbeError extends ServiceError {}
+
 export function invalidInput(issues: Issue[], prefix = 'invalid input'): ServiceError {
   return new ServiceError(400, 'invalid_input', `${prefix}: ${summarizeIssues(issues)}`, issues);
 }

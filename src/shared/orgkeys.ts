@@ -29,15 +29,37 @@ export const orgKeyCreateSchema = z.strictObject({
 });
 export type OrgKeyCreate = z.output<typeof orgKeyCreateSchema>;
 
+/**
+ * Why a secret could never sign in, if so. A request's Authorization value is read trimmed, a leading
+ * `Bearer ` as its scheme, and its bytes as Latin-1: a key with surrounding spaces, that prefix or a
+ * character outside printable ASCII was stored, and then refused at every request (found by probing).
+ */
+export function apiKeyProblem(secret: string): string | undefined {
+  if (!/^[\x20-\x7e]*$/.test(secret)) return 'must be printable ASCII: a request header carries no other';
+  if (secret.trim() !== secret) return 'must not begin or end with a space';
+  if (/^bearer(\s|$)/i.test(secret))
+    return 'must not begin with "Bearer ": a request reads that as its scheme';
+  return undefined;
+}
+
 export const orgKeyAssociateSchema = z.strictObject({
   organization_id: z.string().min(1).max(100),
-  apikey: z.string().min(16, 'must be at least 16 characters').max(200, 'must be at most 200 characters'),
+  apikey: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .max(200, 'must be at most 200 characters')
+    .superRefine((secret, ctx) => {
+      const problem = apiKeyProblem(secret);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+    }),
   label: z.string().max(100).optional(),
 });
 
 export const orgKeyDeleteQuerySchema = z.object({
   apikey: z
     .string()
+    // An empty value read as absent revoked every other key of the organization (found by probing).
+    .min(1, "must not be empty: leave apikey out to revoke every key but the caller's")
     .max(200)
     .optional()
     .describe('secret or key id; absent: every key of the organization but the one making the request'),

@@ -30,3 +30,19 @@ export function authenticate(request: FastifyRequest, tenants: Tenants): { tenan
   }
   return { tenant, keyHash: hashKey(apiKey) };
 }
+
+/**
+ * The spec's optional `organization_id` / `app_id` query parameters name the tenant the credentials
+ * name: another was ignored, and the headers' project answered for it (found by probing). An empty
+ * value names nothing.
+ */
+export function checkNamedTenant(query: unknown, tenant: Scope): void {
+  if (typeof query !== 'object' || query === null) return;
+  const q = query as Record<string, unknown>;
+  const other = (value: unknown, own: string) =>
+    (Array.isArray(value) ? value : [value]).some((v) => v !== undefined && v !== '' && v !== own);
+  if (other(q.app_id, tenant.projectId))
+    throw new ServiceError(403, 'forbidden', 'app_id names another project than X-App-ID');
+  if (other(q.organization_id, tenant.orgId))
+    throw new ServiceError(403, 'forbidden', "organization_id names another organization than the API key's");
+}

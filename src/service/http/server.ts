@@ -10,12 +10,12 @@ import { type Issue, issuesFromZod } from '../../shared/errors.js';
 import { routeErrorMap } from '../../shared/event-bodies.js';
 import { FORBIDDEN_KEY_MESSAGE } from '../../shared/json-problem.js';
 import { LIMITS, type Limits } from '../../shared/limits.js';
-import { invalidInput, ServiceError, storageUnavailable } from '../errors.js';
+import { invalidInput, SecretProbeError, ServiceError, storageUnavailable } from '../errors.js';
 import type { Scope } from '../identity/identity.js';
 import { encodeRpcStatus, errorMessageOf } from '../otlp/status.js';
 import type { Tenants } from '../store/tenants.js';
 import { AnswerBudget } from './answer-budget.js';
-import { authenticate } from './auth.js';
+import { authenticate, checkNamedTenant } from './auth.js';
 import { BodyBudget, meteredBody } from './body-budget.js';
 import { checkBodyType } from './body-type.js';
 import { clientErrorHandler, frameworkErrorHandler } from './client-errors.js';
@@ -175,7 +175,9 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   });
   guardConnections(app.server, limits);
 
-  app.setErrorHandler((error: FastifyError, _request, reply) => {
+  const authFailures = new AuthFailureLimiter(limits.authFailureRatePerSecond, limits.authFailureBurst);
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof SecretProbeError) authFailures.failed(request.ip);
     if (error instanceof ServiceError) return send(reply, error);
     const mapped = toServiceError(error);
     if (mapped) return send(reply, mapped);
@@ -216,7 +218,6 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   });
   app.setNotFoundHandler(noRoute);
 
-  const authFailures = new AuthFailureLimiter(limits.authFailureRatePerSecond, limits.authFailureBurst);
   const budget = new BodyBudget(limits.bodyBytesInFlight);
   for (const spec of options.routes) {
     const scalars = spec.query ? scalarParameters(spec.query) : new Set<string>();
@@ -235,6 +236,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
           authFailures.failed(request.ip);
           throw error;
         }
+        checkNamedTenant(request.query, auth.tenant);
         request.tenant = auth.tenant;
         request.keyHash = auth.keyHash;
         options.rateLimiter?.take(auth.keyHash, spec.rate ?? 'ingest');

@@ -6,7 +6,7 @@ import {
   orgKeyRecordSchema,
   orgKeysDeletedSchema,
 } from '../../shared/orgkeys.js';
-import { conflict, notFound, ServiceError } from '../errors.js';
+import { conflict, notFound, SecretProbeError, ServiceError } from '../errors.js';
 import { route } from '../http/route.js';
 import type { Scope } from '../identity/identity.js';
 import { type StoredKey, Tenants } from '../store/tenants.js';
@@ -89,15 +89,16 @@ export function keyRoutes(tenants: Tenants) {
       handler: async ({ tenant, body, request }) => {
         sameOrg(tenant, body.organization_id);
         const added = await tenants.addKey(tenant.orgId, { secret: body.apikey, label: body.label });
-        if (added === 'taken') {
-          throw conflict('conflict', 'this key belongs to another organization', [
-            { path: 'apikey', message: 'held by another organization' },
-          ]);
-        }
-        if (added === 'revoked') {
-          throw conflict('conflict', 'this key was revoked and is never valid again; choose another', [
-            { path: 'apikey', message: 'revoked' },
-          ]);
+        // One answer for both, and it spends the caller's failed sign-ins (http/server.ts): it tells a
+        // guessed secret from a free one, and told another organization's live key from a revoked one,
+        // without limit (found by probing).
+        if (added === 'taken' || added === 'revoked') {
+          throw new SecretProbeError(
+            409,
+            'conflict',
+            'this key cannot be used: another organization holds it, or it was revoked; choose another',
+            [{ path: 'apikey', message: 'held by another organization, or revoked' }],
+          );
         }
         return record(tenant, await stored(tenants, tenant, added.keyHash), request.keyHash);
       },
@@ -113,7 +114,7 @@ export function keyRoutes(tenants: Tenants) {
       refusals: { 404: 'The organization has no such key' },
       handler: async ({ tenant, query, request }) => {
         let hashes: string[];
-        if (query.apikey === undefined || query.apikey === '') {
+        if (query.apikey === undefined) {
           hashes = (await tenants.listKeys(tenant.orgId))
             .map((k) => k.keyHash)
             .filter((h) => h !== request.keyHash);
