@@ -210,6 +210,14 @@ describe('live events as the Python SDK reads them', () => {
     ).catch((e: unknown) => e);
     expect(wrong).toBeInstanceOf(SocketRefused);
     expect((wrong as SocketRefused).status).toBe(401);
+    // An empty one opened a socket on the whole project, and a second was ignored (found by probing).
+    for (const query of ['?session_id=', '?session_id=q-live&session_id=q-noise']) {
+      const refused = await openSocket(`${t.url.replace(/^http/, 'ws')}/${query}`, sdkHeaders(key)).catch(
+        (e: unknown) => e,
+      );
+      expect(refused, query).toBeInstanceOf(SocketRefused);
+      expect((refused as SocketRefused).status, query).toBe(400);
+    }
   });
 });
 

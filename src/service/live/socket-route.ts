@@ -78,8 +78,14 @@ function scopeOf(
   // A client naming its project (the hosted SDKs' X-App-ID) must name the key's own.
   const project = header(req, 'x-app-id');
   if (project !== '' && project !== scope.projectId) throw new Refusal(401, 'unauthorized', BAD_KEY);
-  const session = url.searchParams.get('session_id') ?? '';
-  if (session === '') return scope;
+  // As the HTTP routes refuse them: an empty session_id opened a socket on the whole project, and a
+  // second one was ignored (found by probing).
+  const sessions = url.searchParams.getAll('session_id');
+  if (sessions.length > 1)
+    throw new Refusal(400, 'invalid_input', `session_id: given ${sessions.length} times; give it once`);
+  const [session] = sessions;
+  if (session === undefined) return scope;
+  if (session === '') throw new Refusal(400, 'invalid_input', 'session_id: must not be empty');
   if (session.length > LIMITS.idLength) {
     throw new Refusal(400, 'invalid_input', `session_id: must be at most ${LIMITS.idLength} characters`);
   }
