@@ -66,4 +66,17 @@ describe('a revoked key', () => {
     expect(again.code, again.stderr).toBe(2);
     expect(again.stderr).toMatch(/--api-key: this key was revoked/);
   });
+
+  // Found by probing: provisioned, such a key was added to the organization and never signed in.
+  it('one no request could sign in with is refused too (exit 2), naming the flag', async () => {
+    const data = join(dir.path, 'unusable');
+    const run = await runCli(
+      ['serve', '--port', '0', '--data-dir', data, '--api-key', '  spaced-key  ', '--project', 'p'],
+      {
+        timeoutMs: 30_000,
+      },
+    );
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toMatch(/--api-key: must not begin or end with a space/);
+  });
 });
