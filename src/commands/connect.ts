@@ -46,6 +46,8 @@ export interface ConnectDeps {
   thread?: boolean | undefined;
   /** false: an embedded service does not keep the process alive by itself (the client library). */
   holdsProcess?: boolean | undefined;
+  /** Ends a wait for the data directory (`cas import` interrupted meanwhile) with its reason. */
+  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -370,7 +372,23 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
       if (busy !== undefined && waited > config.retryTimeMs)
         throw new ServerBusyError(busy.url, config.dataDir, busy.why, waited);
       if (busy === undefined && waited > LOCK_WAIT_MS) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      // A command interrupted while it waits stops now: it waited the rest out, then exit 5 (found by probing).
+      deps.signal?.throwIfAborted();
+      await pause(250, deps.signal);
+      deps.signal?.throwIfAborted();
     }
   }
+}
+
+/** `ms`, or less when `signal` aborts first. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }

@@ -12,7 +12,7 @@ import type { Limits } from '../shared/limits.js';
 import { apiKeyProblem } from '../shared/orgkeys.js';
 import { type ReadLimits, SERVE_MEMORY_LIMIT } from '../shared/read-limits.js';
 import { LOCK_WAIT_MS, refuseUnusableDataDir } from './connect.js';
-import { UsageError } from './errors.js';
+import { InterruptedError, UsageError } from './errors.js';
 
 export interface ServeOptions {
   host: string;
@@ -99,7 +99,7 @@ export async function runServe(
   };
   for (const s of STOP_SIGNALS) process.on(s, onEarly);
   try {
-    const handle = await startServing(options, deps);
+    const handle = await startServing(options, deps, () => early !== undefined);
     if (early !== undefined) handle.stop(early);
     return handle;
   } finally {
@@ -112,14 +112,20 @@ export async function runServe(
  * command waits (connect.ts): `cas serve` gave up at once, so a restart racing a command failed and
  * left no server running (found by probing).
  */
-async function startWhenFree(start: () => Promise<RunningService>): Promise<RunningService> {
+async function startWhenFree(
+  start: () => Promise<RunningService>,
+  stopAsked: () => boolean,
+): Promise<RunningService> {
   const started = Date.now();
   for (;;) {
     try {
       return await start();
     } catch (error) {
       if (!(error instanceof DataDirLockedError) || Date.now() - started > LOCK_WAIT_MS) throw error;
+      // Nothing is up yet to stop: a SIGINT/SIGTERM meanwhile was waited out, then exit 5 (found by probing).
+      if (stopAsked()) throw new InterruptedError();
       await new Promise((resolve) => setTimeout(resolve, 250));
+      if (stopAsked()) throw new InterruptedError();
     }
   }
 }
@@ -127,6 +133,7 @@ async function startWhenFree(start: () => Promise<RunningService>): Promise<Runn
 async function startServing(
   options: ServeOptions,
   deps: { log: (line: string) => void },
+  stopAsked: () => boolean,
 ): Promise<ServeHandle & { stop: (signal: string) => void }> {
   // One without the other was dropped without a word, the local key served instead (found by probing).
   if (options.provisionFlag === true && (options.apiKey === undefined || options.project === undefined)) {
@@ -144,21 +151,23 @@ async function startServing(
   const intents = options.intents === undefined ? undefined : readIntents(options.intents);
   refuseUnusableDataDir(options.dataDir);
   const serverSecret = randomToken();
-  const service = await startWhenFree(() =>
-    startService({
-      serverSecret,
-      dataDir: options.dataDir,
-      host: options.host,
-      port: options.port,
-      ...(options.wsPort === undefined ? {} : { wsPort: options.wsPort }),
-      log: deps.log,
-      ...(options.limits ? { limits: options.limits } : {}),
-      ...(options.reads ? { reads: options.reads } : {}),
-      memoryLimit: options.memoryLimit ?? SERVE_MEMORY_LIMIT,
-      ...(provision ? { provision } : {}),
-      ...(intents ? { intents } : {}),
-      prices: options.prices,
-    }),
+  const service = await startWhenFree(
+    () =>
+      startService({
+        serverSecret,
+        dataDir: options.dataDir,
+        host: options.host,
+        port: options.port,
+        ...(options.wsPort === undefined ? {} : { wsPort: options.wsPort }),
+        log: deps.log,
+        ...(options.limits ? { limits: options.limits } : {}),
+        ...(options.reads ? { reads: options.reads } : {}),
+        memoryLimit: options.memoryLimit ?? SERVE_MEMORY_LIMIT,
+        ...(provision ? { provision } : {}),
+        ...(intents ? { intents } : {}),
+        prices: options.prices,
+      }),
+    stopAsked,
   ).catch((error: unknown) => {
     if (error instanceof InvalidIntentsError) throw new UsageError(`--intents ${error.message}`);
     if (error instanceof PriceFileError) throw new UsageError(`--prices ${error.message}`);

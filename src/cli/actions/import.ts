@@ -77,13 +77,14 @@ function connectCountingRetries(
   stats: ImportStats,
   paths: readonly string[],
   say: (line: string) => void,
+  signal: AbortSignal,
 ) {
   const prices = typeof ctx.flags.prices === 'string' ? ctx.flags.prices : undefined;
   const thread = importNeedsOwnThread(paths);
   const onRetry = (): void => {
     stats.retries++;
   };
-  return connect(ctx.config, { log: say, onRetry, prices, workload: 'import', thread });
+  return connect(ctx.config, { log: say, onRetry, prices, workload: 'import', thread, signal });
 }
 
 export const importAction: Action = async (ctx, args) => {
@@ -130,9 +131,15 @@ export const importAction: Action = async (ctx, args) => {
   try {
     const result = await runImport(args, flags, {
       connect: () =>
-        connectCountingRetries(ctx, stats, args, (line) => {
-          if (!ctx.config.quiet) show.line(line);
-        }),
+        connectCountingRetries(
+          ctx,
+          stats,
+          args,
+          (line) => {
+            if (!ctx.config.quiet) show.line(line);
+          },
+          controller.signal,
+        ),
       dataDir: ctx.config.dataDir,
       target: {
         endpoint: ctx.config.endpoint ?? `embedded:${resolve(ctx.config.dataDir)}`,
