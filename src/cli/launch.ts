@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { bundleIsCurrent, bundleScript } from '../shared/bundle-script.js';
 import { applyV8Flags } from '../shared/v8-flags.js';
+import { installEarlySignals } from './early-signals.js';
 
 /**
  * bin/cas.js's entry. The build bundles main.ts and everything it imports into one file
@@ -13,6 +14,7 @@ const BUNDLE = fileURLToPath(new URL('./main.bundle.cjs', import.meta.url));
 const CODE_CACHE = fileURLToPath(new URL('./main.bundle.cache', import.meta.url));
 const MAIN = fileURLToPath(new URL('./main.js', import.meta.url));
 
+installEarlySignals();
 // Before the bundle compiles: V8 takes a code cache only under the flags it was made with.
 applyV8Flags();
 if (bundleIsCurrent(BUNDLE, MAIN)) {

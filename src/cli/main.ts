@@ -9,6 +9,7 @@ import { applyV8Flags } from '../shared/v8-flags.js';
 import { ACTIONS } from './actions/index.js';
 import type { GlobalFlags } from './config.js';
 import type { CliContext } from './context.js';
+import { releaseEarlySignals } from './early-signals.js';
 import { describeFailure, EXIT, localKeyHint } from './exit-codes.js';
 import { helpOfUnknown } from './help-unknown.js';
 import { buildProgram } from './program.js';
@@ -37,6 +38,8 @@ function onSignal(signal: NodeJS.Signals): void {
 }
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
+// After adding ours: a signal with no listener left for a moment is dropped, not delivered to the next.
+releaseEarlySignals();
 
 /**
  * Whether the command will start the embedded service on a thread of its own when no endpoint is set
