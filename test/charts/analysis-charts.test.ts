@@ -291,6 +291,52 @@ describe('grouping by an observed trait (decisions §6)', () => {
     ]);
   });
 
+  // Found by probing: prompts and firstIntentFriction (and four intent analyses) computed no count
+  // to rank groups by, so the groups came alphabetically and the cut at 50 could drop the largest.
+  it('ranks the groups most first, in every analyse', async () => {
+    const p = freshProject();
+    const convs = (user: string, n: number) =>
+      Array.from({ length: n }, (_, i) => [
+        summary(`2025-01-06T1${i}:00:00Z`, user, `s-${user}`, `c${i}`, {
+          turns: 1,
+          duration_s: 10,
+          function_errors: 0,
+          intents: ['refund'],
+          sentiment: 'positive',
+        }),
+        intent(`2025-01-06T1${i}:00:00Z`, user, `s-${user}`, `c${i}`, 'refund', { order_id: 'A' }),
+      ]).flat();
+    await seed(db, p, {
+      users: [
+        { user_id: 'few', traits: { team: 'aaa' } },
+        { user_id: 'many', traits: { team: 'zzz' } },
+      ],
+      events: [...convs('few', 1), ...convs('many', 3)],
+    });
+    const order = async (chart: 'conversation-analysis' | 'intent-analysis', analyse: string) =>
+      (await runChart(db, p, chart, { range: R, analyse, groupBy: { trait_name: 'team' } })).groups!.map(
+        (g) => g.group,
+      );
+    for (const analyse of [
+      'intentConversion',
+      'firstIntentFriction',
+      'sentiment',
+      'duration',
+      'prompts',
+      'newIntents',
+    ])
+      expect(await order('conversation-analysis', analyse), analyse).toEqual(['zzz', 'aaa']);
+    for (const analyse of [
+      'intentFulfillmentFriction',
+      'intentFulfillmentRate',
+      'intentFulfillmentSentiment',
+      'intentAcceptanceRate',
+      'attributeAcceptanceRate',
+      'intentFulfillmentEfficiency',
+    ])
+      expect(await order('intent-analysis', analyse), analyse).toEqual(['zzz', 'aaa']);
+  });
+
   it('leaves them out when the groups are listed', async () => {
     const duration = await runChart(db, project, 'conversation-analysis', {
       range: R,

@@ -98,7 +98,9 @@ function conversationSql(
   ctx: ChartContext,
   c: ConversationAnalysisControls & { analyse: Exclude<ConversationAnalyse, 'newIntents'> },
 ): string {
-  const needs = NEEDS[c.analyse].map((name) => ({ name, ...AGGREGATES[name]! }));
+  // `n` also ranks the groups (buildAnalysis): without it they came alphabetically (found by probing).
+  const names = c.groupBy ? [...new Set(['n', ...NEEDS[c.analyse]])] : NEEDS[c.analyse];
+  const needs = names.map((name) => ({ name, ...AGGREGATES[name]! }));
   const fields = [...new Set(needs.flatMap((a) => a.fields))];
   // The aggregates read no person: only user filters and groupBy need persons resolved.
   const convs = conversationFacts(q, ctx, c, fields, { persons: false });

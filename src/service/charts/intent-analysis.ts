@@ -115,7 +115,8 @@ function fieldsOf(analyse: IntentAnalyse): SummaryField[] {
 }
 
 function aggregatesSql(intents: string, analyse: IntentAnalyse): string {
-  const needs = NEEDS[analyse];
+  // `n` also ranks the groups (buildAnalysis): without it they came alphabetically (found by probing).
+  const needs = [...new Set(['n', ...NEEDS[analyse]])];
   const sql = (name: string) => `(${AGGREGATES[name]})::DOUBLE`;
   const binned = needs.filter((n) => !n.startsWith('u_')).map((n) => `${sql(n)} AS ${n}`);
   const once = needs.filter((n) => n.startsWith('u_')).map((n): [string, string] => [sql(n), n]);
