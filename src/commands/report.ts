@@ -58,10 +58,42 @@ export function planReport(options: Omit<ReportOptions, 'source' | 'now'>): Repo
   const plans = fromSpecs
     ? options.specs.map((argv) => ({ title: shellLine(argv), argv: [...argv] }))
     : defaultPlans(options.trait ?? '').filter((p) => options.trait !== undefined || p.argv[0] !== 'users');
-  return plans.map((plan) => {
-    const argv = withShared(plan.argv, options.shared);
-    return { plan, argv, built: options.parse(argv, fromSpecs ? `--chart "${plan.title}"` : 'cas report') };
-  });
+  return plans.flatMap((plan) =>
+    perIntent(plan, options.shared).map(({ plan: one, shared }) => {
+      const argv = withShared(one.argv, shared);
+      return {
+        plan: one,
+        argv,
+        built: options.parse(argv, fromSpecs ? `--chart "${one.title}"` : 'cas report'),
+      };
+    }),
+  );
+}
+
+/**
+ * The sentiment chart's `--intent` is the intent whose conversations it splits, one per chart: a
+ * report given several (a filter of every other chart) failed whole, "the sentiment chart takes one
+ * --intent" (found by probing). It draws one sentiment chart per intent, each with the `--where`
+ * that followed it; `--performed` filters stay on each.
+ */
+function perIntent(plan: ReportPlan, shared: SharedFlags): Array<{ plan: ReportPlan; shared: SharedFlags }> {
+  const groups: Array<Array<{ flag: string; value: string }>> = [];
+  const rest: Array<{ flag: string; value: string }> = [];
+  let current: Array<{ flag: string; value: string }> | undefined;
+  for (const s of shared.sequence) {
+    if (s.flag === 'intent') groups.push((current = [s]));
+    else if (s.flag === 'where' && current !== undefined) current.push(s);
+    else {
+      current = undefined;
+      rest.push(s);
+    }
+  }
+  if (plan.argv[0] !== 'sentiment' || plan.argv.includes('--intent') || groups.length < 2)
+    return [{ plan, shared }];
+  return groups.map((group) => ({
+    plan: { title: `${plan.title}: ${group[0]?.value}`, argv: plan.argv },
+    shared: { ...shared, sequence: [...rest, ...group] },
+  }));
 }
 
 async function discoverTrait(client: Client): Promise<string | undefined> {
