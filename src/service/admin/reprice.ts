@@ -1,7 +1,7 @@
 import { EVENT_NAMES } from '../../shared/event-names.js';
 import type { PropertyValue } from '../../shared/primitives.js';
 import type { RepriceBody, RepriceResult } from '../../shared/reprice.js';
-import { roundCost } from '../ingest/costs.js';
+import { roundCost, tokenCost } from '../ingest/costs.js';
 import { PRICES_AS_OF } from '../ingest/price-table.js';
 import { costOf, tableCost } from '../ingest/totals.js';
 import type { Database, Queryable } from '../store/database.js';
@@ -46,6 +46,9 @@ async function updateProperties(q: Queryable, project: string, rows: ReadonlyArr
   );
 }
 
+/** Whether the price table has the model (under its name or an alias). */
+const hasPrice = (model: string): boolean => tokenCost(model, { prompt: 0, completion: 0 }).known;
+
 /**
  * The costs the service priced from tokens (a stored `cost_known` says so; a cost the caller sent has
  * none and is left alone), priced again with the current table.
@@ -67,8 +70,11 @@ async function repriceEvents(q: Queryable, project: string, range: RepriceBody, 
     const priced = tableCost(props);
     if (!priced) continue;
     result.events_checked++;
-    if (!priced.known && typeof props.model === 'string' && unknown.size < MAX_UNKNOWN)
-      unknown.add(props.model);
+    // A model the table prices, on an event lacking one of its two token counts, is no model without
+    // a price: it was listed as one (found by probing).
+    const { model } = props;
+    if (!priced.known && typeof model === 'string' && !hasPrice(model) && unknown.size < MAX_UNKNOWN)
+      unknown.add(model);
     if (priced.cost !== props.cost || priced.known !== props.cost_known) {
       changed.push([row.event_id, { ...props, cost: priced.cost, cost_known: priced.known }]);
     }
