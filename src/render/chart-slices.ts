@@ -33,7 +33,13 @@ function slicesBlock(title: string, slices: readonly Slice[], heading: string, c
     ]);
   }
   const total = slices.reduce((a, s) => a + s.value, 0);
-  return block(title, table, [`Total: ${count(total, 'conversation')}`], color);
+  // A conversation shows one sentiment but may show several intents: the intents' sum counted such a
+  // conversation once per intent, as that many conversations (found by probing).
+  const footer =
+    heading === 'Intent'
+      ? `Total: ${formatNumber(total)} (a conversation counts once for each intent it showed)`
+      : `Total: ${count(total, 'conversation')}`;
+  return block(title, table, [footer], color);
 }
 
 export function sliceTables(

@@ -71,7 +71,9 @@ export const INTENT_DISTRIBUTION_DESCRIPTION =
   'Intent distribution (ours where the OpenAPI is silent): one slice per intent (the `intent` of ' +
   '`Intent Informed` events in the range), value = conversations, as (session_id, conversation_id) ' +
   "pairs, that showed it; largest first, ties by label; percent = share of the slices' total. " +
-  "groupBy: by the person's trait (persons without it are left out).";
+  "groupBy: by the person's trait; persons without it are a last `(none)` group when the values are " +
+  'observed, and left out when groupBy lists them (decisions §6). A conversation that showed several ' +
+  'intents counts in each of their slices, so the values may add up to more than the conversations.';
 
 export const SENTIMENT_DESCRIPTION =
   'Sentiment analysis (ours where the OpenAPI is silent): conversations, as (session_id, ' +
