@@ -82,6 +82,14 @@ describe('cas identify / alias against `cas serve`', () => {
     expect(local.code).toBe(0);
     expect(JSON.parse(local.stdout)).toMatchObject({ id: 'via-dir' });
   });
+
+  // Found by probing: it waited 10 s, then "in use by another process", the server unnamed.
+  it('a second cas serve of the directory names the one serving it, at once (exit 5)', async () => {
+    const second = await runCli(['serve', '--port', '0', '--data-dir', dir], { timeoutMs: 30_000 });
+    expect(second.code, second.stderr).toBe(5);
+    expect(second.stderr).toContain(`served already, by the cas serve at ${serve.info.url}`);
+    expect(second.ms).toBeLessThan(8_000);
+  });
 });
 
 describe('the embedded default', () => {

@@ -1,5 +1,5 @@
 import { ClientError, HttpError } from '../client/errors.js';
-import { InterruptedError, ServerBusyError, UsageError } from '../commands/errors.js';
+import { AlreadyServedError, InterruptedError, ServerBusyError, UsageError } from '../commands/errors.js';
 import { DataDirError, DataDirLockedError, firstLine, storageProblemOf } from '../service/lock-error.js';
 import { pathProblem } from '../shared/file-errors.js';
 import type { ConfigSources } from './config-sources.js';
@@ -36,6 +36,13 @@ export function describeFailure(error: unknown): Failure {
       code: EXIT.unavailable,
       message: error.message,
       hint: 'run the command again when it has fewer clients, give a longer --retry-time, or start it with higher --max-connections-per-address or --max-connections',
+    };
+  }
+  if (error instanceof AlreadyServedError) {
+    return {
+      code: EXIT.unavailable,
+      message: error.message,
+      hint: `the other commands use it as it is; to start this one instead, stop it first (Ctrl-C where it runs, or kill ${error.pid})`,
     };
   }
   if (error instanceof DataDirLockedError) {

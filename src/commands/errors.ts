@@ -35,3 +35,15 @@ export class ServerBusyError extends Error {
     this.name = 'ServerBusyError';
   }
 }
+
+/** `cas serve` over a data directory a running `cas serve` (its server.json, its process alive) serves. */
+export class AlreadyServedError extends Error {
+  constructor(
+    readonly url: string,
+    readonly pid: number,
+    readonly dataDir: string,
+  ) {
+    super(`the data directory ${dataDir} is served already, by the cas serve at ${url} (pid ${pid})`);
+    this.name = 'AlreadyServedError';
+  }
+}

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { InvalidIntentsError } from '../service/analysis/intent-rules.js';
-import { removeServerFile, writeServerFile } from '../service/data-dir.js';
+import { inspectServerFile, removeServerFile, writeServerFile } from '../service/data-dir.js';
 import { PriceFileError } from '../service/ingest/price-table.js';
 import { classifyDataDirError, DataDirLockedError } from '../service/lock-error.js';
 import { loopbackUrlFor, randomToken } from '../service/server-identity.js';
@@ -11,8 +11,8 @@ import { parseJsonText } from '../shared/json-syntax.js';
 import type { Limits } from '../shared/limits.js';
 import { apiKeyProblem } from '../shared/orgkeys.js';
 import { type ReadLimits, SERVE_MEMORY_LIMIT } from '../shared/read-limits.js';
-import { LOCK_WAIT_MS, refuseUnusableDataDir } from './connect.js';
-import { InterruptedError, UsageError } from './errors.js';
+import { LOCK_WAIT_MS, processAlive, refuseUnusableDataDir } from './connect.js';
+import { AlreadyServedError, InterruptedError, UsageError } from './errors.js';
 
 export interface ServeOptions {
   host: string;
@@ -121,7 +121,13 @@ async function startWhenFree(
     try {
       return await start();
     } catch (error) {
-      if (!(error instanceof DataDirLockedError) || Date.now() - started > LOCK_WAIT_MS) throw error;
+      if (!(error instanceof DataDirLockedError)) throw error;
+      // A running cas serve does not let go in a moment: it was waited for 10 s, then "in use by another
+      // process", the server that holds it unnamed (found by probing).
+      const served = inspectServerFile(error.dataDir);
+      if (served.kind === 'valid' && served.file.pid !== process.pid && processAlive(served.file.pid))
+        throw new AlreadyServedError(served.file.url, served.file.pid, error.dataDir);
+      if (Date.now() - started > LOCK_WAIT_MS) throw error;
       // Nothing is up yet to stop: a SIGINT/SIGTERM meanwhile was waited out, then exit 5 (found by probing).
       if (stopAsked()) throw new InterruptedError();
       await new Promise((resolve) => setTimeout(resolve, 250));
