@@ -480,6 +480,10 @@ describe('cas import stopped by the service', () => {
         `cas: stopped after ${stored} events were stored (0 already there) of ${run.stderr.match(/of ([\d,]+) records read/)?.[1]} records read; the checkpoint is saved: run the same command again to resume`,
       );
       expect(run.stderr).toMatch(/503 from POST \/bc\/v1\/events\/queue/);
+      // --json still ends with the summary: stdout was empty (found by probing).
+      const summary = JSON.parse(run.stdout) as Record<string, unknown>;
+      expect(summary).toMatchObject({ accepted: stored, stopped: true });
+      expect(String(summary.error)).toMatch(/503 from POST \/bc\/v1\/events\/queue/);
       flaky.heal();
       const again = await runCli([...args, ...flags, '--json']);
       expect(again.code, again.stderr).toBe(0);

@@ -129,7 +129,7 @@ async function locate(s: ImportSettings, deps: ImportDeps): Promise<{ path?: str
   return { path: checkpointPath(deps.dataDir, fingerprint(ids, eventOptions(s), deps.target)), totalBytes };
 }
 
-function summarize(stats: ImportStats, started: number, end: ImportResult['end']): ImportSummary {
+export function summarize(stats: ImportStats, started: number, end: ImportResult['end']): ImportSummary {
   const stopped = end === 'interrupted' || end === 'max-errors';
   return {
     records: stats.records,

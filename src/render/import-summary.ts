@@ -26,6 +26,8 @@ export interface ImportSummaryData {
   unread?: number | null;
   /** When stopped: records read that the service did not acknowledge, sent or not (a re-run sends them). */
   unsent?: number;
+  /** When the run failed (the service refused or went away): why, as stderr says it. */
+  error?: string;
 }
 
 export interface ImportOutcome {

@@ -3,12 +3,13 @@ import { join, resolve } from 'node:path';
 import ora, { type Ora } from 'ora';
 import { checkPriceFile, connect } from '../../commands/connect.js';
 import { InterruptedError } from '../../commands/errors.js';
-import { type ImportFlags, runImport } from '../../commands/import.js';
+import { type ImportFlags, runImport, summarize } from '../../commands/import.js';
 import { importNeedsOwnThread } from '../../commands/import-thread.js';
 import { type ImportStats, newStats } from '../../importer/pipeline.js';
 import { endingLine, progressLine, renderImportSummary } from '../../render/import-summary.js';
+import { json } from '../../render/output.js';
 import type { Action, CliContext } from '../context.js';
-import { EXIT } from '../exit-codes.js';
+import { describeFailure, EXIT } from '../exit-codes.js';
 
 /** Off a terminal, a plain progress line this often (cli.md: "every few seconds"). */
 const PLAIN_EVERY_MS = 5000;
@@ -94,6 +95,7 @@ export const importAction: Action = async (ctx, args) => {
   // "--dry-run validates and maps everything" (cli.md): --prices too, which connect() checks otherwise.
   if (dryRun && typeof ctx.flags.prices === 'string') await checkPriceFile(ctx.flags.prices);
   const stats = newStats();
+  const startedAt = Date.now();
   const controller = new AbortController();
   // Every request in flight listens to this signal until it ends (up to --concurrency, 16 into a
   // `cas serve`): past Node's default of 10 it printed a MaxListenersExceededWarning, though none leaks.
@@ -183,6 +185,15 @@ export const importAction: Action = async (ctx, args) => {
     // failure: what was stored, and that the same command resumes, went unsaid (found by probing).
     show.stop();
     if (!dryRun && stats.batches > 0) {
+      // --json promises the summary (cli.md): a run the service stopped left stdout empty, though it
+      // had stored events (found by probing).
+      if (format === 'json') {
+        const summary = {
+          ...summarize(stats, startedAt, 'interrupted'),
+          error: describeFailure(error).message,
+        };
+        ctx.out(json(summary));
+      }
       const fromStdin = args.includes('-');
       ctx.warn(
         `cas: stopped after ${stats.accepted.toLocaleString('en')} events were stored (${stats.duplicates.toLocaleString('en')} already there) of ${stats.records.toLocaleString('en')} records read; ${fromStdin ? 'input from stdin keeps no checkpoint: run it again to send what is missing (nothing is stored twice)' : 'the checkpoint is saved: run the same command again to resume'}`,
