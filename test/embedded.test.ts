@@ -1,9 +1,7 @@
-import { once } from 'node:events';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawnTracked } from './helpers/processes.js';
+import { holdDataDir } from './helpers/lock-holder.js';
 import { tempDir } from './helpers/temp.js';
 
 // The built package, because the worker entry is a built file beside embedded.js (npm test builds first).
@@ -92,21 +90,8 @@ describe('embedded service', () => {
 
   it('reports a data directory held by another service as DataDirLockedError, across the thread', async () => {
     const dir = dataDir();
-    mkdirSync(dir, { recursive: true });
-    // DuckDB's lock is per process, so the holder is another process.
-    const holder = spawnTracked(
-      process.execPath,
-      [
-        '--input-type=module',
-        '-e',
-        `import { DuckDBInstance } from '@duckdb/node-api';
-         await DuckDBInstance.create(${JSON.stringify(join(dir, 'cas.duckdb'))});
-         console.log('ready'); setInterval(() => {}, 1000);`,
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
+    const holder = await holdDataDir(dir);
     try {
-      await once(holder.stdout, 'data');
       const attempt = startEmbeddedService({ dataDir: dir, log: () => undefined });
       await expect(attempt).rejects.toBeInstanceOf(DataDirLockedError);
     } finally {

@@ -1,9 +1,9 @@
 import { once } from 'node:events';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CAS_BIN, cleanEnv } from './helpers/cli.js';
+import { holdDataDir } from './helpers/lock-holder.js';
 import { spawnTracked } from './helpers/processes.js';
 import { tempDir } from './helpers/temp.js';
 
@@ -17,27 +17,9 @@ const FIXTURE = join(ROOT, 'fixtures', 'turns.csv');
 const dir = tempDir('cas-lock-wait-');
 afterAll(() => dir.cleanup());
 
-/** Another process holding `<data>/cas.duckdb` (DuckDB's lock is per process). */
-async function holdDirectory(data: string) {
-  mkdirSync(data, { recursive: true });
-  const holder = spawnTracked(
-    process.execPath,
-    [
-      '--input-type=module',
-      '-e',
-      `import { DuckDBInstance } from '@duckdb/node-api';
-       await DuckDBInstance.create(${JSON.stringify(join(data, 'cas.duckdb'))});
-       console.log('ready'); setInterval(() => {}, 1000);`,
-    ],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  await once(holder.stdout, 'data');
-  return holder;
-}
-
 async function interruptedWhileWaiting(args: string[], signal: NodeJS.Signals) {
   const data = join(dir.path, `${args[0]}-${signal}`);
-  const holder = await holdDirectory(data);
+  const holder = await holdDataDir(data);
   try {
     const child = spawnTracked(process.execPath, [CAS_BIN, ...args, '--data-dir', data], {
       env: cleanEnv(),

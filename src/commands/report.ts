@@ -81,8 +81,10 @@ function perIntent(plan: ReportPlan, shared: SharedFlags): Array<{ plan: ReportP
   const rest: Array<{ flag: string; value: string }> = [];
   let current: Array<{ flag: string; value: string }> | undefined;
   for (const s of shared.sequence) {
-    if (s.flag === 'intent') groups.push((current = [s]));
-    else if (s.flag === 'where' && current !== undefined) current.push(s);
+    if (s.flag === 'intent') {
+      current = [s];
+      groups.push(current);
+    } else if (s.flag === 'where' && current !== undefined) current.push(s);
     else {
       current = undefined;
       rest.push(s);

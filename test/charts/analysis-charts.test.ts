@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/service/store/database.js';
+import { CONVERSATION_ANALYSES, INTENT_ANALYSES } from '../../src/shared/analysis-controls.js';
 import { type SeedData, seed } from '../helpers/seed.js';
 import { freshProject, openChartDb, retrieve, runChart, withoutDrilldowns } from './harness.js';
 
@@ -317,23 +318,9 @@ describe('grouping by an observed trait (decisions §6)', () => {
       (await runChart(db, p, chart, { range: R, analyse, groupBy: { trait_name: 'team' } })).groups!.map(
         (g) => g.group,
       );
-    for (const analyse of [
-      'intentConversion',
-      'firstIntentFriction',
-      'sentiment',
-      'duration',
-      'prompts',
-      'newIntents',
-    ])
+    for (const analyse of CONVERSATION_ANALYSES)
       expect(await order('conversation-analysis', analyse), analyse).toEqual(['zzz', 'aaa']);
-    for (const analyse of [
-      'intentFulfillmentFriction',
-      'intentFulfillmentRate',
-      'intentFulfillmentSentiment',
-      'intentAcceptanceRate',
-      'attributeAcceptanceRate',
-      'intentFulfillmentEfficiency',
-    ])
+    for (const analyse of INTENT_ANALYSES)
       expect(await order('intent-analysis', analyse), analyse).toEqual(['zzz', 'aaa']);
   });
 
