@@ -150,15 +150,10 @@ export function refuseMisplaced(
   }
 }
 
-/** Where the values of `collect`'s layers come from, for a clash's message. */
-export interface Provenance {
-  /** The nested object's name: `properties`, `traits` or `attributes`. */
-  nested: string;
-  /** A field's value is a `--set` constant, not the record's own. */
-  constant(field: string): boolean;
+/** The record's own values (FieldReader), to tell them from `--set` constants in a clash. */
+export interface OwnValues {
+  own(field: string): unknown;
 }
-
-const RECORD_ONLY: Provenance = { nested: 'properties', constant: () => false };
 
 function sameValue(a: unknown, b: unknown): boolean {
   return a === b || JSON.stringify(a) === JSON.stringify(b);
@@ -181,7 +176,10 @@ export function collect(
   own: Record<string, unknown>,
   /** Receives the unforced extras left out, and why. */
   dropped?: LeftOut[],
-  provenance: Provenance = RECORD_ONLY,
+  /** The nested object's name, for messages: `properties`, `traits` or `attributes`. */
+  nestedName: string = target === 'prop' ? 'properties' : 'traits',
+  /** Without it, every value is the record's own. */
+  record?: OwnValues,
 ): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
   // Which source gave a name before is found again only when the name comes twice with another
@@ -190,11 +188,12 @@ export function collect(
   const labelAt = (key: string, layer: number, index: number): string => {
     const e = extras[index];
     if (layer === 0 && e) return e.target === 'auto' ? e.name : `${e.target}.${e.name}`;
-    if (layer === 1) return `${provenance.nested}.${key}`;
+    if (layer === 1) return `${nestedName}.${key}`;
     return layer === 2 ? `${target}.${key}` : key;
   };
+  const constant = (field: string) => record !== undefined && record.own(field) === undefined;
   const constantAt = (key: string, layer: number): boolean =>
-    layer === 2 ? provenance.constant(`${target}.${key}`) : layer === 3 && provenance.constant(key);
+    layer === 2 ? constant(`${target}.${key}`) : layer === 3 && constant(key);
   const earlier = (key: string, layer: number, index: number): { layer: number; index: number } => {
     let found = { layer: 0, index: 0 };
     for (let i = 0; i < (layer === 0 ? index : extras.length); i++) {

@@ -202,10 +202,7 @@ export function mapRecord(record: RawRecord, plan: AccessPlan): MapOutcome {
     };
     const dropped: LeftOut[] = [];
     const into: Into = (target, nested, own, nestedName) =>
-      collect(target, extras, forced, nested, own, dropped, {
-        nested: nestedName ?? (target === 'prop' ? 'properties' : 'traits'),
-        constant: (field) => r.own(field) === undefined,
-      });
+      collect(target, extras, forced, nested, own, dropped, nestedName, r);
     body(kind, r, into, event);
     const invalid = validate(kind, event);
     if (invalid !== undefined) return { ok: false, reason: invalid };
