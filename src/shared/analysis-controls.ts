@@ -102,23 +102,28 @@ export const INTENT_ANALYSIS_DESCRIPTION =
   'attributeAcceptanceRate: attributes (properties besides intent and source) of the intents, percent ' +
   'whose intent was accepted. intentFulfillmentEfficiency: percent of fulfilled intents done in one turn.';
 
-/** The controls of the five charts, given the range, user-filter and intent fields of the spec charts. */
-export function analysisControlsSchemas<R extends z.ZodType, U extends z.ZodType, S extends z.ZodType>(
-  range: R,
-  userFilters: U,
-  shownIntents: S,
-  groupBy: typeof traitGroupSchema,
-) {
+/**
+ * The controls of the five charts, given the range, user-filter and intent fields of the spec charts.
+ * `binless` is the range of the three that draw no time bins (funnel, intents, sentiment): the bin
+ * limit refused them a range of years by day, though they never build a bin (found by probing).
+ */
+export function analysisControlsSchemas<
+  R extends z.ZodType,
+  B extends z.ZodType,
+  U extends z.ZodType,
+  S extends z.ZodType,
+>(range: R, binless: B, userFilters: U, shownIntents: S, groupBy: typeof traitGroupSchema) {
   const common = { range, userFilters, shownIntents, groupBy: groupBy.optional() };
+  const unbinned = { ...common, range: binless };
   return {
     funnel: z
       .strictObject({
-        ...common,
+        ...unbinned,
         eventFilters: z.array(eventFilterSchema).min(1, 'at least one step is required'),
         conversionWindow: conversionWindowSchema.optional(),
       })
       .meta({ description: FUNNEL_DESCRIPTION }),
-    'intent-distribution': z.strictObject(common).meta({ description: INTENT_DISTRIBUTION_DESCRIPTION }),
+    'intent-distribution': z.strictObject(unbinned).meta({ description: INTENT_DISTRIBUTION_DESCRIPTION }),
     'conversation-analysis': z
       .strictObject({ ...common, analyse: z.enum(CONVERSATION_ANALYSES) })
       .meta({ description: CONVERSATION_ANALYSIS_DESCRIPTION }),
@@ -126,7 +131,7 @@ export function analysisControlsSchemas<R extends z.ZodType, U extends z.ZodType
       .strictObject({ ...common, analyse: z.enum(INTENT_ANALYSES) })
       .meta({ description: INTENT_ANALYSIS_DESCRIPTION }),
     'sentiment-analysis': z
-      .strictObject({ ...common, intentFilter: intentFilterSchema })
+      .strictObject({ ...unbinned, intentFilter: intentFilterSchema })
       .meta({ description: SENTIMENT_DESCRIPTION }),
   };
 }

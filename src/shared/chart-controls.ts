@@ -44,6 +44,9 @@ export interface ControlsOptions {
   maxBins?: number;
 }
 
+/** A range no bin limit bounds, for charts that build no bins: the limit is of what a chart draws. */
+const BINLESS_RANGE = chartRangeSchemaWith(Number.POSITIVE_INFINITY);
+
 function buildSchemas(maxBins: number) {
   const range = chartRangeSchemaWith(maxBins);
   const userFilters = z.array(userFilterSchema).optional();
@@ -78,7 +81,7 @@ function buildSchemas(maxBins: number) {
       shownIntents,
       groupBy: traitGroupSchema.optional(),
     }),
-    ...analysisControlsSchemas(range, userFilters, shownIntents, traitGroupSchema),
+    ...analysisControlsSchemas(range, BINLESS_RANGE, userFilters, shownIntents, traitGroupSchema),
   };
 }
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/service/store/database.js';
 import { CONVERSATION_ANALYSES, INTENT_ANALYSES } from '../../src/shared/analysis-controls.js';
 import { type SeedData, seed } from '../helpers/seed.js';
-import { freshProject, openChartDb, retrieve, runChart, withoutDrilldowns } from './harness.js';
+import { controlsOf, freshProject, openChartDb, retrieve, runChart, withoutDrilldowns } from './harness.js';
 
 /**
  * The five charts of the hosted OpenAPI beyond spec 4.1 on a small hand-made project whose answers
@@ -263,6 +263,35 @@ describe('intent-analysis', () => {
     });
     const drilled = await retrieve(db, project, rate.points![0]!.drilldown_id!);
     expect(drilled.kind === 'users' && drilled.rows.map((r) => r.user_id)).toEqual(['u1', 'u2']);
+  });
+});
+
+// Found by probing: charts that draw no time bins were refused over 1,000 day bins all the same.
+describe('charts without time bins', () => {
+  const LONG = { start: '2020-01-01', end: '2025-03-09', period: 'day', tz: 'UTC' } as const;
+
+  it('take a range of any length: funnel, intents and sentiment', async () => {
+    const funnel = await runChart(db, project, 'funnel', {
+      range: LONG,
+      eventFilters: [{ event_name: 'Turn' }, { event_name: 'Purchase' }],
+    });
+    expect(funnel.events?.map((s) => s.count)).toEqual([2, 1]);
+    const intents = await runChart(db, project, 'intent-distribution', { range: LONG });
+    expect(intents.slices?.map((s) => [s.label, s.value])).toEqual([
+      ['billing', 2],
+      ['refund', 2],
+    ]);
+    const sentiment = await runChart(db, project, 'sentiment-analysis', {
+      range: LONG,
+      intentFilter: { intent: 'billing' },
+    });
+    expect(sentiment.slices?.map((s) => s.value).reduce((a, b) => a + b, 0)).toBe(2);
+  });
+
+  it('charts that bin are still bounded', () => {
+    expect(() => controlsOf('conversation-analysis', { range: LONG, analyse: 'duration' })).toThrow(
+      /range has 1894 day bins; at most 1000 are allowed/,
+    );
   });
 });
 

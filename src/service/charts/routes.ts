@@ -16,7 +16,7 @@ import {
 } from '../../shared/chart-responses.js';
 import { LIMITS } from '../../shared/limits.js';
 import { idSchema } from '../../shared/primitives.js';
-import { binsOf } from '../../shared/time-bins.js';
+import { countBins } from '../../shared/time-bins.js';
 import { cohortsFor } from '../cohorts/store.js';
 import { invalidInput } from '../errors.js';
 import { REQUIRED_PARAM } from '../http/openapi.js';
@@ -131,7 +131,8 @@ export function chartRoutes(db: Database, limits: ChartLimits = LIMITS, options:
         // Paths are relative to chartControls, as decisions §1 shows (`range.tz`).
         if (!parsed.ok) throw invalidInput(parsed.issues);
         await assertChartValid(db.read, parsed.value);
-        assertCells(cellsAtLeast(kind, parsed.value, binsOf(parsed.value.range).length), budget);
+        // Counted, not built: a funnel, intents or sentiment chart may span any number of bins it never draws.
+        assertCells(cellsAtLeast(kind, parsed.value, countBins(parsed.value.range)), budget);
         return leaseRead(db, tenant, async (q) => {
           const cohorts = await cohortsFor(q, tenant.projectId, parsed.value);
           const ctx = makeContext(
