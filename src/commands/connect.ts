@@ -1,5 +1,6 @@
 import { lstatSync, readlinkSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { attemptLine, retryLine } from '../client/attempt-lines.js';
 import { type ProbeResult, probeHealth } from '../client/health-probe.js';
 import { type AttemptInfo, type Client, createClient } from '../client/http-client.js';
@@ -373,22 +374,15 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
         throw new ServerBusyError(busy.url, config.dataDir, busy.why, waited);
       if (busy === undefined && waited > LOCK_WAIT_MS) throw error;
       // A command interrupted while it waits stops now: it waited the rest out, then exit 5 (found by probing).
-      deps.signal?.throwIfAborted();
-      await pause(250, deps.signal);
-      deps.signal?.throwIfAborted();
+      await pauseUnlessAborted(250, deps.signal);
     }
   }
 }
 
-/** `ms`, or less when `signal` aborts first. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
+/** Waits `ms` and then throws the abort's reason if `signal` aborted meanwhile (or had already). */
+export async function pauseUnlessAborted(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  signal?.throwIfAborted();
+  // An abort ends the pause early with an AbortError; the signal's own reason is thrown instead.
+  await sleep(ms, undefined, signal === undefined ? {} : { signal }).catch(() => undefined);
+  signal?.throwIfAborted();
 }

@@ -11,7 +11,7 @@ import { parseJsonText } from '../shared/json-syntax.js';
 import type { Limits } from '../shared/limits.js';
 import { apiKeyProblem } from '../shared/orgkeys.js';
 import { type ReadLimits, SERVE_MEMORY_LIMIT } from '../shared/read-limits.js';
-import { LOCK_WAIT_MS, processAlive, refuseUnusableDataDir } from './connect.js';
+import { LOCK_WAIT_MS, pauseUnlessAborted, processAlive, refuseUnusableDataDir } from './connect.js';
 import { AlreadyServedError, InterruptedError, UsageError } from './errors.js';
 
 export interface ServeOptions {
@@ -94,12 +94,14 @@ export async function runServe(
   // A stop asked for while it starts (a service manager's quick SIGTERM) stops it once it is up, with
   // exit 0 as any stop; it was "interrupted", exit 130 (found by probing).
   let early: string | undefined;
+  const stop = new AbortController();
   const onEarly = (signal: string) => {
     early ??= signal;
+    stop.abort(new InterruptedError());
   };
   for (const s of STOP_SIGNALS) process.on(s, onEarly);
   try {
-    const handle = await startServing(options, deps, () => early !== undefined);
+    const handle = await startServing(options, deps, stop.signal);
     if (early !== undefined) handle.stop(early);
     return handle;
   } finally {
@@ -114,7 +116,7 @@ export async function runServe(
  */
 async function startWhenFree(
   start: () => Promise<RunningService>,
-  stopAsked: () => boolean,
+  stopped: AbortSignal,
 ): Promise<RunningService> {
   const started = Date.now();
   for (;;) {
@@ -129,9 +131,7 @@ async function startWhenFree(
         throw new AlreadyServedError(served.file.url, served.file.pid, error.dataDir);
       if (Date.now() - started > LOCK_WAIT_MS) throw error;
       // Nothing is up yet to stop: a SIGINT/SIGTERM meanwhile was waited out, then exit 5 (found by probing).
-      if (stopAsked()) throw new InterruptedError();
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      if (stopAsked()) throw new InterruptedError();
+      await pauseUnlessAborted(250, stopped);
     }
   }
 }
@@ -139,7 +139,7 @@ async function startWhenFree(
 async function startServing(
   options: ServeOptions,
   deps: { log: (line: string) => void },
-  stopAsked: () => boolean,
+  stopSignal: AbortSignal,
 ): Promise<ServeHandle & { stop: (signal: string) => void }> {
   // One without the other was dropped without a word, the local key served instead (found by probing).
   if (options.provisionFlag === true && (options.apiKey === undefined || options.project === undefined)) {
@@ -173,7 +173,7 @@ async function startServing(
         ...(intents ? { intents } : {}),
         prices: options.prices,
       }),
-    stopAsked,
+    stopSignal,
   ).catch((error: unknown) => {
     if (error instanceof InvalidIntentsError) throw new UsageError(`--intents ${error.message}`);
     if (error instanceof PriceFileError) throw new UsageError(`--prices ${error.message}`);

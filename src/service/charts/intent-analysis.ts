@@ -114,9 +114,9 @@ function fieldsOf(analyse: IntentAnalyse): SummaryField[] {
   return (['turns', 'function_errors', 'sentiment'] as const).filter((f) => sql.includes(f));
 }
 
-function aggregatesSql(intents: string, analyse: IntentAnalyse): string {
+function aggregatesSql(intents: string, analyse: IntentAnalyse, grouped: boolean): string {
   // `n` also ranks the groups (buildAnalysis): without it they came alphabetically (found by probing).
-  const needs = [...new Set(['n', ...NEEDS[analyse]])];
+  const needs = grouped ? [...new Set(['n', ...NEEDS[analyse]])] : NEEDS[analyse];
   const sql = (name: string) => `(${AGGREGATES[name]})::DOUBLE`;
   const binned = needs.filter((n) => !n.startsWith('u_')).map((n) => `${sql(n)} AS ${n}`);
   const once = needs.filter((n) => n.startsWith('u_')).map((n): [string, string] => [sql(n), n]);
@@ -132,7 +132,7 @@ export async function intentAnalysisChart(
   const intents = intentFacts(q, ctx, c, c.analyse === 'attributeAcceptanceRate', fieldsOf(c.analyse), {
     persons: false,
   });
-  const sql = q.sql(aggregatesSql(intents, c.analyse));
+  const sql = q.sql(aggregatesSql(intents, c.analyse, c.groupBy !== undefined));
   const rows = await ctx.db.all<AggRow>(sql, q.params.values);
   const encode = tokenEncoder(ctx, 'intent-analysis', c);
   const drill = (bin: number, grp: GroupKey | undefined) => {
