@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { endingLine, type ProgressStats, progressLine } from './import-summary.js';
+import { endingLine, type ProgressStats, progressLine, renderImportSummary } from './import-summary.js';
 
 const stats = (over: Partial<ProgressStats> = {}): ProgressStats => ({
   phase: 'sending',
@@ -98,5 +98,37 @@ describe('endingLine', () => {
     expect(endingLine({ ...done, summary: { ...summary, stopped: false, rejected: 0 } })).toBe(
       'already imported (checkpoint found); nothing sent. Use --restart to send it again',
     );
+  });
+});
+
+describe('renderImportSummary', () => {
+  it("shows a dry run's event names with their control characters escaped, each on its own row", () => {
+    const summary = {
+      records: 2,
+      events: 2,
+      accepted: 0,
+      duplicates: 0,
+      duplicate_records: 0,
+      rejected: 0,
+      ends_refused: 0,
+      batches: 0,
+      retries: 0,
+      seconds: 0,
+      skipped: 0,
+      stopped: false,
+    };
+    const text = renderImportSummary(
+      {
+        summary,
+        end: 'complete',
+        dryRun: true,
+        byEvent: { 'Ev \u001b]0;PWNED\u0007\u001b[2J': 1, 'a\nb': 1 },
+      },
+      'table',
+      { color: false },
+    );
+    expect([...text].some((c) => c !== '\n' && c.charCodeAt(0) < 0x20)).toBe(false);
+    expect(text).toContain('Ev \\x1b]0;PWNED\\x07\\x1b[2J');
+    expect(text).toContain('a\\nb');
   });
 });

@@ -1,5 +1,6 @@
 import Table from 'cli-table3';
 import { json } from './output.js';
+import { escapeControls } from './terminal-text.js';
 
 /** What the summary shows (cli.md's object plus the fields below); commands/import.ts produces it. */
 export interface ImportSummaryData {
@@ -175,7 +176,8 @@ export function renderImportSummary(
   if (result.dryRun) {
     rows.push(['events by name', '']);
     for (const [name, count] of Object.entries(result.byEvent ?? {}).sort((a, b) => b[1] - a[1])) {
-      rows.push([`  ${name}`, n(count)]);
+      // An event's name is the input's text: a control sequence in it must not act on the terminal.
+      rows.push([`  ${escapeControls(name, { oneLine: true })}`, n(count)]);
     }
   }
   for (const [k, v] of rows) table.push({ [k]: v });
