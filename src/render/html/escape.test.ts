@@ -10,6 +10,14 @@ describe('jsonForScript', () => {
     expect(JSON.parse(text)).toEqual(value);
   });
 
+  it('leaves no DEL, C1 or bidi control raw, so a page printed to a terminal cannot act on it', () => {
+    const value = { intent: 'x\u009b2J\u202eabc\u007f\u0085\u2066' };
+    const text = jsonForScript(value);
+    expect([...text].some((c) => /[\u007f-\u009f\u202e\u2066]/u.test(c))).toBe(false);
+    expect(text).toContain('\\u009b2J\\u202eabc');
+    expect(JSON.parse(text)).toEqual(value);
+  });
+
   it('keeps numbers, nulls and nesting exact', () => {
     const value = [{ n: 0.1, big: 1e21, none: null, list: [true, 'é'] }];
     expect(JSON.parse(jsonForScript(value))).toEqual(value);

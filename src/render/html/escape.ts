@@ -5,10 +5,13 @@ import { createHash } from 'node:crypto';
  * `<script type="application/json">`, which the browser never runs but whose text ends at the first
  * `</script`: so `<` (and `>`, `&`, for old parsers' comment and entity rules) are written as JSON
  * escapes, which JSON.parse reads back to the same string. U+2028/U+2029 are escaped because they
- * end a line in a JavaScript string literal, should this text ever be inlined into one.
+ * end a line in a JavaScript string literal, should this text ever be inlined into one. DEL, the C1
+ * controls and the bidi controls, which JSON.stringify leaves raw, are escaped too: a page written to
+ * a terminal (`--format html` without `--out`) must not act on it (U+009B is a CSI to xterm), as
+ * `terminal-text.ts` keeps every other output from doing; JSON.parse reads them back the same.
  */
 
-const UNSAFE = /[<>&\u2028\u2029]/g;
+const UNSAFE = /[<>&\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
 
 function unicodeEscape(ch: string): string {
   return `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
