@@ -17,6 +17,13 @@ describe('escapeControls', () => {
     expect(escapeControls('plan · “pro” ✓ 中文 😀 C:\\dir')).toBe('plan · “pro” ✓ 中文 😀 C:\\dir');
   });
 
+  it('shows the characters that draw nothing, so two ids that look alike read apart; keeps ZWJ', () => {
+    expect(escapeControls('alice\u200b\u2060\ufeff\u180e')).toBe('alice\\u200b\\u2060\\ufeff\\u180e');
+    expect(escapeControls('👩\u200d💻')).toBe('👩\u200d💻');
+    expect(JSON.parse(terminalSafeJson(JSON.stringify('a\u200b')))).toBe('a\u200b');
+    expect(terminalSafeJson(JSON.stringify('a\u200b'))).toBe('"a\\u200b"');
+  });
+
   it('escapeDeep reaches keys and nested values, and keeps numbers and nulls', () => {
     expect(escapeDeep({ 'k\u001b': ['\u0007', 1, null, { x: '\u009b' }] })).toEqual({
       'k\\x1b': ['\\x07', 1, null, { x: '\\x9b' }],

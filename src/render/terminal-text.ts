@@ -9,13 +9,17 @@
  * C0 controls except LF (tables and multi-line messages need it), DEL, C1 controls, and the
  * invisible reorderers and separators that make text read differently from what it is: bidi
  * embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069), LRM/RLM/ALM, and the
- * line/paragraph separators U+2028/U+2029.
+ * line/paragraph separators U+2028/U+2029. Also the characters that draw nothing and join nothing
+ * (zero-width space U+200B, word joiner U+2060, U+FEFF, Mongolian vowel separator U+180E): `alice`
+ * with four of them looked like `alice`, and cli-table3 counted each as a column, so the row's border
+ * fell short. ZWJ/ZWNJ (U+200C/D) stay: emoji sequences and several scripts are written with them.
  */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-const UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
+const UNSAFE =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+  /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]/g;
 
 /** The same set plus LF, and only the characters JSON.stringify leaves raw, for JSON output. */
-const UNSAFE_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
+const UNSAFE_IN_JSON = /[\u007f-\u009f\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]/g;
 
 function visible(char: string): string {
   const code = char.charCodeAt(0);
