@@ -78,6 +78,16 @@ describe('renderListing', () => {
       }
     });
 
+    it('breaks a word wider than the narrowed column over lines instead of cutting it short', () => {
+      const url = `https://example.com/${'a/'.repeat(40)}token=SECRET123`;
+      const long = { columns: ['id', 'traits'], rows: [['w', `note=see ${url} end`]] };
+      const table = renderListing({}, long, 'table', { color: false, width: 50 });
+      expect(table).not.toContain('…');
+      expect(Math.max(...lines(table).map((l) => l.length))).toBeLessThanOrEqual(50);
+      const cells = lines(table).map((l) => l.split('│')[2]?.trim() ?? '');
+      expect(cells.join('')).toContain(url);
+    });
+
     it('leaves a table that fits, or one that cannot fit, as it is', () => {
       const natural = renderListing({}, wide, 'table', opts);
       expect(lines(natural)[0]!.length).toBeGreaterThan(100);

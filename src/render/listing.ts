@@ -1,5 +1,6 @@
 import { stripVTControlCharacters } from 'node:util';
 import Table from 'cli-table3';
+import { breakLongWords } from './break-words.js';
 import { type CsvOptions, csvCell, DEFAULT_CSV, json, jsonLine, type OutputFormat } from './output.js';
 import { escapeControls } from './terminal-text.js';
 
@@ -39,9 +40,14 @@ const MIN_WRAPPED = 16;
 /**
  * Column widths that fit a drawn table into `width` by narrowing its widest column of text (one
  * whose cells have spaces to wrap at: an id or a date would be cut short instead), read off the
- * table's top border (its drawn widths, padding included); undefined when it fits or cannot.
+ * table's top border (its drawn widths, padding included), and which column that is; undefined when
+ * it fits or cannot.
  */
-function fitted(drawn: string, width: number, prose: readonly boolean[]): number[] | undefined {
+function fitted(
+  drawn: string,
+  width: number,
+  prose: readonly boolean[],
+): { widths: number[]; column: number } | undefined {
   const top = stripVTControlCharacters(drawn.split('\n')[0] ?? '');
   const excess = top.length - width;
   if (excess <= 0) return undefined;
@@ -53,7 +59,7 @@ function fitted(drawn: string, width: number, prose: readonly boolean[]): number
   if (widest < 0) return undefined;
   const narrowed = widths[widest]! - excess;
   if (narrowed < MIN_WRAPPED) return undefined;
-  return widths.map((w, i) => (i === widest ? narrowed : w));
+  return { widths: widths.map((w, i) => (i === widest ? narrowed : w)), column: widest };
 }
 
 const text = (cell: Cell): string => (cell === null || cell === undefined ? '' : String(cell));
@@ -82,18 +88,23 @@ export function renderListing(
   const cells = rows.map((row) =>
     row.map((cell) => (text(cell) === '' ? '-' : escapeControls(text(cell), { oneLine: true }))),
   );
-  const draw = (colWidths?: number[]): string => {
+  const draw = (fit?: { widths: number[]; column: number }): string => {
     const table = new Table({
       head: [...columns],
       style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [] },
-      ...(colWidths === undefined ? {} : { colWidths, wordWrap: true }),
+      ...(fit === undefined ? {} : { colWidths: fit.widths, wordWrap: true }),
     });
-    for (const row of cells) table.push(row);
+    // A word wider than the narrowed column is broken, not cut short with "…"; 2 is the padding.
+    const inside = fit === undefined ? 0 : (fit.widths[fit.column] ?? 0) - 2;
+    for (const row of cells)
+      table.push(
+        fit === undefined ? row : row.map((c, i) => (i === fit.column ? breakLongWords(c, inside) : c)),
+      );
     return table.toString();
   };
   const natural = draw();
   const prose = columns.map((_, i) => cells.some((row) => row[i]?.includes(' ')));
-  const widths = options.width === undefined ? undefined : fitted(natural, options.width, prose);
+  const fit = options.width === undefined ? undefined : fitted(natural, options.width, prose);
   const note = listing.note !== undefined ? `${escapeControls(listing.note)}\n` : '';
-  return `${widths === undefined ? natural : draw(widths)}\n${note}`;
+  return `${fit === undefined ? natural : draw(fit)}\n${note}`;
 }

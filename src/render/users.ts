@@ -31,7 +31,7 @@ export function renderUserList(list: UserList, format: OutputFormat, options: Li
       note:
         shown < list.total
           ? `${shown} of ${list.total} users (--limit, --offset for more)`
-          : `${list.total} users`,
+          : `${list.total} ${list.total === 1 ? 'user' : 'users'}`,
     },
     format,
     options,
