@@ -2,9 +2,13 @@ import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { type Rejection, where } from './types.js';
 
-/** The stderr line for a rejected record: `file:line: reason`, one line whatever the reason holds. */
+/**
+ * The stderr line for a rejected record: `file:line: reason`, one line whatever the reason holds: a
+ * line break shows as `\n` (other control characters are escaped where the line is written), where
+ * collapsing all whitespace to one space changed the values a reason quotes.
+ */
 export function rejectionLine(r: Rejection): string {
-  const reason = r.reason.replace(/\s+/g, ' ').trim();
+  const reason = r.reason.trim().replace(/\r?\n/g, '\\n');
   return `${where(r.source)}: ${reason.length > 500 ? `${reason.slice(0, 497)}...` : reason}`;
 }
 

@@ -138,7 +138,7 @@ function fromIso(m: RegExpExecArray, text: string, tz: string): TimeResult {
     fields[4] > 59 ||
     fields[5] > 59
   ) {
-    return { ok: false, reason: `timestamp "${text}" is not a valid date and time` };
+    return { ok: false, reason: `timestamp ${JSON.stringify(text)} is not a valid date and time` };
   }
   if (zone === undefined) return { ok: true, ms: wallTimeToInstant(wall, tz) };
   if (zone === 'Z' || zone === 'z') return { ok: true, ms: wall };
@@ -149,7 +149,10 @@ function fromIso(m: RegExpExecArray, text: string, tz: string): TimeResult {
   const seconds = Number(digits.slice(4) || '0');
   // RFC 3339 bounds an offset at ±23:59, as the service's schema does: +24:00 would name another day.
   if (hours > 23 || minutes > 59 || seconds > 59) {
-    return { ok: false, reason: `timestamp "${text}" has UTC offset ${zone}; offsets lie within ±23:59` };
+    return {
+      ok: false,
+      reason: `timestamp ${JSON.stringify(text)} has UTC offset ${zone}; offsets lie within ±23:59`,
+    };
   }
   return { ok: true, ms: wall - sign * ((hours * 60 + minutes) * 60 + seconds) * 1000 };
 }
@@ -163,7 +166,11 @@ export function parseTimestamp(value: unknown, tz: string): TimeResult | undefin
   const text = value.trim();
   if (NUMERIC.test(text)) return fromEpoch(Number(text), text);
   const m = ISO.exec(text) ?? ISO_BASIC.exec(text);
-  if (!m) return { ok: false, reason: `timestamp "${text}" is not ISO 8601 or epoch seconds/milliseconds` };
+  if (!m)
+    return {
+      ok: false,
+      reason: `timestamp ${JSON.stringify(text)} is not ISO 8601 or epoch seconds/milliseconds`,
+    };
   const result = fromIso(m, text, tz);
   if (result.ok && CANONICAL.test(text)) result.iso = text;
   return result;

@@ -39,8 +39,12 @@ export function atPath(value: unknown, path: readonly string[]): unknown {
 
 export type Coerced<T> = { ok: true; value: T } | { ok: false; reason: string };
 
+/**
+ * A value in a rejection, as JSON: a quote or a line break in it is escaped, so the reader sees where
+ * it ends (`got "1" spoof.jsonl:98: FAKE "2"` read as two values, found by probing).
+ */
 function show(value: unknown): string {
-  const text = typeof value === 'string' ? `"${value}"` : JSON.stringify(value);
+  const text = JSON.stringify(value) ?? String(value);
   return text.length > 40 ? `${text.slice(0, 37)}...` : text;
 }
 
