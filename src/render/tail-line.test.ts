@@ -40,7 +40,22 @@ describe('tailLine', () => {
     const { conversation_id: _, ...noConversation } = error;
     const line = tailLine(noConversation, { color: false });
     expect(line).toBe(
-      '2025-03-09T12:00:10.000Z  MLError  session=evil\\nsession\\x1b[2J  "conversation \\"c\\" is closed"',
+      '2025-03-09T12:00:10.000Z  MLError  session="evil\\nsession\\u001b[2J"  "conversation \\"c\\" is closed"',
+    );
+  });
+
+  it('quotes an id, key or name that could read as more than one field', () => {
+    const line = tailLine(
+      {
+        ...base,
+        event: 'Ev  user=root',
+        user_id: 'eve  session=admin-session',
+        properties: { 'x" cost=0 intent="refund': 1 },
+      },
+      { color: false },
+    );
+    expect(line).toBe(
+      '2025-03-09T12:00:10.000Z  "Ev  user=root"  user="eve  session=admin-session"  session=s1  conversation=s1/1  "x\\" cost=0 intent=\\"refund"=1',
     );
   });
 
