@@ -13,6 +13,13 @@ describe('binLabel', () => {
     expect(binLabel('not a time', 'day', 'UTC')).toBe('not a time');
   });
 
+  it('takes a bin start without an offset as the wall time it names, whatever the zones', () => {
+    expect(binLabel('2025-01-06', 'day', 'America/New_York')).toBe('2025-01-06');
+    expect(binLabel('2025-01-06T00:00:00', 'day', 'America/New_York')).toBe('2025-01-06');
+    expect(binLabel('2025-01-06T00:00:00', 'day', 'Pacific/Kiritimati')).toBe('2025-01-06');
+    expect(binLabel('2025-03-03 00:00', 'week', 'UTC')).toBe('2025-W10 Mar 3');
+  });
+
   it('numbers ISO weeks across year boundaries', () => {
     expect(isoWeek(2024, 12, 30)).toEqual({ year: 2025, week: 1 });
     expect(isoWeek(2021, 1, 3)).toEqual({ year: 2020, week: 53 });

@@ -32,11 +32,21 @@ export function isoWeek(y: number, m: number, d: number): { year: number; week: 
   return { year, week: 1 + Math.floor((thursday.getTime() - jan1.getTime()) / (7 * DAY_MS)) };
 }
 
+/**
+ * A bin start without an offset (`2025-01-06`, `2025-01-06T00:00:00`, as the hosted service may give
+ * them) is already the chart's wall time: Date.parse read the first as UTC and the second in the
+ * machine's zone, and labelled bins a day early (found by probing).
+ */
+const WALL_TIME = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?$/;
+
 /** `2025-03-09` (day), `2025-W10 Mar 3` (week), `2025-03` (month), read in the chart's zone. */
 export function binLabel(start: string, period: Period, tz: string): string {
-  const ms = Date.parse(start);
-  if (Number.isNaN(ms)) return start;
-  const local = formatInZone(ms, tz);
+  let local = start;
+  if (!WALL_TIME.test(start)) {
+    const ms = Date.parse(start);
+    if (Number.isNaN(ms)) return start;
+    local = formatInZone(ms, tz);
+  }
   if (period === 'day') return local.slice(0, 10);
   if (period === 'month') return local.slice(0, 7);
   const [y, m, d] = local.slice(0, 10).split('-').map(Number) as [number, number, number];
