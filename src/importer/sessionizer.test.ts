@@ -250,6 +250,47 @@ describe('conversation ends where ends are final (a service without our extensio
     expect(run(records, HOSTED).wire).toEqual(wire);
   });
 
+  it("names the conversation of a turn without one by decisions §4's rule, as the hosted schemas require one", () => {
+    const plain = [
+      turn('u', 0, { session_id: 's' }),
+      turn('u', 1, { session_id: 's' }),
+      turn('v', 0, { session_id: 't', conversation_id: 'c1' }),
+      turn('v', 1, { session_id: 't' }),
+      {
+        kind: 'end_conversation',
+        session_id: 't',
+        conversation_id: 'c1',
+        timestamp: new Date(T0 + 2 * MIN).toISOString(),
+      },
+      turn('v', 3, { session_id: 't', conversation_id: 't/1' }),
+      {
+        kind: 'end_conversation',
+        session_id: 't',
+        conversation_id: 't/1',
+        timestamp: new Date(T0 + 4 * MIN).toISOString(),
+      },
+      turn('v', 5, { session_id: 't' }),
+    ];
+    for (const noEnd of [false, true]) {
+      const turns = run(plain, { ...HOSTED, noEnd }).wire.filter((e) => e.event === 'Conversation Turn');
+      expect(turns.map((e) => `${e.session_id} ${e.conversation_id}`)).toEqual([
+        's s/1',
+        's s/1',
+        't c1',
+        't c1',
+        't t/1',
+        't t/2',
+      ]);
+    }
+    const { wire } = run(plain, HOSTED);
+    expect(wire.filter((e) => e.event === 'Conversation Ended').map((e) => e.conversation_id)).toEqual(
+      expect.arrayContaining(['s/1', 't/2']),
+    );
+    // Our service applies the rule itself, over the whole stored session.
+    const ours = run(plain).wire.filter((e) => e.event === 'Conversation Turn' && e.session_id === 's');
+    expect(ours.map((e) => e.conversation_id)).toEqual([undefined, undefined]);
+  });
+
   it('adds none with provisional ends (our service ends them itself) or with --no-end', () => {
     for (const options of [{}, { ...HOSTED, noEnd: true }]) {
       const added = run(records, options).events.filter(

@@ -36,7 +36,16 @@ interface OpenSession {
    * `ended` those the data ends itself: where ends are final, the import ends the others (cli.md).
    */
   conversations: Map<string, { last: number | null; ended: boolean }>;
+  /** Default conversations the import named (`<session>/1`, …), where the service will not. */
+  defaults: number;
 }
+
+/** The events that belong to a conversation (decisions §4's default conversation rule). */
+const IN_CONVERSATION: ReadonlySet<unknown> = new Set([
+  EVENT_NAMES.conversationTurn,
+  EVENT_NAMES.conversationUsage,
+  EVENT_NAMES.conversationFunction,
+]);
 
 /** The lane of every identify and alias record (delivery.ts), so they are stored in time order. */
 const IDENTITY_LANE = 'identity';
@@ -49,8 +58,10 @@ const IDENTITY_LANE = 'identity';
  * - Records naming a session belong to it; the session ends after its last record in time.
  * - A user's or device's records without one form sessions split by the gap (or by an end_session
  *   record); each is named by `derivedSessionId(key, start)`.
- * - Conversation ids are left to the service where the data has none (its default conversation rule
- *   is the derivation cli.md describes, and it sees the whole stored session).
+ * - Conversation ids are left to our service where the data has none (its default conversation rule
+ *   is the derivation cli.md describes, and it sees the whole stored session). The hosted service's
+ *   schemas require one on a turn, usage or function event, so for it the import applies that rule
+ *   within the session it sends (`defaultConversation`).
  * - Exact duplicates (same group, time and content) are one record unless kept.
  */
 export class Sessionizer {
@@ -101,6 +112,7 @@ export class Sessionizer {
       return;
     }
     const session = this.sessionFor(s, index);
+    if (!this.options.extensions.provisionalEnds) this.defaultConversation(s, session);
     this.noteConversation(s, session);
     const endsSession = s.kind === 'end_session' || s.event.type === 'end_session';
     if (this.holds(s, session, endsSession, index)) return;
@@ -119,9 +131,30 @@ export class Sessionizer {
     this.releaseFor(s);
   }
 
+  /**
+   * decisions §4 for a service that does not apply it (the hosted one): a turn, usage or function
+   * event without a conversation id is the session's single open conversation's, or, none open, a
+   * new `<session>/1`, `/2`, …; with several open it is sent without one, and refused naming them.
+   */
+  private defaultConversation(s: Staged, session: OpenSession): void {
+    const e = s.event;
+    if (e.conversation_id !== undefined || e.type !== 'track' || !IN_CONVERSATION.has(e.event)) return;
+    const open = [...session.conversations].filter(([, c]) => !c.ended);
+    if (open.length > 1) return;
+    if (open[0] !== undefined) {
+      e.conversation_id = open[0][0];
+      return;
+    }
+    let id: string;
+    do id = `${session.id}/${++session.defaults}`;
+    while (session.conversations.has(id));
+    e.conversation_id = id;
+  }
+
   private noteConversation(s: Staged, session: OpenSession): void {
     const id = s.event.conversation_id;
-    if (typeof id !== 'string' || this.options.extensions.provisionalEnds || this.options.noEnd) return;
+    // Tracked under --no-end too: the default conversation rule reads which are open.
+    if (typeof id !== 'string' || this.options.extensions.provisionalEnds) return;
     const c = session.conversations.get(id) ?? { last: null, ended: false };
     if (s.kind === 'end_conversation' || s.event.event === EVENT_NAMES.conversationEnded) c.ended = true;
     else if (s.ms !== null && (c.last === null || s.ms > c.last)) c.last = s.ms;
@@ -235,6 +268,7 @@ export class Sessionizer {
       seq: index,
       ended: false,
       conversations: new Map(),
+      defaults: 0,
     };
     return this.current;
   }
