@@ -7,7 +7,7 @@ import {
   cohortRecordSchema,
 } from '../shared/cohorts.js';
 import { dbResultSchema, importDemoDataSchema } from '../shared/db-api.js';
-import { type OrgKeyRecord, orgKeyRecordSchema, orgKeysDeletedSchema } from '../shared/orgkeys.js';
+import { type OrgKeyAnswer, orgKeyAnswerSchema, orgKeysDeletedAnswerSchema } from '../shared/orgkeys.js';
 import {
   type Engagement,
   engagementSchema,
@@ -18,16 +18,16 @@ import {
   userConversationsSchema,
   userSentimentSchema,
 } from '../shared/summaries.js';
-import { type UdiBodyInput, type UdiRecord, udiDeletedSchema, udiRecordSchema } from '../shared/udi.js';
+import { type UdiBodyInput, type UdiRecord, udiAnswerSchema, udiDeletedAnswerSchema } from '../shared/udi.js';
 import type { UserRecord } from '../shared/users.js';
 import {
   conversationTurnsSchema,
   type StoredEvent,
   storedEventSchema,
-  type UserDetails,
+  type UserDetailsAnswer,
   type UserInsights,
   type UserList,
-  userDetailsSchema,
+  userDetailsAnswerSchema,
   userInsightsSchema,
   userListSchema,
 } from '../shared/users-api.js';
@@ -157,12 +157,12 @@ export function getUser(
   userId: string,
   page: { limit?: number; offset?: number } = {},
   o?: CallOptions,
-): Promise<UserDetails> {
+): Promise<UserDetailsAnswer> {
   return client.request({
     method: 'GET',
     path: '/bc/v1/user/details',
     query: { user_id: userId, ...page },
-    schema: userDetailsSchema,
+    schema: userDetailsAnswerSchema,
     ...sig(o),
   });
 }
@@ -329,7 +329,8 @@ export function deleteCohort(client: Client, cohortId: string, o?: CallOptions) 
     method: 'DELETE',
     path: '/bc/v1/cohorts',
     query: { cohort_id: cohortId },
-    schema: z.object({ status: z.string(), cohort_id: z.string() }),
+    // The hosted service answers 200 with no body.
+    schema: z.object({ status: z.string(), cohort_id: z.string() }).optional(),
     idempotent: false,
     ...sig(o),
   });
@@ -370,13 +371,13 @@ export function evaluateCohort(
 // --- user-defined intents ----------------------------------------------------------------------
 
 export function listIntents(client: Client, o?: CallOptions): Promise<UdiRecord[]> {
-  return client.request({ method: 'GET', path: '/bc/v1/udi', schema: z.array(udiRecordSchema), ...sig(o) });
+  return client.request({ method: 'GET', path: '/bc/v1/udi', schema: z.array(udiAnswerSchema), ...sig(o) });
 }
 export function getIntent(client: Client, id: string, o?: CallOptions): Promise<UdiRecord> {
   return client.request({
     method: 'GET',
     path: `/bc/v1/udi/${encodeURIComponent(id)}`,
-    schema: udiRecordSchema,
+    schema: udiAnswerSchema,
     ...sig(o),
   });
 }
@@ -385,7 +386,7 @@ export function addIntent(client: Client, body: UdiBodyInput, o?: CallOptions): 
     method: 'POST',
     path: '/bc/v1/udi',
     body,
-    schema: udiRecordSchema,
+    schema: udiAnswerSchema,
     idempotent: false,
     ...sig(o),
   });
@@ -400,7 +401,7 @@ export function updateIntent(
     method: 'PUT',
     path: `/bc/v1/udi/${encodeURIComponent(id)}`,
     body,
-    schema: udiRecordSchema,
+    schema: udiAnswerSchema,
     ...sig(o),
   });
 }
@@ -408,7 +409,7 @@ export function removeIntent(client: Client, id: string, o?: CallOptions) {
   return client.request({
     method: 'DELETE',
     path: `/bc/v1/udi/${encodeURIComponent(id)}`,
-    schema: udiDeletedSchema,
+    schema: udiDeletedAnswerSchema,
     idempotent: false,
     ...sig(o),
   });
@@ -419,11 +420,11 @@ export function removeIntent(client: Client, id: string, o?: CallOptions) {
 // a rotation revoked the key the retry authenticated with (403, the new secret never shown), a
 // creation made a second key, a deletion answered 404 for what it had deleted (found by probing).
 
-export function listKeys(client: Client, o?: CallOptions): Promise<OrgKeyRecord[]> {
+export function listKeys(client: Client, o?: CallOptions): Promise<OrgKeyAnswer[]> {
   return client.request({
     method: 'GET',
     path: '/bc/v1/orgkeys',
-    schema: z.array(orgKeyRecordSchema),
+    schema: z.array(orgKeyAnswerSchema),
     ...sig(o),
   });
 }
@@ -432,12 +433,12 @@ export function createKey(
   client: Client,
   body: { organization_id: string; label?: string },
   o?: CallOptions,
-): Promise<OrgKeyRecord> {
+): Promise<OrgKeyAnswer> {
   return client.request({
     method: 'POST',
     path: '/bc/v1/orgkeys',
     body,
-    schema: orgKeyRecordSchema,
+    schema: orgKeyAnswerSchema,
     idempotent: false,
     ...sig(o),
   });
@@ -447,12 +448,12 @@ export function rotateKey(
   client: Client,
   body: { organization_id: string; rotate: string; label?: string },
   o?: CallOptions,
-): Promise<OrgKeyRecord> {
+): Promise<OrgKeyAnswer> {
   return client.request({
     method: 'POST',
     path: '/bc/v1/orgkeys',
     body,
-    schema: orgKeyRecordSchema,
+    schema: orgKeyAnswerSchema,
     idempotent: false,
     ...sig(o),
   });
@@ -463,7 +464,7 @@ export function revokeKey(client: Client, key: string, o?: CallOptions) {
     method: 'DELETE',
     path: '/bc/v1/orgkeys',
     query: { apikey: key },
-    schema: orgKeysDeletedSchema,
+    schema: orgKeysDeletedAnswerSchema,
     idempotent: false,
     ...sig(o),
   });

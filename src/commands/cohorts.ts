@@ -1,3 +1,4 @@
+import { HttpError } from '../client/errors.js';
 import type { Client } from '../client/http-client.js';
 import {
   createCohort,
@@ -126,9 +127,21 @@ export async function runCohortList(_options: unknown, deps: { client: Client })
   return listCohorts(deps.client);
 }
 
-/** A cohort by name, or by id (names are what people type; ids what scripts keep; no name looks like an id). */
+/**
+ * A cohort by name, or by id (names are what people type; ids what scripts keep; no name of ours
+ * looks like one of our ids). Another service's ids have other forms (the hosted one's are 24 hex
+ * digits): a name no cohort has is tried as an id before it is unknown.
+ */
 export async function findCohort(client: Client, nameOrId: string): Promise<CohortRecord> {
-  return COHORT_ID.test(nameOrId) ? getCohortById(client, nameOrId) : getCohortByName(client, nameOrId);
+  if (COHORT_ID.test(nameOrId)) return getCohortById(client, nameOrId);
+  try {
+    return await getCohortByName(client, nameOrId);
+  } catch (error) {
+    if (!(error instanceof HttpError) || error.status !== 404) throw error;
+    return getCohortById(client, nameOrId).catch((second: unknown) => {
+      throw second instanceof HttpError && second.status === 404 ? error : second;
+    });
+  }
 }
 
 export interface CohortShow {

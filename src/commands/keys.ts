@@ -1,6 +1,6 @@
 import type { Client } from '../client/http-client.js';
 import { createKey, listKeys, revokeKey, rotateKey } from '../client/routes.js';
-import type { OrgKeyRecord } from '../shared/orgkeys.js';
+import type { OrgKeyAnswer } from '../shared/orgkeys.js';
 import { UsageError } from './errors.js';
 
 /**
@@ -9,14 +9,14 @@ import { UsageError } from './errors.js';
  * A key is created in the organization of the key making the request.
  */
 
-export function runKeyList(_options: unknown, deps: { client: Client }): Promise<OrgKeyRecord[]> {
+export function runKeyList(_options: unknown, deps: { client: Client }): Promise<OrgKeyAnswer[]> {
   return listKeys(deps.client);
 }
 
 export async function runKeyCreate(
   options: { label?: string | undefined; rotate?: string | undefined },
   deps: { client: Client },
-): Promise<OrgKeyRecord> {
+): Promise<OrgKeyAnswer> {
   const keys = await listKeys(deps.client);
   const organization = (keys.find((k) => k.current) ?? keys[0])?.organization_id;
   if (organization === undefined) throw new UsageError('the service lists no key of this organization');
@@ -27,11 +27,12 @@ export async function runKeyCreate(
   return createKey(deps.client, { organization_id: organization, ...label });
 }
 
-export function runKeyRevoke(
+export async function runKeyRevoke(
   options: { key: string },
   deps: { client: Client },
 ): Promise<{ status: string; revoked: string[] }> {
   if (options.key.trim() === '')
     throw new UsageError('cas keys revoke needs a key id or secret', 'see cas keys list');
-  return revokeKey(deps.client, options.key);
+  // The hosted service answers 200 with no body: the key named is what it revoked.
+  return (await revokeKey(deps.client, options.key)) ?? { status: 'ok', revoked: [options.key] };
 }

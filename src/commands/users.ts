@@ -1,6 +1,6 @@
 import type { Client } from '../client/http-client.js';
 import { getUser, listUsers } from '../client/routes.js';
-import type { UserDetails, UserList } from '../shared/users-api.js';
+import type { UserDetailsAnswer, UserList } from '../shared/users-api.js';
 import { UsageError } from './errors.js';
 import { namingFlags } from './flag-refusals.js';
 
@@ -44,7 +44,7 @@ export interface UserShowOptions {
 const MAX_SESSIONS = 100_000;
 
 export interface UserShown {
-  user: UserDetails;
+  user: UserDetailsAnswer;
   /** The person has sessions beyond the ones shown (--sessions). */
   more: boolean;
 }

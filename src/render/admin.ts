@@ -1,4 +1,4 @@
-import type { OrgKeyRecord } from '../shared/orgkeys.js';
+import type { OrgKeyAnswer } from '../shared/orgkeys.js';
 import type { UdiRecord } from '../shared/udi.js';
 import { type ListingOptions, renderListing } from './listing.js';
 import { json, keyValueTable, type OutputFormat } from './output.js';
@@ -35,13 +35,20 @@ export function renderIntent(intent: UdiRecord, format: OutputFormat, options: L
   return renderIntents([intent], format, options);
 }
 
-export function renderKeys(keys: OrgKeyRecord[], format: OutputFormat, options: ListingOptions): string {
+/**
+ * The hosted service lists a key by its secret, with no key id: a table or CSV shows its first and
+ * last four characters (`--json` the answer as it came), as a secret is shown once, when created.
+ */
+const keyShown = (k: OrgKeyAnswer): string =>
+  k.key_id ?? (k.apikey.length > 12 ? `${k.apikey.slice(0, 4)}…${k.apikey.slice(-4)}` : '…');
+
+export function renderKeys(keys: OrgKeyAnswer[], format: OutputFormat, options: ListingOptions): string {
   return renderListing(
     keys,
     {
       columns: ['key_id', 'label', 'created_at', 'current', 'organization_id'],
       rows: keys.map((k) => [
-        k.key_id,
+        keyShown(k),
         k.label,
         k.created_at,
         k.current ? 'this key' : '',
@@ -55,7 +62,7 @@ export function renderKeys(keys: OrgKeyRecord[], format: OutputFormat, options: 
   );
 }
 
-export function renderNewKey(key: OrgKeyRecord, format: OutputFormat, options: ListingOptions): string {
+export function renderNewKey(key: OrgKeyAnswer, format: OutputFormat, options: ListingOptions): string {
   if (format === 'table') {
     const { apikey, ...rest } = key;
     return keyValueTable({ secret: apikey, ...rest }, options);

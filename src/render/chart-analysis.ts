@@ -7,6 +7,7 @@ import {
   chartTable,
   formatNumber,
 } from './chart-format.js';
+import { escapeControls } from './terminal-text.js';
 
 /**
  * Conversation analysis: one row per bin with the numbers of the chosen `analyse` (which fields a
@@ -65,7 +66,10 @@ export function analysisTables(
   const fields = fieldsOf(response);
   const highlights = [
     Object.entries(response.highlights)
-      .map(([k, v]) => `${k} ${formatNumber(v)}`)
+      .map(
+        ([k, v]) =>
+          `${escapeControls(k, { oneLine: true })} ${typeof v === 'number' ? formatNumber(v) : escapeControls(v, { oneLine: true })}`,
+      )
       .join(', '),
   ];
   const blocks: string[] = [];

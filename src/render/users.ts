@@ -1,4 +1,4 @@
-import type { UserDetails, UserList } from '../shared/users-api.js';
+import type { UserDetailsAnswer, UserList } from '../shared/users-api.js';
 import { type ListingOptions, renderListing } from './listing.js';
 import { keyValueTable, type OutputFormat } from './output.js';
 
@@ -43,7 +43,7 @@ const sessionCount = (n: number): string => `${n} session${n === 1 ? '' : 's'}`;
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
 export function renderUserShow(
-  user: UserDetails,
+  user: UserDetailsAnswer,
   format: OutputFormat,
   options: ListingOptions,
   /** The person has sessions beyond these: the table says so. */
@@ -57,7 +57,8 @@ export function renderUserShow(
       s.started_at,
       s.ended_at,
       // CSV gives every value whole, as --json does (ms): it gave the table's rounded "229.3 s".
-      format === 'table' ? seconds(s.duration) : s.duration,
+      // The hosted service may leave a session's duration out.
+      s.duration === undefined ? null : format === 'table' ? seconds(s.duration) : s.duration,
       s.events.length,
     ]),
     empty: more ? 'sessions not shown; there are some (--sessions <n>)' : 'no sessions',

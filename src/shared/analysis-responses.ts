@@ -95,6 +95,8 @@ export const analysisResponseSchema = z.object({
   chart_name: z.string(),
   points: z.array(analysisPointSchema).optional(),
   groups: z.array(z.object({ group: z.string(), points: z.array(analysisPointSchema) })).optional(),
-  highlights: z.record(z.string(), z.number()),
+  // Ours are numbers; the hosted OpenAPI leaves its highlight objects open to other fields (a
+  // `"unit": "percent"` failed every conversation chart, found by probing), so text is taken too.
+  highlights: z.record(z.string(), z.union([z.number(), z.string()])),
 });
 export type AnalysisResponse = z.infer<typeof analysisResponseSchema>;

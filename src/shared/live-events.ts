@@ -34,7 +34,14 @@ export const LIVE_CLOSE = {
   revoked: 1008,
 } as const;
 
-export const realtimeResponseSchema = z.object({ authorization_key: z.string().min(1) });
+// It goes into the socket's Authorization header: a character outside printable ASCII made the
+// header throw (ERR_INVALID_CHAR), a stack trace out of `cas tail` (found by probing).
+export const realtimeResponseSchema = z.object({
+  authorization_key: z
+    .string()
+    .min(1)
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces: it travels in a request header'),
+});
 export type RealtimeResponse = z.infer<typeof realtimeResponseSchema>;
 
 /**

@@ -17,6 +17,19 @@ export const orgKeyRecordSchema = z.object({
 });
 export type OrgKeyRecord = z.output<typeof orgKeyRecordSchema>;
 
+/**
+ * What a client takes from `/orgkeys`: the hosted service's answer is `{organization_id, apikey}`
+ * alone (its list gives each key's secret), so our fields are optional; every valid hosted answer
+ * failed `cas keys` (found by probing).
+ */
+export const orgKeyAnswerSchema = orgKeyRecordSchema.extend({
+  key_id: z.string().optional(),
+  created_at: z.string().optional(),
+  label: z.string().nullable().optional(),
+  current: z.boolean().optional(),
+});
+export type OrgKeyAnswer = z.output<typeof orgKeyAnswerSchema>;
+
 export const orgKeyCreateSchema = z.strictObject({
   organization_id: z.string().min(1).max(100),
   label: z.string().max(100).optional(),
@@ -68,3 +81,5 @@ export const orgKeyDeleteQuerySchema = z.object({
 });
 
 export const orgKeysDeletedSchema = z.object({ status: z.literal('ok'), revoked: z.array(z.string()) });
+/** The hosted service's DELETE answers 200 with no body. */
+export const orgKeysDeletedAnswerSchema = orgKeysDeletedSchema.optional();

@@ -64,5 +64,15 @@ export const udiRecordSchema = z.object({
 });
 export type UdiRecord = z.output<typeof udiRecordSchema>;
 
+/**
+ * What a client takes from `/udi`: the hosted service's record has no `patterns` (ours) and may leave
+ * `archived` out; every valid hosted answer failed `cas intents` (found by probing).
+ */
+export const udiAnswerSchema = udiRecordSchema.extend({
+  archived: z.boolean().default(false),
+  patterns: z.array(z.string()).default([]),
+});
+
 export const udiParamsSchema = z.object({ user_defined_intent_id: z.string().min(1).max(100) });
 export const udiDeletedSchema = z.object({ success: z.boolean() });
+export const udiDeletedAnswerSchema = udiDeletedSchema.optional();

@@ -75,6 +75,23 @@ export const userSessionSchema = z.object({
 export const userDetailsSchema = userSummarySchema.extend({ sessions: z.array(userSessionSchema) });
 export type UserDetails = z.output<typeof userDetailsSchema>;
 
+/**
+ * What a client takes from `/user/details`: the hosted service's OpenAPI gives its sessions' events no
+ * `organization_id`/`app_id` and leaves a session's `duration` out at will, and every valid hosted
+ * answer failed `cas users show` (found by probing).
+ */
+export const userDetailsAnswerSchema = userSummarySchema.extend({
+  sessions: z.array(
+    userSessionSchema.extend({
+      duration: z.number().optional(),
+      events: z.array(
+        storedEventSchema.extend({ organization_id: z.string().optional(), app_id: z.string().optional() }),
+      ),
+    }),
+  ),
+});
+export type UserDetailsAnswer = z.output<typeof userDetailsAnswerSchema>;
+
 export const userConversationSummarySchema = z.object({
   user_id: z.string(),
   session_id: z.string(),
