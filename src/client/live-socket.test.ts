@@ -15,6 +15,8 @@ afterEach(async () => {
 async function fakeService(
   realtime: (n: number) => { status: number; body: unknown },
   upgrade: (n: number) => 'refuse' | 'drop' | 'end-session' | 'silent',
+  /** Upgrades only at `/`, 404 elsewhere, as the hosted service (decisions §7). */
+  rootOnly = false,
 ): Promise<string> {
   const wss = new WebSocketServer({ noServer: true });
   let keys = 0;
@@ -25,6 +27,10 @@ async function fakeService(
     expect(req.url).toMatch(/^\/bc\/v1\/live-events\/realtime/);
   });
   server.on('upgrade', (req, socket, head) => {
+    if (rootOnly && req.url !== '/') {
+      socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+      return;
+    }
     const what = upgrade(++upgrades);
     expect(req.headers.authorization).toBe(`Bearer key-${keys}`);
     if (what === 'refuse') {
@@ -60,6 +66,25 @@ describe('live socket client', () => {
   it('derives the socket address from the endpoint', () => {
     expect(liveSocketUrl('http://127.0.0.1:8787')).toBe('ws://127.0.0.1:8787/bc/v1/live-events/ws');
     expect(liveSocketUrl('https://x.example/base/')).toBe('wss://x.example/base/bc/v1/live-events/ws');
+  });
+
+  it("opens the socket at the base URL where the service refuses ours with 404 (the hosted one's)", async () => {
+    expect(liveSocketUrl('https://x.example/base/', true)).toBe('wss://x.example/base/');
+    const endpoint = await fakeService(
+      (n) => ({ status: 200, body: { authorization_key: `key-${n}` } }),
+      () => 'end-session',
+      true,
+    );
+    const frames: string[] = [];
+    const socket = openLiveSocket({
+      client: client(endpoint),
+      sessionId: 's',
+      onFrame: (f) => frames.push(f.event),
+      firstOpenAttempts: 1,
+      backoff: { baseDelayMs: 5, maxDelayMs: 20 },
+    });
+    expect(await socket.done).toEqual({ reason: 'session-ended' });
+    expect(frames).toEqual(['Session Ended']);
   });
 
   it('reconnects with a fresh key after refusals and drops, then ends with the session', async () => {

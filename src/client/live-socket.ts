@@ -89,11 +89,14 @@ export interface LiveSocketHandle {
   close(): void;
 }
 
-/** `http(s)://host[/base]` → `ws(s)://host[/base]/bc/v1/live-events/ws`. */
-export function liveSocketUrl(endpoint: string): string {
+/**
+ * `http(s)://host[/base]` → `ws(s)://host[/base]/bc/v1/live-events/ws`, or with `root`
+ * `ws(s)://host[/base]/`, where the hosted SDKs derive the socket from the base URL (decisions §7).
+ */
+export function liveSocketUrl(endpoint: string, root = false): string {
   const url = new URL(endpoint);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  url.pathname = `${url.pathname.replace(/\/+$/, '')}${LIVE_SOCKET_PATH}`;
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}${root ? '/' : LIVE_SOCKET_PATH}`;
   url.search = '';
   return url.toString();
 }
@@ -130,6 +133,11 @@ export function openLiveSocket(options: LiveSocketOptions): LiveSocketHandle {
   let heardOf: (() => void) | undefined;
   let paused = false;
   let client = options.client;
+  /**
+   * Our service takes the socket at both addresses (decisions §7), the hosted one at the base URL
+   * only: an upgrade refused with 404 at ours is tried at the base URL from then on (found by probing).
+   */
+  let atRoot = false;
   const policy: RetryPolicy = {
     retries: Number.POSITIVE_INFINITY,
     retryTimeMs: Number.POSITIVE_INFINITY,
@@ -151,7 +159,7 @@ export function openLiveSocket(options: LiveSocketOptions): LiveSocketHandle {
       return { ended: { reason: 'failed', error: failure } };
     }
     return new Promise<Attempt>((resolve) => {
-      const ws = new WebSocket(liveSocketUrl(client.endpoint), {
+      const ws = new WebSocket(liveSocketUrl(client.endpoint, atRoot), {
         headers: { authorization: `Bearer ${key}` },
         maxPayload: 64 * 1024 * 1024,
         ...(options.openTimeoutMs === undefined ? {} : { handshakeTimeout: options.openTimeoutMs }),
@@ -228,6 +236,10 @@ export function openLiveSocket(options: LiveSocketOptions): LiveSocketHandle {
         if (signal.aborted) return { reason: 'closed' };
         const result = await attempt();
         if ('ended' in result) return result.ended;
+        if (result.retry.kind === 'refused' && result.retry.status === 404 && !atRoot) {
+          atRoot = true;
+          continue;
+        }
         everOpened ||= result.opened;
         failures = result.opened ? 1 : failures + 1;
         if (!everOpened && failures >= (options.firstOpenAttempts ?? Number.POSITIVE_INFINITY)) {
