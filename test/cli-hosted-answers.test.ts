@@ -152,6 +152,25 @@ describe('commands against hosted-shaped answers', () => {
     expect(seen.filter((s) => s === 'DELETE /bc/v1/cohorts')).toHaveLength(1);
   });
 
+  it('cas chart: a flag of our extensions is refused by name, not charted as if absent', async () => {
+    seen.length = 0;
+    const chart = await cas([
+      'chart',
+      'segmentation',
+      '--event',
+      'Conversation Turn',
+      '--measure',
+      'sum:cost',
+      '--from',
+      '2025-01-06',
+      '--to',
+      '2025-01-06',
+    ]);
+    expect(chart.code).toBe(2);
+    expect(chart.stderr).toMatch(/--measure "sum:cost": this service does not take it/);
+    expect(seen).toEqual(['GET /healthz']);
+  });
+
   it('cas chart conversations: a highlight holding text is shown, not refused', async () => {
     const chart = await cas([
       'chart',

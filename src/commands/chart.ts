@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { HttpError } from '../client/errors.js';
 import type { Client } from '../client/http-client.js';
-import { getChart } from '../client/routes.js';
+import { getChart, health } from '../client/routes.js';
 import type { ChartView } from '../render/chart-output.js';
 import type { ChartKind } from '../shared/chart-controls.js';
 import { type ChartResponseByKind, chartResponseSchemas } from '../shared/chart-responses.js';
@@ -12,6 +13,7 @@ import {
   type CliChart,
   originOf,
 } from './chart-flags.js';
+import { UnsupportedFlagError } from './errors.js';
 import { namingFlags } from './flag-refusals.js';
 
 /**
@@ -57,10 +59,48 @@ async function fetchKind<K extends ChartKind>(
 }
 
 /** A 400 about a value from a flag (a `--where` regex only the service's RE2 judges) names the flag: exit 2. */
-export function fetchChart(built: BuiltControls, deps: { client: Client }): Promise<ChartResult> {
+export async function fetchChart(built: BuiltControls, deps: { client: Client }): Promise<ChartResult> {
+  await refuseUnsupported(built, deps.client);
   return namingFlags(
     () => fetchBuilt(built, deps),
     (path) => originOf(path, built.origins),
+  );
+}
+
+/** Where `controls` use our chart extensions (`chart-extensions` in /healthz). */
+function extensionPaths(controls: Record<string, unknown>): string[] {
+  const paths = controls.conversionWindow === undefined ? [] : ['conversionWindow'];
+  const filters = controls.eventFilters;
+  if (Array.isArray(filters)) {
+    filters.forEach((f: unknown, i) => {
+      const measure = typeof f === 'object' && f !== null ? (f as { measure?: unknown }).measure : undefined;
+      if (measure !== undefined && measure !== 'count') paths.push(`eventFilters[${i}].measure`);
+    });
+  }
+  return paths;
+}
+
+/**
+ * A service without our chart extensions (the hosted one) ignores them and answers as if they were
+ * not given: `--measure sum:cost` drew event counts under its title, and `cas report`'s cost chart
+ * likewise (found by probing). Asked of /healthz only when a chart uses one.
+ */
+async function refuseUnsupported(built: BuiltControls, client: Client): Promise<void> {
+  const paths = extensionPaths(built.controls);
+  if (paths.length === 0) return;
+  const features = await health(client)
+    .then((h) => h.features ?? [])
+    .catch((error: unknown) => {
+      // Only an answer says what the server is: busy, failing or unreachable is said as such.
+      if (error instanceof HttpError && error.status < 500 && error.status !== 429 && error.status !== 408)
+        return [] as string[];
+      throw error;
+    });
+  if (features.includes('chart-extensions')) return;
+  const flag = originOf(paths[0]!, built.origins) ?? paths[0]!;
+  throw new UnsupportedFlagError(
+    `${flag}: this service does not take it (our extension; the hosted service has none), and would chart as if it were not given`,
+    'leave it out, or chart a cas serve of the same data',
   );
 }
 

@@ -9,6 +9,14 @@ export class UsageError extends Error {
   }
 }
 
+/** A flag asks for one of our extensions of a service that lacks it (exit 2, naming the flag). */
+export class UnsupportedFlagError extends UsageError {
+  constructor(message: string, hint?: string) {
+    super(message, hint);
+    this.name = 'UnsupportedFlagError';
+  }
+}
+
 /** The user pressed Ctrl-C (or the process got SIGTERM): exit 130 after saving what can be saved. */
 export class InterruptedError extends Error {
   constructor(message = 'interrupted') {

@@ -4,12 +4,14 @@ import { z } from 'zod';
  * Our extensions of the wire, named in /healthz so a client can tell our service from one that lacks
  * them (the hosted service): `import-provisional-ends`, ends an import adds are reopened by later
  * history; `import-derived-sessions`, sessions derived from activity join stored ones of the same key;
- * `usage-token-details`, turns and usage carry cached/cache-written/reasoning tokens and `batch`.
+ * `usage-token-details`, turns and usage carry cached/cache-written/reasoning tokens and `batch`;
+ * `chart-extensions`, a segmentation series' `measure` and a funnel's `conversionWindow`.
  */
 export const SERVICE_FEATURES = [
   'import-provisional-ends',
   'import-derived-sessions',
   'usage-token-details',
+  'chart-extensions',
 ] as const;
 
 /** `GET /healthz` as our service answers it (decisions §1). */
