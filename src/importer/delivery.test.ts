@@ -215,6 +215,40 @@ describe('Delivery', () => {
     expect(settled.map((x) => x.id).sort()).toEqual(['a', 'a-b', 'b-c', 'c-d', 'x-y']);
   });
 
+  it('ends a batch at its size in JSON as at its count, and holds back the producer by size too', async () => {
+    const batches: number[] = [];
+    const d = new Delivery({
+      batchSize: 2_000,
+      batchBytes: 4_000,
+      concurrency: 1,
+      send: async (events) => {
+        batches.push(events.length);
+        return { accepted: events.length, duplicates: 0 };
+      },
+      settled: () => undefined,
+      onAck: () => undefined,
+      onBatch: () => undefined,
+      refusal: () => undefined,
+    });
+    // Sessions of 3 events of 1,000 bytes: a batch ends where a session does once 4,000 are reached,
+    // and one session alone past the bound is cut where it is full.
+    for (let i = 0; i < 9; i++) d.push({ ...ev(`s${Math.floor(i / 3)}`, i), bytes: 1_000 });
+    expect(d.full).toBe(false);
+    for (let i = 0; i < 6; i++) d.push({ ...ev('long', 100 + i), bytes: 1_000 });
+    expect(await d.drain()).toBe(true);
+    expect(batches).toEqual([3, 3, 3, 4, 2]);
+    const full = new Delivery({
+      ...{ batchSize: 2_000, batchBytes: 4_000, concurrency: 1 },
+      send: () => new Promise(() => undefined),
+      settled: () => undefined,
+      onAck: () => undefined,
+      onBatch: () => undefined,
+      refusal: () => undefined,
+    });
+    for (let i = 0; i < 12; i++) full.push({ ...ev(`t${i}`, i), bytes: 1_000 });
+    expect(full.full).toBe(true);
+  });
+
   it('routes a key to the same lane every time', () => {
     expect(laneOf('session-42', 4)).toBe(laneOf('session-42', 4));
     const lanes = new Set(Array.from({ length: 100 }, (_, i) => laneOf(`s${i}`, 4)));

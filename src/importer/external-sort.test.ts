@@ -26,6 +26,7 @@ function item(i: number): Staged {
     key: `user${x % 13}`,
     source: { file: 'f.csv', line: i + 2 },
     raw: null,
+    bytes: 0,
   };
 }
 

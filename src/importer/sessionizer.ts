@@ -311,6 +311,7 @@ export class Sessionizer {
       source: s.source,
       raw: s.raw ?? undefined,
       synthesized: false,
+      bytes: s.bytes,
     });
   }
 }

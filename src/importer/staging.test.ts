@@ -35,7 +35,9 @@ describe('spill lines', () => {
         JSON.stringify([s.g, s.ms, s.r, s.h, s.kind, s.event, s.key, s.source.file, s.source.line, s.raw]),
       );
       const back = fromLine(line);
-      expect(back).toEqual({ ...s, json: undefined });
+      // Its size, the event's JSON when staged, is its whole line's once read back: a bound of it.
+      expect(back).toEqual({ ...s, json: undefined, bytes: line.length });
+      expect(s.bytes).toBe(JSON.stringify(s.event).length);
       // A record read back has no JSON of its own: its line is made from the event itself, the same.
       expect(toLine(back)).toBe(line);
     },

@@ -18,6 +18,8 @@ export interface Staged extends SortKeys {
   raw: RecordValue | null;
   /** `event` as JSON, as it was hashed: the spill line reuses it (absent once read back from a line). */
   json?: string | undefined;
+  /** About the size of `event` as JSON: its JSON's length, or its spill line's once read back. */
+  bytes: number;
 }
 
 export const GROUP = { identity: '0', session: '1', derived: '2', lone: '3' } as const;
@@ -32,6 +34,7 @@ export function stage(m: MappedRecord, keepRaw: boolean): Staged {
   else g = GROUP.lone + h;
   return {
     g,
+    bytes: json.length,
     ms: m.ms ?? null,
     // Same instant: a start first, ends last, so "ended before its last turn" cannot come from ties.
     r: eventRank(m.event),
@@ -112,5 +115,17 @@ export function fromLine(line: string): Staged {
     number,
     RecordValue | null,
   ];
-  return { g, ms, r, h, opens: opens(event), kind, event, key, source: { file, line: sourceLine }, raw };
+  return {
+    g,
+    ms,
+    r,
+    h,
+    opens: opens(event),
+    kind,
+    event,
+    key,
+    source: { file, line: sourceLine },
+    raw,
+    bytes: line.length,
+  };
 }

@@ -150,6 +150,8 @@ export interface OutEvent {
   raw: RecordValue | undefined;
   /** True for end events the import added itself (not present in the data). */
   synthesized: boolean;
+  /** About the size of `event` as JSON (its spill line's length); absent for the small ones added. */
+  bytes?: number | undefined;
 }
 
 export interface Rejection {

@@ -41,7 +41,22 @@ export interface Database {
    * settings. Statements on it go through `write()` or `readWritten`, which hold its lease.
    */
   readonly writer: DuckDBConnection;
+  /**
+   * Folds what was committed since the last checkpoint into the file, which frees the memory it holds
+   * (see CHECKPOINT_THRESHOLD); waits for a write transaction in progress.
+   */
+  checkpoint(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * DuckDB ran out of its memory_limit (a COMMIT that could not pin a block): committed rows wait in
+ * memory for the checkpoint, and large texts filled the embedded import's 64 MB before the threshold
+ * was reached (found by probing: 50 MB of 54 KB answers). A checkpoint frees them.
+ */
+export function isOutOfMemory(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : String(error);
+  return /failed to pin block|Out of Memory Error|could not allocate block/i.test(message);
 }
 
 export interface Queryable {
@@ -84,6 +99,38 @@ export function queryable(connection: DuckDBConnection, lease?: Lease): Queryabl
  */
 export const CHECKPOINT_THRESHOLD = '128MB';
 
+const UNITS: Readonly<Record<string, number>> = {
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+  kib: 2 ** 10,
+  mib: 2 ** 20,
+  gib: 2 ** 30,
+  tib: 2 ** 40,
+};
+
+/** `'64MB'`, `'1GiB'` (DuckDB's forms) in bytes; undefined for what it is not. */
+export function sizeInBytes(text: string): number | undefined {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]i?b|b)?\s*$/i.exec(text);
+  const unit = UNITS[(m?.[2] ?? 'b').toLowerCase()];
+  return m && unit !== undefined ? Number(m[1]) * unit : undefined;
+}
+
+/**
+ * The checkpoint threshold under a memory limit: at most half of it. Committed rows wait in memory
+ * for the checkpoint, and under the embedded import's 64 MB a 128 MB threshold was never reached by
+ * large texts: 50 MB of 54 KB answers filled the memory and every COMMIT after that failed (found by
+ * probing; a CHECKPOINT forced then, with the memory full, failed too and invalidated the database).
+ */
+export function checkpointThreshold(memoryLimit: string | undefined): string {
+  const limit = memoryLimit === undefined ? undefined : sizeInBytes(memoryLimit);
+  const cap = sizeInBytes(CHECKPOINT_THRESHOLD)!;
+  if (limit === undefined || limit / 2 >= cap) return CHECKPOINT_THRESHOLD;
+  return `${Math.max(1, Math.floor(limit / 2 / 1e6))}MB`;
+}
+
 export interface DatabaseOptions {
   /** DuckDB's `memory_limit` (for example `'128MB'`); DuckDB's own default (80% of RAM) when absent. */
   memoryLimit?: string;
@@ -119,7 +166,7 @@ export async function openDatabase(path: string, options: DatabaseOptions = {}):
   const writerLease = new Lease();
   const writer = queryable(writerConnection);
   await migrate(writer);
-  await writer.run(`SET checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`);
+  await writer.run(`SET checkpoint_threshold = '${checkpointThreshold(options.memoryLimit)}'`);
 
   let tail: Promise<unknown> = Promise.resolve();
   let closed = false;
@@ -164,6 +211,7 @@ export async function openDatabase(path: string, options: DatabaseOptions = {}):
       return value;
     },
     writeUntilCommit,
+    checkpoint: () => writerLease.hold(() => writer.run('CHECKPOINT')),
     async close() {
       if (closed) return;
       closed = true;
