@@ -41,22 +41,7 @@ export interface Database {
    * settings. Statements on it go through `write()` or `readWritten`, which hold its lease.
    */
   readonly writer: DuckDBConnection;
-  /**
-   * Folds what was committed since the last checkpoint into the file, which frees the memory it holds
-   * (see CHECKPOINT_THRESHOLD); waits for a write transaction in progress.
-   */
-  checkpoint(): Promise<void>;
   close(): Promise<void>;
-}
-
-/**
- * DuckDB ran out of its memory_limit (a COMMIT that could not pin a block): committed rows wait in
- * memory for the checkpoint, and large texts filled the embedded import's 64 MB before the threshold
- * was reached (found by probing: 50 MB of 54 KB answers). A checkpoint frees them.
- */
-export function isOutOfMemory(error: unknown): boolean {
-  const message = error instanceof Error ? error.message : String(error);
-  return /failed to pin block|Out of Memory Error|could not allocate block/i.test(message);
 }
 
 export interface Queryable {
@@ -211,7 +196,6 @@ export async function openDatabase(path: string, options: DatabaseOptions = {}):
       return value;
     },
     writeUntilCommit,
-    checkpoint: () => writerLease.hold(() => writer.run('CHECKPOINT')),
     async close() {
       if (closed) return;
       closed = true;
