@@ -99,7 +99,7 @@ export function cohortRoutes(db: Database) {
       url: '/bc/v1/cohorts',
       tag: 'Cohorts',
       summary: 'Create a cohort',
-      description: `Names are unique per project (409 otherwise); "${ALL_USERS}" is reserved. Terms combine left to right with their operator (the first term's is ignored). A nested cohort term must name an existing cohort and may not lead back to this one (400), and no cohort may come to more than 500 terms once nested cohorts are inlined (400, whichever save would make it so). Event and intent terms count within their within, else the chart's range (so a cohort filters a chart exactly as the same filters inline); /cohorts/evaluate counts over all time. within on a trait term is refused: traits have no history.`,
+      description: `Names are unique per project (409 otherwise); "${ALL_USERS}" is reserved. Terms combine left to right with their operator (the first term's is ignored). A nested cohort term must name an existing cohort and may not lead back to this one (400), and no cohort may come to more than 1,000 terms and property filters once nested cohorts are inlined (400, whichever save would make it so). Event and intent terms count within their within, else the chart's range (so a cohort filters a chart exactly as the same filters inline); /cohorts/evaluate counts over all time. within on a trait term is refused: traits have no history.`,
       body: cohortBodySchema,
       response: cohortRecordSchema,
       refusals: { 409: 'A cohort of that name exists' },

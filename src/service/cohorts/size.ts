@@ -4,13 +4,21 @@ import type { Issue } from '../../shared/errors.js';
 import type { CohortDefinitions } from './store.js';
 
 /**
- * Terms a cohort may compile to once its nested cohorts are inlined. Each level multiplies the query:
- * four cohorts of 100 terms, each naming the one before a hundred times, were 10^6 terms, and one
- * evaluation of them grew the service past 13 GB (DuckDB's memory limit does not bound the planner).
+ * Terms and property filters a cohort may compile to once its nested cohorts are inlined. Each level
+ * multiplies the query: four cohorts of 100 terms, each naming the one before a hundred times, were
+ * 10^6 terms, and one evaluation of them grew the service past 13 GB (DuckDB's memory limit does not
+ * bound the planner). A term's filters count too: 100 terms of 100 regexes each planned for 22 s,
+ * past every budget (found by probing; database.ts MAX_READ_STATEMENT bounds what any chart sends).
  */
-export const MAX_COHORT_TERMS = 500;
+export const MAX_COHORT_SIZE = 1_000;
 
-/** The inlined term count of `name` under `defs`, counted no further than past the limit. */
+/** What a term adds to its cohort's size: itself and each property filter it holds. */
+function weight(t: CohortTerm): number {
+  const f = t.termFilter;
+  return f.type === 'cohort' ? 1 : 1 + (f.with?.length ?? 0);
+}
+
+/** The inlined size (terms and filters) of `name` under `defs`, counted no further than past the limit. */
 export function expandedTerms(
   name: string,
   defs: CohortDefinitions,
@@ -25,8 +33,8 @@ export function expandedTerms(
   open.add(name);
   let n = 0;
   for (const t of terms) {
-    n += t.termFilter.type === 'cohort' ? expandedTerms(t.termFilter.name, defs, memo, open) : 1;
-    if (n > MAX_COHORT_TERMS) break;
+    n += t.termFilter.type === 'cohort' ? expandedTerms(t.termFilter.name, defs, memo, open) : weight(t);
+    if (n > MAX_COHORT_SIZE) break;
   }
   open.delete(name);
   memo.set(name, n);
@@ -34,17 +42,17 @@ export function expandedTerms(
 }
 
 const tooLarge = (what: string) =>
-  `${what} more than ${MAX_COHORT_TERMS} terms once nested cohorts are inlined; nest fewer times, or name fewer cohorts`;
+  `${what} more than ${MAX_COHORT_SIZE.toLocaleString('en-US')} terms and filters once nested cohorts are inlined; nest fewer times, name fewer cohorts, or give fewer filters`;
 
 /** Saving `name` as `terms` must leave every cohort, this one and those containing it, within the limit. */
 export function sizeIssues(name: string, terms: readonly CohortTerm[], defs: CohortDefinitions): Issue[] {
   const after = new Map(defs);
   after.set(name, terms);
   const memo = new Map<string, number>();
-  if (expandedTerms(name, after, memo) > MAX_COHORT_TERMS)
+  if (expandedTerms(name, after, memo) > MAX_COHORT_SIZE)
     return [{ path: 'terms', message: tooLarge('this cohort would be') }];
   const grown = [...after.keys()].filter(
-    (other) => other !== name && expandedTerms(other, after, memo) > MAX_COHORT_TERMS,
+    (other) => other !== name && expandedTerms(other, after, memo) > MAX_COHORT_SIZE,
   );
   return grown.length === 0
     ? []
@@ -64,6 +72,6 @@ export function refuseLarge(
   defs: CohortDefinitions | undefined,
   path: string,
 ): Issue | undefined {
-  if (!defs || expandedTerms(name, defs) <= MAX_COHORT_TERMS) return undefined;
+  if (!defs || expandedTerms(name, defs) <= MAX_COHORT_SIZE) return undefined;
   return { path, message: tooLarge(`cohort "${name}" is`) };
 }

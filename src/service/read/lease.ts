@@ -1,6 +1,6 @@
 import { ServiceError } from '../errors.js';
 import type { Scope } from '../identity/identity.js';
-import type { Database, Queryable } from '../store/database.js';
+import { type Database, type Queryable, StatementTooLargeError } from '../store/database.js';
 import { QueryTimeoutError, ReadPoolBusyError } from '../store/read-pool.js';
 
 /**
@@ -33,6 +33,13 @@ export async function leaseRead<T>(
         400,
         'invalid_input',
         `query too expensive: it ran past the service's ${error.timeoutMs / 1000} s budget (cas serve --query-timeout); ${HINT}`,
+      );
+    }
+    if (error instanceof StatementTooLargeError) {
+      throw new ServiceError(
+        400,
+        'invalid_input',
+        `query too expensive: its SQL would be ${Math.ceil(error.length / 1024)} KB, past the service's ${error.max / 1024} KB (each filter, and each of a named cohort's, adds to it); name fewer filters, or cohorts of fewer terms`,
       );
     }
     if (isOutOfMemory(error)) {
