@@ -1,4 +1,4 @@
-import { lstatSync, readlinkSync, statSync } from 'node:fs';
+import { lstatSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { attemptLine, retryLine } from '../client/attempt-lines.js';
@@ -113,10 +113,25 @@ function ownerOf(path: string): number | undefined {
   }
 }
 
+/**
+ * A process that ended but was not reaped yet (a zombie, state Z on Linux) still takes signal 0: a
+ * run after a `kill -9` took its import's spill folder for a live run's and left it behind (found by
+ * probing). Where there is no /proc, the signal alone decides.
+ */
+function zombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // "pid (comm) S ...": the name may hold spaces and parentheses; the state follows the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+  } catch {
+    return false;
+  }
+}
+
 export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
+    return !zombie(pid);
   } catch (error) {
     // EPERM: alive but someone else's. Not proof of anything: the health challenge decides.
     return (error as NodeJS.ErrnoException).code === 'EPERM';

@@ -222,8 +222,15 @@ export function collect(
     // The other target's values were refused before (refuseMisplaced).
     if (e.target !== 'auto' && e.target !== target) continue;
     // A `prop.` column was the wire's "properties.: keys must be 1 to 100 characters", naming no column.
-    if (e.name === '')
-      throw new FieldError(`"${e.target}." names no ${target === 'prop' ? 'property' : 'trait'}`);
+    if (e.name === '') {
+      const what = target === 'prop' ? 'property' : 'trait';
+      // A JSON key "" (an extra of no prefix) said `"auto." names no property`, words it never wrote.
+      throw new FieldError(
+        e.target === 'auto'
+          ? `the empty key "" names no ${what}: keys are 1 to 100 characters`
+          : `"${e.target}." names no ${what}`,
+      );
+    }
     allowed(e.name);
     const c = coerce(e.name, e.value);
     if (c.ok) put(e.name, c.value, 0, i);

@@ -457,6 +457,10 @@ describe('mapRecord: one property or trait given twice by the record', () => {
     expect(reason(mapRecord(csv({ ...event, 'prop.': 'x' }), plan))).toBe('"prop." names no property');
     const identify = { kind: 'identify', id: 'u1', timestamp: T };
     expect(reason(mapRecord(jsonl({ ...identify, 'trait.': 1 }), plan))).toBe('"trait." names no trait');
+    // A JSON key "" is named as the empty key it is, not by the importer's word for an extra.
+    expect(reason(mapRecord(jsonl({ ...event, '': 4 }), plan))).toBe(
+      'the empty key "" names no property: keys are 1 to 100 characters',
+    );
   });
 
   it('is taken once when the values are the same; a --set constant still overrides the record', () => {

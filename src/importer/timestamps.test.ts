@@ -93,6 +93,12 @@ describe('parseTimestamp', () => {
     expect(iso('1711076863755')).toBe('2024-03-22T03:07:43.755Z');
     expect(iso(0)).toBe('1970-01-01T00:00:00.000Z');
     expect(iso(1e16)).toMatch(/too large/);
+    // Before 1970, by the same magnitudes (they were refused as out of range).
+    expect(iso(-86400)).toBe('1969-12-31T00:00:00.000Z');
+    expect(iso('-2208988800')).toBe('1900-01-01T00:00:00.000Z');
+    expect(iso(-2208988800000)).toBe('1900-01-01T00:00:00.000Z');
+    expect(iso(-1.5)).toBe('1969-12-31T23:59:58.500Z');
+    expect(iso(-1e16)).toMatch(/too large/);
   });
 
   it('reads naive times in --tz, across DST changes', () => {

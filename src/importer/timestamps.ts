@@ -39,9 +39,11 @@ function secondsToMs(n: number, text: string): number {
 
 /** An epoch time (`text`: as written, when it was text), seconds or milliseconds by magnitude. */
 export function fromEpoch(n: number, text = String(n)): TimeResult {
-  if (!Number.isFinite(n) || n < 0) return { ok: false, reason: `epoch time ${n} is out of range` };
-  if (n < SECONDS_BELOW) return { ok: true, ms: secondsToMs(n, text) };
-  if (n < MS_BELOW) return { ok: true, ms: Math.floor(n) };
+  if (!Number.isFinite(n)) return { ok: false, reason: `epoch time ${n} is out of range` };
+  // Before 1970 too (to 1900, as README says), by the same magnitudes: -86400 was refused.
+  const size = Math.abs(n);
+  if (size < SECONDS_BELOW) return { ok: true, ms: secondsToMs(n, text) };
+  if (size < MS_BELOW) return { ok: true, ms: Math.floor(n) };
   return { ok: false, reason: `epoch time ${n} is too large for seconds or milliseconds` };
 }
 
