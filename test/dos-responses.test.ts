@@ -62,7 +62,9 @@ describe('chart responses are bounded', () => {
       eventFilters: Array(300).fill({ event_name: 'Turn' }),
     });
     expect(res.status).toBe(400);
-    expect(JSON.parse(res.text).message).toMatch(/chart too large: .*109,500 points.*100,000/);
+    expect(JSON.parse(res.text).message).toMatch(
+      /chart too large: .*109,500 points.*100,000.*\(cas serve --max-chart-points\)/,
+    );
     expect(res.ms).toBeLessThan(5_000);
     expect((await get('/healthz')).status).toBe(200);
   });

@@ -63,7 +63,7 @@ export function cellsAtLeast<K extends ChartKind>(kind: K, c: ChartControlsByKin
 export function assertCells(cells: number, budget: ChartBudget): void {
   if (cells > budget.maxCells) {
     throw tooLarge(
-      `it would have ${cells.toLocaleString('en-US')} points, more than the ${budget.maxCells.toLocaleString('en-US')} one response may hold`,
+      `it would have ${cells.toLocaleString('en-US')} points, more than the ${budget.maxCells.toLocaleString('en-US')} one response may hold (cas serve --max-chart-points)`,
     );
   }
 }
@@ -82,7 +82,7 @@ export class ResponseBudget {
     if (this.cells > this.limits.maxCells) assertCells(this.cells, this.limits);
     if (this.bytes > this.limits.maxBytes) {
       throw tooLarge(
-        `the response would exceed ${Math.round(this.limits.maxBytes / 1024 / 1024)} MiB (drilldown ids and session ids included)`,
+        `the response would exceed ${Math.round(this.limits.maxBytes / 1024 / 1024)} MiB (drilldown ids and session ids included; cas serve --max-response)`,
       );
     }
   }

@@ -53,7 +53,7 @@ export async function leaseRead<T>(
       throw new ServiceError(
         503,
         'unavailable',
-        `too many queries are waiting for a reader (${error.reason}); retry in ${RETRY_AFTER_SECONDS} s`,
+        `too many queries are waiting for a reader (${error.reason}; cas serve --read-connections); retry in ${RETRY_AFTER_SECONDS} s`,
         undefined,
         { 'retry-after': String(RETRY_AFTER_SECONDS) },
       );
