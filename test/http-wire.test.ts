@@ -300,6 +300,26 @@ function serveExit(args: string[], ms = 20_000): Promise<{ code: number | null; 
   });
 }
 
+describe('error bodies stay bounded', () => {
+  it('cuts an issue quoting the caller at 500 characters, as the message is', async () => {
+    // `chartControls[]…[]` nested 2,000 times: its issue quoted it whole, 4 KB (found by probing).
+    const res = await fetch(
+      `${url}/bc/v1/charts/segmentation-chart?chartControls${'%5B%5D'.repeat(2000)}=1`,
+      {
+        headers: auth,
+      },
+    );
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { message: string; issues: Array<{ path: string; message: string }> };
+    expect(body.issues.length).toBeGreaterThan(0);
+    for (const issue of body.issues) {
+      expect(issue.message.length).toBeLessThanOrEqual(500);
+      expect(issue.path.length).toBeLessThanOrEqual(500);
+    }
+    expect(body.issues[0]!.message).toMatch(/\.\.\.$/);
+  });
+});
+
 describe('bad serve flag values (issue 15, item 11)', () => {
   const data = tempDir();
   let busy: Server | undefined;

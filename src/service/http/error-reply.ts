@@ -18,10 +18,17 @@ export function oneLineMessage(message: string): string {
 export function sendError(reply: FastifyReply, error: ServiceError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
   const body = error.toBody();
+  // An issue quotes caller text as much as the message does: `chartControls[][]…` nested 2,000
+  // times made a 4 KB issue (found by probing).
+  const issues = body.issues?.map((i) => ({
+    ...i,
+    path: oneLineMessage(i.path),
+    message: oneLineMessage(i.message),
+  }));
   return reply
     .status(error.status)
     .type('application/json')
-    .send({ ...body, message: oneLineMessage(body.message) });
+    .send({ ...body, message: oneLineMessage(body.message), ...(issues ? { issues } : {}) });
 }
 
 /** Maps fastify's own failures (parsing, limits) onto decisions §1 statuses and codes. */
