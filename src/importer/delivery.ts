@@ -187,6 +187,12 @@ export class Delivery {
     return this.outstanding === 0;
   }
 
+  /** An event no longer waiting to be sent. */
+  private forget(e: OutEvent): void {
+    this.outstanding--;
+    this.outstandingBytes -= sizeOf(e);
+  }
+
   /**
    * The records of one instant (or of none) are sorted by content, and an identify may be dated after
    * an alias of its id: an alias could come before the record that makes its previous_id, and be
@@ -194,12 +200,6 @@ export class Delivery {
    * sent again, in order, once everything before the drain is stored, round after round while a
    * round stores any; what none stores is refused with its own reason.
    */
-  /** An event no longer waiting to be sent. */
-  private forget(e: OutEvent): void {
-    this.outstanding--;
-    this.outstandingBytes -= sizeOf(e);
-  }
-
   private async retryDeferred(): Promise<void> {
     const round = this.deferred;
     this.deferred = [];
