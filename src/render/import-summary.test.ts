@@ -41,21 +41,22 @@ describe('progressLine', () => {
   });
 });
 
+const summary = {
+  records: 500,
+  events: 0,
+  accepted: 0,
+  duplicates: 0,
+  duplicate_records: 0,
+  rejected: 101,
+  ends_refused: 0,
+  batches: 0,
+  retries: 0,
+  seconds: 1,
+  skipped: 0,
+  stopped: true,
+};
+
 describe('endingLine', () => {
-  const summary = {
-    records: 500,
-    events: 0,
-    accepted: 0,
-    duplicates: 0,
-    duplicate_records: 0,
-    rejected: 101,
-    ends_refused: 0,
-    batches: 0,
-    retries: 0,
-    seconds: 1,
-    skipped: 0,
-    stopped: true,
-  };
   it('tells a stop at --max-errors from a finished run, with what was not read or sent', () => {
     const stopped = endingLine({
       summary: { ...summary, unread: 1200, unsent: 0 },
@@ -103,20 +104,6 @@ describe('endingLine', () => {
 
 describe('renderImportSummary', () => {
   it("shows a dry run's event names with their control characters escaped, each on its own row", () => {
-    const summary = {
-      records: 2,
-      events: 2,
-      accepted: 0,
-      duplicates: 0,
-      duplicate_records: 0,
-      rejected: 0,
-      ends_refused: 0,
-      batches: 0,
-      retries: 0,
-      seconds: 0,
-      skipped: 0,
-      stopped: false,
-    };
     const text = renderImportSummary(
       {
         summary,
