@@ -160,6 +160,15 @@ describe('EventFilter and IntentFilter', () => {
     });
   });
 
+  it('says a count past 2^53 is too large before it says anything else of it', () => {
+    expect(problems(eventFilterSchema, { event_name: 'E', number_of: 1e308 })[0]).toBe(
+      'number_of: must be at most 2^53 - 1',
+    );
+    expect(problems(eventFilterSchema, { event_name: 'E', number_of: 1.5 })).toEqual([
+      'number_of: must be a whole number',
+    ]);
+  });
+
   it('keeps given values and validates them', () => {
     const given = {
       event_name: 'buy',

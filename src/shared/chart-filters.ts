@@ -149,7 +149,13 @@ export const groupByPropertySchema = z.strictObject({
 export type GroupByProperty = z.output<typeof groupByPropertySchema>;
 
 const countFields = {
-  number_of: z.number().int('must be a whole number').nonnegative('must not be negative').default(1),
+  // A huge count (1e308) said "must be a whole number", which it is: the bound is said first.
+  number_of: z
+    .number()
+    .max(Number.MAX_SAFE_INTEGER, 'must be at most 2^53 - 1')
+    .int('must be a whole number')
+    .nonnegative('must not be negative')
+    .default(1),
   number_of_operator: z.enum(COUNT_OPERATORS).default('gte'),
   combine_previous_operation: z.enum(COMBINE_OPERATIONS).default('and'),
 };

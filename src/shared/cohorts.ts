@@ -13,7 +13,13 @@ import { userRecordSchema } from './users.js';
  */
 
 const count = {
-  number_of: z.number().int('must be a whole number').nonnegative('must not be negative').default(1),
+  // A huge count (1e308) said "must be a whole number", which it is: the bound is said first.
+  number_of: z
+    .number()
+    .max(Number.MAX_SAFE_INTEGER, 'must be at most 2^53 - 1')
+    .int('must be a whole number')
+    .nonnegative('must not be negative')
+    .default(1),
   number_of_operator: z.enum(COUNT_OPERATORS).default('gte'),
 };
 
