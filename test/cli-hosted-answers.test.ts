@@ -86,14 +86,37 @@ beforeAll(async () => {
       highlights: { conversion: 50, count: 3, unit: 'percent' },
     },
   });
+  answers.set('GET /bc/v1/charts/segmentation-chart', {
+    status: 200,
+    body: [
+      {
+        event_name: 'Conversation Turn',
+        points: [
+          { start: '2025-03-01T00:00:00Z', end: '2025-03-02T00:00:00Z', total: 0, unique: 0, average: 0 },
+        ],
+        highlights: { average_events: 0, average_unique_users: 0 },
+      },
+    ],
+  });
+  answers.set('GET /bc/v1/agg/event-names', { status: 200, body: ['Conversation Turn'] });
   server = createServer((req, res) => {
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
-    const key = `${req.method} ${path}`;
+    const target = new URL(req.url ?? '/', 'http://x');
+    const key = `${req.method} ${target.pathname}`;
     seen.push(key);
-    const answer = answers.get(key) ?? {
+    let answer = answers.get(key) ?? {
       status: 404,
       body: { errored: true, status: 404, message: 'Not Found' },
     };
+    if (key === 'GET /bc/v1/summary/event-counts') {
+      // Its OpenAPI requires period and tz in each range.
+      const ranges = JSON.parse(target.searchParams.get('ranges') ?? '[]') as Array<Record<string, unknown>>;
+      const whole = ranges.every((r) =>
+        ['start', 'end', 'period', 'tz'].every((k) => typeof r[k] === 'string'),
+      );
+      answer = whole
+        ? { status: 200, body: [0] }
+        : { status: 422, body: { detail: 'ranges: period, tz required' } };
+    }
     req.resume();
     req.on('end', () => {
       if (answer.body === undefined) res.writeHead(answer.status).end();
@@ -169,6 +192,25 @@ describe('commands against hosted-shaped answers', () => {
     expect(chart.code).toBe(2);
     expect(chart.stderr).toMatch(/--measure "sum:cost": this service does not take it/);
     expect(seen).toEqual(['GET /healthz']);
+  });
+
+  it("cas chart: an empty chart's hint asks for the range's counts as the hosted route requires", async () => {
+    const chart = await cas([
+      'chart',
+      'segmentation',
+      '--event',
+      'Conversation Turn',
+      '--from',
+      '2025-03-01',
+      '--to',
+      '2025-03-01',
+      '--tz',
+      'UTC',
+      '--format',
+      'csv',
+    ]);
+    expect(chart.code).toBe(0);
+    expect(chart.stderr).toContain('no "Conversation Turn" events between 2025-03-01 and 2025-03-01');
   });
 
   it('cas chart conversations: a highlight holding text is shown, not refused', async () => {

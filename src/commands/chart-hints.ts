@@ -103,6 +103,7 @@ export interface ChartRangeBounds {
   start: string;
   end: string;
   tz: string;
+  period?: string | undefined;
 }
 
 const DAY_MS = 86_400_000;
@@ -155,9 +156,9 @@ export function spanOf(
 function rangeOf(parsed: unknown): ChartRangeBounds | undefined {
   const range = isRecord(parsed) ? parsed.range : undefined;
   if (!isRecord(range)) return undefined;
-  const { start, end, tz } = range;
+  const { start, end, tz, period } = range;
   return typeof start === 'string' && typeof end === 'string' && typeof tz === 'string'
-    ? { start, end, tz }
+    ? { start, end, tz, period: typeof period === 'string' ? period : undefined }
     : undefined;
 }
 
@@ -255,7 +256,15 @@ export async function chartHints(
       const counts = await optional(
         eventCounts(
           client,
-          [{ start: new Date(start).toISOString(), end: new Date(end).toISOString() }],
+          // The hosted service requires period and tz in each range (a 422 lost the hint); ours ignores them.
+          [
+            {
+              start: new Date(start).toISOString(),
+              end: new Date(end).toISOString(),
+              period: range.period ?? 'day',
+              tz: range.tz,
+            },
+          ],
           {},
           { signal },
         ),
