@@ -23,7 +23,8 @@ const COHORT = {
   created_at: '2025-01-01T00:00:00Z',
   updated_at: '2025-01-01T00:00:00Z',
   name: 'Pro',
-  terms: [{ operator: 'and', termFilter: { type: 'cohort', name: 'All Users' } }],
+  // A stored document's keys of its own, which our strict term schemas do not name.
+  terms: [{ _id: 't1', operator: 'and', termFilter: { _id: 'f1', type: 'cohort', name: 'All Users' } }],
 };
 
 beforeAll(async () => {

@@ -3,8 +3,8 @@ import { namesResponseSchema, type PickInput } from '../shared/agg.js';
 import {
   type CohortBodyInput,
   type CohortRecord,
+  cohortAnswerSchema,
   cohortMembersSchema,
-  cohortRecordSchema,
 } from '../shared/cohorts.js';
 import { dbResultSchema, importDemoDataSchema } from '../shared/db-api.js';
 import { type OrgKeyAnswer, orgKeyAnswerSchema, orgKeysDeletedAnswerSchema } from '../shared/orgkeys.js';
@@ -295,7 +295,7 @@ export function listCohorts(client: Client, o?: CallOptions): Promise<CohortReco
   return client.request({
     method: 'GET',
     path: '/bc/v1/cohorts',
-    schema: z.array(cohortRecordSchema),
+    schema: z.array(cohortAnswerSchema),
     ...sig(o),
   });
 }
@@ -304,7 +304,7 @@ export function createCohort(client: Client, body: CohortBodyInput, o?: CallOpti
     method: 'POST',
     path: '/bc/v1/cohorts',
     body,
-    schema: cohortRecordSchema,
+    schema: cohortAnswerSchema,
     idempotent: false,
     ...sig(o),
   });
@@ -320,7 +320,7 @@ export function updateCohort(
     path: '/bc/v1/cohorts',
     query: { cohort_id: cohortId },
     body,
-    schema: cohortRecordSchema,
+    schema: cohortAnswerSchema,
     ...sig(o),
   });
 }
@@ -340,7 +340,7 @@ export function getCohortByName(client: Client, name: string, o?: CallOptions): 
     method: 'GET',
     path: '/bc/v1/cohorts/byName',
     query: { name },
-    schema: cohortRecordSchema,
+    schema: cohortAnswerSchema,
     ...sig(o),
   });
 }
@@ -349,7 +349,7 @@ export function getCohortById(client: Client, cohortId: string, o?: CallOptions)
     method: 'GET',
     path: '/bc/v1/cohorts/byId',
     query: { cohort_id: cohortId },
-    schema: cohortRecordSchema,
+    schema: cohortAnswerSchema,
     ...sig(o),
   });
 }

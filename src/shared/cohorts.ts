@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { answerOf } from './answer-keys.js';
 import { countParam } from './api-params.js';
 import { COUNT_OPERATORS, propertyFilterSchema, timeWithinSchema } from './chart-filters.js';
 import { idSchema } from './primitives.js';
@@ -106,6 +107,9 @@ export const cohortRecordSchema = z.object({
   terms: z.array(cohortTermSchema),
 });
 export type CohortRecord = z.output<typeof cohortRecordSchema>;
+
+/** A cohort as a client reads it from any service: the hosted one's terms may carry keys of its own (`_id`). */
+export const cohortAnswerSchema = answerOf(cohortRecordSchema);
 
 export const cohortIdQuerySchema = z.object({ cohort_id: z.string().min(1).max(100) });
 export const cohortNameQuerySchema = z.object({ name: z.string().trim().min(1).max(100) });
