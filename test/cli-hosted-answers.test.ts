@@ -214,6 +214,12 @@ describe('commands against hosted-shaped answers', () => {
     expect(chart.stderr).toContain('no "Conversation Turn" events between 2025-03-01 and 2025-03-01');
   });
 
+  it('cas reprice: says the service has no reprice, where its 404 said only "Not Found"', async () => {
+    const repriced = await cas(['reprice']);
+    expect(repriced.code).toBe(4);
+    expect(repriced.stderr).toContain('this service has no reprice (/bc/v1/admin/reprice is our extension');
+  });
+
   it('cas chart conversations: a highlight holding text is shown, not refused', async () => {
     const chart = await cas([
       'chart',

@@ -20,4 +20,13 @@ describe('HttpError', () => {
     expect(said.message).toBe('rate limit of 200 ingest requests/s exceeded; retry in 1 s');
     expect(new HttpError({ status: 400, message: 'bad' }, target).message).toBe('bad');
   });
+
+  it('says when to try again only of what the client tries again (408, 429, 5xx)', () => {
+    expect(new HttpError({ status: 400, message: 'seg says 400', retryAfterMs: 1000 }, target).message).toBe(
+      'seg says 400',
+    );
+    expect(new HttpError({ status: 408, message: 'slow', retryAfterMs: 1000 }, target).message).toBe(
+      'slow (try again in 1 s)',
+    );
+  });
 });

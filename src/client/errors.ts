@@ -61,8 +61,10 @@ export class HttpError extends ClientError {
   constructor(details: HttpErrorDetails, target: RequestTarget) {
     const seconds = details.retryAfterMs === undefined ? undefined : Math.ceil(details.retryAfterMs / 1000);
     // The server's own words come first; the retry hint is what a person needs to act on a 429/503,
-    // unless those words gave it already (ours: "retry in 1 s").
-    const hinted = seconds === undefined || /\b(retry|try again) in \d/.test(details.message);
+    // unless those words gave it already (ours: "retry in 1 s"). Only where the client retries: a
+    // 400 carrying Retry-After said "try again in 1 s" of what would fail again (found by probing).
+    const retried = details.status === 408 || details.status === 429 || details.status >= 500;
+    const hinted = seconds === undefined || !retried || /\b(retry|try again) in \d/.test(details.message);
     super(hinted ? details.message : `${details.message} (try again in ${seconds} s)`, target);
     this.status = details.status;
     this.code = details.code;

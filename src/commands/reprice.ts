@@ -1,6 +1,7 @@
+import { HttpError } from '../client/errors.js';
 import type { Client } from '../client/http-client.js';
 import { reprice } from '../client/reprice-routes.js';
-import type { RepriceBody, RepriceResult } from '../shared/reprice.js';
+import { REPRICE_PATH, type RepriceBody, type RepriceResult } from '../shared/reprice.js';
 import { isDateOnly } from '../shared/time-bins.js';
 import { UsageError } from './errors.js';
 import { whenInstant } from './when-flag.js';
@@ -39,6 +40,21 @@ export function repriceBody(options: RepriceOptions): RepriceBody {
 }
 
 /** `cas reprice`: the service recomputes stored token costs and conversation summaries with its price table. */
-export function runReprice(options: RepriceOptions, deps: { client: Client }): Promise<RepriceResult> {
-  return reprice(deps.client, repriceBody(options));
+export async function runReprice(options: RepriceOptions, deps: { client: Client }): Promise<RepriceResult> {
+  const body = repriceBody(options);
+  try {
+    return await reprice(deps.client, body);
+  } catch (error) {
+    // The route is ours: the hosted service's 404 "Not Found" said nothing of why (found by probing).
+    if (error instanceof HttpError && error.status === 404 && error.code === undefined) {
+      throw new HttpError(
+        {
+          status: 404,
+          message: `this service has no reprice (${REPRICE_PATH} is our extension; the hosted service has none)`,
+        },
+        { method: 'POST', path: REPRICE_PATH },
+      );
+    }
+    throw error;
+  }
 }
