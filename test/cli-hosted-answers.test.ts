@@ -159,6 +159,14 @@ describe('commands against hosted-shaped answers', () => {
     expect(seen).toContain('DELETE /bc/v1/udi/i1');
   });
 
+  it('cas intents add --pattern is refused by name, not sent as a field the service drops', async () => {
+    seen.length = 0;
+    const added = await cas(['intents', 'add', 'refund2', '--pattern', 'money back']);
+    expect(added.code).toBe(2);
+    expect(added.stderr).toMatch(/--pattern: this service does not take it/);
+    expect(seen).toEqual(['GET /healthz']);
+  });
+
   it('cas users show: a session without duration, events without organization_id', async () => {
     const shown = await cas(['users', 'show', 'u1', '--format', 'table']);
     expect(shown.stderr).toBe('');

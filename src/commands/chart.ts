@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { HttpError } from '../client/errors.js';
 import type { Client } from '../client/http-client.js';
-import { getChart, health } from '../client/routes.js';
+import { getChart } from '../client/routes.js';
 import type { ChartView } from '../render/chart-output.js';
 import type { ChartKind } from '../shared/chart-controls.js';
 import { type ChartResponseByKind, chartResponseSchemas } from '../shared/chart-responses.js';
@@ -13,8 +12,8 @@ import {
   type CliChart,
   originOf,
 } from './chart-flags.js';
-import { UnsupportedFlagError } from './errors.js';
 import { namingFlags } from './flag-refusals.js';
+import { refuseWithout } from './service-features.js';
 
 /**
  * `cas chart`: flags → validated chartControls → the chart route → a response checked against the
@@ -81,27 +80,13 @@ function extensionPaths(controls: Record<string, unknown>): string[] {
 }
 
 /**
- * A service without our chart extensions (the hosted one) ignores them and answers as if they were
- * not given: `--measure sum:cost` drew event counts under its title, and `cas report`'s cost chart
- * likewise (found by probing). Asked of /healthz only when a chart uses one.
+ * A service without our chart extensions (the hosted one) ignores them: `--measure sum:cost` drew
+ * event counts under its title, and `cas report`'s cost chart likewise. Asked only when a chart uses one.
  */
 async function refuseUnsupported(built: BuiltControls, client: Client): Promise<void> {
   const paths = extensionPaths(built.controls);
   if (paths.length === 0) return;
-  const features = await health(client)
-    .then((h) => h.features ?? [])
-    .catch((error: unknown) => {
-      // Only an answer says what the server is: busy, failing or unreachable is said as such.
-      if (error instanceof HttpError && error.status < 500 && error.status !== 429 && error.status !== 408)
-        return [] as string[];
-      throw error;
-    });
-  if (features.includes('chart-extensions')) return;
-  const flag = originOf(paths[0]!, built.origins) ?? paths[0]!;
-  throw new UnsupportedFlagError(
-    `${flag}: this service does not take it (our extension; the hosted service has none), and would chart as if it were not given`,
-    'leave it out, or chart a cas serve of the same data',
-  );
+  await refuseWithout(client, 'chart-extensions', originOf(paths[0]!, built.origins) ?? paths[0]!);
 }
 
 async function fetchBuilt(built: BuiltControls, deps: { client: Client }): Promise<ChartResult> {

@@ -4,6 +4,7 @@ import { formatPath } from '../shared/errors.js';
 import { type UdiBodyInput, type UdiRecord, udiBodySchema } from '../shared/udi.js';
 import { UsageError } from './errors.js';
 import { namingFlags, nthFlag } from './flag-refusals.js';
+import { refuseWithout } from './service-features.js';
 
 /**
  * `cas intents list|add|remove`: the project's user-defined intents (`/udi`). `add` takes RE2
@@ -53,8 +54,9 @@ export function runIntentList(_options: unknown, deps: { client: Client }): Prom
   return listIntents(deps.client);
 }
 
-export function runIntentAdd(options: IntentAddOptions, deps: { client: Client }): Promise<UdiRecord> {
+export async function runIntentAdd(options: IntentAddOptions, deps: { client: Client }): Promise<UdiRecord> {
   const body = intentBody(options);
+  if (body.patterns !== undefined) await refuseWithout(deps.client, 'intent-patterns', '--pattern');
   return namingFlags(
     () => addIntent(deps.client, body),
     (path) => nthFlag('--pattern', 'patterns', options.pattern, path),

@@ -5,13 +5,15 @@ import { z } from 'zod';
  * them (the hosted service): `import-provisional-ends`, ends an import adds are reopened by later
  * history; `import-derived-sessions`, sessions derived from activity join stored ones of the same key;
  * `usage-token-details`, turns and usage carry cached/cache-written/reasoning tokens and `batch`;
- * `chart-extensions`, a segmentation series' `measure` and a funnel's `conversionWindow`.
+ * `chart-extensions`, a segmentation series' `measure` and a funnel's `conversionWindow`;
+ * `intent-patterns`, a user-defined intent's RE2 `patterns`.
  */
 export const SERVICE_FEATURES = [
   'import-provisional-ends',
   'import-derived-sessions',
   'usage-token-details',
   'chart-extensions',
+  'intent-patterns',
 ] as const;
 
 /** `GET /healthz` as our service answers it (decisions §1). */
