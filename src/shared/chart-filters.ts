@@ -148,14 +148,17 @@ export const groupByPropertySchema = z.strictObject({
 });
 export type GroupByProperty = z.output<typeof groupByPropertySchema>;
 
-const countFields = {
+/** How many times a filter's event must have happened; a cohort's terms count the same way. */
+export const numberOfSchema = z
+  .number()
   // A huge count (1e308) said "must be a whole number", which it is: the bound is said first.
-  number_of: z
-    .number()
-    .max(Number.MAX_SAFE_INTEGER, 'must be at most 2^53 - 1')
-    .int('must be a whole number')
-    .nonnegative('must not be negative')
-    .default(1),
+  .max(Number.MAX_SAFE_INTEGER, 'must be at most 2^53 - 1')
+  .int('must be a whole number')
+  .nonnegative('must not be negative')
+  .default(1);
+
+const countFields = {
+  number_of: numberOfSchema,
   number_of_operator: z.enum(COUNT_OPERATORS).default('gte'),
   combine_previous_operation: z.enum(COMBINE_OPERATIONS).default('and'),
 };

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { answerOf } from './answer-keys.js';
 import { countParam } from './api-params.js';
-import { COUNT_OPERATORS, propertyFilterSchema, timeWithinSchema } from './chart-filters.js';
+import { COUNT_OPERATORS, numberOfSchema, propertyFilterSchema, timeWithinSchema } from './chart-filters.js';
 import { idSchema } from './primitives.js';
 import { userRecordSchema } from './users.js';
 
@@ -14,13 +14,7 @@ import { userRecordSchema } from './users.js';
  */
 
 const count = {
-  // A huge count (1e308) said "must be a whole number", which it is: the bound is said first.
-  number_of: z
-    .number()
-    .max(Number.MAX_SAFE_INTEGER, 'must be at most 2^53 - 1')
-    .int('must be a whole number')
-    .nonnegative('must not be negative')
-    .default(1),
+  number_of: numberOfSchema,
   number_of_operator: z.enum(COUNT_OPERATORS).default('gte'),
 };
 
