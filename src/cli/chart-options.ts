@@ -89,12 +89,12 @@ export function addChartOptions(command: Command, sequence: Sequence): Command {
     )
     .option(
       '--measure <agg:prop>',
-      'segmentation: what the --event before it measures: count, or sum/avg/min/max/p50/p90/p95/p99 of a numeric property (sum:cost, p95:runtime)',
+      'segmentation: what the --event before it measures: count, or sum/avg/min/max/p50/p90/p95/p99 of a numeric property (sum:cost, p95:runtime); our extension, refused by a service without it (the hosted one)',
       inOrder('measure'),
     )
     .option(
       '--window <span>',
-      "funnel: how long after a person's first step 1 in the range the later steps may come, the end excluded as a range's is (a step exactly 1h later is outside --window 1h; first-touch: a later step 1 does not restart it): 12h, 1d, 2w (default: the range)",
+      "funnel: how long after a person's first step 1 in the range the later steps may come, the end excluded as a range's is (a step exactly 1h later is outside --window 1h; first-touch: a later step 1 does not restart it): 12h, 1d, 2w (default: the range); our extension, refused by a service without it",
     )
     .option(
       '--analyse <what>',

@@ -198,7 +198,11 @@ function addAdminCommands(program: Command, run: ActionRunner): void {
     .description('add an intent, found in the user turns of conversations closed from now on')
     .argument('<name>', 'the intent name')
     .option('--description <text>', 'what the intent means')
-    .option('--pattern <regex>', 'RE2 regex matched case-insensitively in user turns (repeatable)', collect)
+    .option(
+      '--pattern <regex>',
+      'RE2 regex matched case-insensitively in user turns (repeatable); our extension, refused by a service without it',
+      collect,
+    )
     .option('--attribute <name[:description]>', 'an attribute (slot) of the intent (repeatable)', collect)
     .addOption(formatOption())
     .addOption(csvGuardOption())

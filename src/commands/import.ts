@@ -1,6 +1,6 @@
-import { HttpError, NetworkError, TimeoutError } from '../client/errors.js';
+import { HttpError } from '../client/errors.js';
 import type { Client } from '../client/http-client.js';
-import { dbFind, health, postQueue } from '../client/routes.js';
+import { dbFind, postQueue } from '../client/routes.js';
 import {
   CHECKPOINT_VERSION,
   type Checkpoint,
@@ -30,11 +30,11 @@ import {
 } from '../importer/types.js';
 import type { ImportSummaryData } from '../render/import-summary.js';
 import { fileErrorReason } from '../shared/file-errors.js';
-import type { SERVICE_FEATURES } from '../shared/health.js';
 import { LIMITS } from '../shared/limits.js';
 import { processAlive } from './connect.js';
 import { UsageError } from './errors.js';
 import { detectPresets, type ImportFlags, type ImportSettings, importSettings } from './import-options.js';
+import { type ServiceFeature, serviceFeatures } from './service-features.js';
 
 export type { ImportFlags };
 
@@ -159,20 +159,8 @@ async function extensionsOf(
   deps: ImportDeps,
   s: ImportSettings,
 ): Promise<SessionizerOptions['extensions']> {
-  const features = await health(client)
-    .then((h) => h.features ?? [])
-    .catch((error: unknown) => {
-      // An endpoint nobody answers is said as such, at once: it read first as a service without
-      // our extensions, with a note about what that costs (found by probing).
-      if (error instanceof NetworkError || error instanceof TimeoutError) throw error;
-      // Busy or failing after every retry is not "without extensions": read so, a `cas serve` whose
-      // /healthz failed meanwhile got final ends and no history, and its next run's records were
-      // refused (found by probing). Only an answer (a 404, another body) says what the server is.
-      if (error instanceof HttpError && (error.status >= 500 || error.status === 429 || error.status === 408))
-        throw error;
-      return [] as string[];
-    });
-  const has = (f: (typeof SERVICE_FEATURES)[number]) => features.includes(f);
+  const features = await serviceFeatures(client);
+  const has = (f: ServiceFeature) => features.includes(f);
   const extensions = {
     provisionalEnds: has('import-provisional-ends'),
     derivedSessions: has('import-derived-sessions'),
