@@ -1,17 +1,17 @@
 import { createHash } from 'node:crypto';
+import { terminalSafeJson } from '../terminal-text.js';
 
 /**
  * What makes embedded data inert. Data reaches the page only as JSON inside
  * `<script type="application/json">`, which the browser never runs but whose text ends at the first
  * `</script`: so `<` (and `>`, `&`, for old parsers' comment and entity rules) are written as JSON
- * escapes, which JSON.parse reads back to the same string. U+2028/U+2029 are escaped because they
- * end a line in a JavaScript string literal, should this text ever be inlined into one. DEL, the C1
- * controls and the bidi controls, which JSON.stringify leaves raw, are escaped too: a page written to
- * a terminal (`--format html` without `--out`) must not act on it (U+009B is a CSI to xterm), as
- * `terminal-text.ts` keeps every other output from doing; JSON.parse reads them back the same.
+ * escapes, which JSON.parse reads back to the same string. The rest is the terminal's JSON
+ * (`terminalSafeJson`): a page written to a terminal (`--format html` without `--out`) must not act on
+ * it (U+009B is a CSI to xterm), and U+2028/U+2029 end a line in a JavaScript string literal, should
+ * this text ever be inlined into one.
  */
 
-const UNSAFE = /[<>&\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
+const MARKUP = /[<>&]/g;
 
 function unicodeEscape(ch: string): string {
   return `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
@@ -19,7 +19,7 @@ function unicodeEscape(ch: string): string {
 
 /** JSON text safe to put between `<script type="application/json">` and `</script>`. */
 export function jsonForScript(value: unknown): string {
-  return (JSON.stringify(value) ?? 'null').replace(UNSAFE, unicodeEscape);
+  return terminalSafeJson(JSON.stringify(value) ?? 'null').replace(MARKUP, unicodeEscape);
 }
 
 const HTML_ENTITIES: Readonly<Record<string, string>> = {

@@ -12,12 +12,6 @@ import type { CohortDefinitions } from './store.js';
  */
 export const MAX_COHORT_SIZE = 1_000;
 
-/** What a term adds to its cohort's size: itself and each property filter it holds. */
-function weight(t: CohortTerm): number {
-  const f = t.termFilter;
-  return f.type === 'cohort' ? 1 : 1 + (f.with?.length ?? 0);
-}
-
 /** The inlined size (terms and filters) of `name` under `defs`, counted no further than past the limit. */
 export function expandedTerms(
   name: string,
@@ -33,7 +27,9 @@ export function expandedTerms(
   open.add(name);
   let n = 0;
   for (const t of terms) {
-    n += t.termFilter.type === 'cohort' ? expandedTerms(t.termFilter.name, defs, memo, open) : weight(t);
+    const f = t.termFilter;
+    // A nested cohort counts as what it inlines; any other term as itself and each of its filters.
+    n += f.type === 'cohort' ? expandedTerms(f.name, defs, memo, open) : 1 + (f.with?.length ?? 0);
     if (n > MAX_COHORT_SIZE) break;
   }
   open.delete(name);
