@@ -22,11 +22,11 @@ export type OrgKeyRecord = z.output<typeof orgKeyRecordSchema>;
  * alone (its list gives each key's secret), so our fields are optional; every valid hosted answer
  * failed `cas keys` (found by probing).
  */
-export const orgKeyAnswerSchema = orgKeyRecordSchema.extend({
-  key_id: z.string().optional(),
-  created_at: z.string().optional(),
-  label: z.string().nullable().optional(),
-  current: z.boolean().optional(),
+export const orgKeyAnswerSchema = orgKeyRecordSchema.partial({
+  key_id: true,
+  created_at: true,
+  label: true,
+  current: true,
 });
 export type OrgKeyAnswer = z.output<typeof orgKeyAnswerSchema>;
 
