@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/service/store/database.js';
@@ -16,6 +17,9 @@ import { tempDir } from './helpers/temp.js';
 const dir = tempDir('cas-dos-budget-');
 let child: ChildProcess | undefined;
 let url = '';
+/** A second service on a copy of the store: a long budget, one reader per tenant. */
+let patient: ChildProcess | undefined;
+let patientUrl = '';
 const A = { authorization: 'Bearer key-a', 'x-app-id': 'big' };
 const B = { authorization: 'Bearer key-b', 'x-app-id': 'small' };
 
@@ -43,19 +47,35 @@ async function generate(path: string): Promise<void> {
 
 beforeAll(async () => {
   await generate(join(dir.path, 'cas.duckdb'));
+  const copy = join(dir.path, 'patient');
+  mkdirSync(copy);
+  copyFileSync(join(dir.path, 'cas.duckdb'), join(copy, 'cas.duckdb'));
   const started = await startServe(['--data-dir', dir.path, '--query-timeout', '2s', '--chart-rate', '0']);
   child = started.child;
   url = started.info.url;
-}, 60_000);
+  const second = await startServe([
+    '--data-dir',
+    copy,
+    '--query-timeout',
+    '120s',
+    '--read-connections',
+    '2',
+    '--chart-rate',
+    '0',
+  ]);
+  patient = second.child;
+  patientUrl = second.info.url;
+}, 90_000);
 
 afterAll(async () => {
   if (child) await stopChild(child);
+  if (patient) await stopChild(patient);
   dir.cleanup();
 });
 
-async function get(path: string, headers: Record<string, string>) {
+async function get(path: string, headers: Record<string, string>, base = url) {
   const started = Date.now();
-  const response = await fetch(`${url}${path}`, { headers });
+  const response = await fetch(`${base}${path}`, { headers });
   const text = await response.text();
   return { status: response.status, text, ms: Date.now() - started };
 }
@@ -128,5 +148,24 @@ describe('chart cost is bounded and tenants do not starve each other', () => {
     expect(Math.max(...latencies), latencies.join(', ')).toBeLessThan(1_000);
     expect(badZone.ms).toBeLessThan(1_000);
     expect(badRegex.ms).toBeLessThan(1_000);
+  });
+});
+
+describe('a chart whose client went away', () => {
+  // With two readers a tenant holds one: A's next request waits for the reader its abandoned chart
+  // has. It ran to the 120 s budget (some 20 s unbounded here) before the query was stopped.
+  it("stops at once, and the tenant's next request gets the reader", async () => {
+    const path = `/bc/v1/charts/segmentation-chart?chartControls=${encodeURIComponent(JSON.stringify(expensive))}`;
+    const gone = new AbortController();
+    const abandoned = fetch(`${patientUrl}${path}`, { headers: A, signal: gone.signal }).catch(
+      (error: unknown) => error,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    gone.abort();
+    expect(await abandoned).toMatchObject({ name: 'AbortError' });
+    const next = await get('/bc/v1/agg/event-names', A, patientUrl);
+    expect(next.status, next.text).toBe(200);
+    expect(JSON.parse(next.text)).toEqual(['Turn']);
+    expect(next.ms).toBeLessThan(8_000);
   });
 });

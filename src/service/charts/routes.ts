@@ -126,29 +126,34 @@ export function chartRoutes(db: Database, limits: ChartLimits = LIMITS, options:
       bracketDecoded: ['chartControls'],
       response: chartResponseSchemas[kind],
       rate: 'chart',
-      handler: async ({ tenant, query }) => {
+      handler: async ({ tenant, query, signal }) => {
         const parsed = parseChartControlsQuery(kind, query as QueryRecord, { maxBins: limits.chartBins });
         // Paths are relative to chartControls, as decisions §1 shows (`range.tz`).
         if (!parsed.ok) throw invalidInput(parsed.issues);
         await assertChartValid(db.read, parsed.value);
         // Counted, not built: a funnel, intents or sentiment chart may span any number of bins it never draws.
         assertCells(cellsAtLeast(kind, parsed.value, countBins(parsed.value.range)), budget);
-        return leaseRead(db, tenant, async (q) => {
-          const cohorts = await cohortsFor(q, tenant.projectId, parsed.value);
-          const ctx = makeContext(
-            q,
-            tenant.projectId,
-            parsed.value.range,
-            scopeOf(query),
-            limits.sessionIdsPerPoint,
-            {
-              drilldowns,
-              budget,
-              cohorts,
-            },
-          );
-          return CHARTS[kind](ctx, parsed.value);
-        });
+        return leaseRead(
+          db,
+          tenant,
+          async (q) => {
+            const cohorts = await cohortsFor(q, tenant.projectId, parsed.value);
+            const ctx = makeContext(
+              q,
+              tenant.projectId,
+              parsed.value.range,
+              scopeOf(query),
+              limits.sessionIdsPerPoint,
+              {
+                drilldowns,
+                budget,
+                cohorts,
+              },
+            );
+            return CHARTS[kind](ctx, parsed.value);
+          },
+          signal,
+        );
       },
     });
   return [
@@ -170,15 +175,19 @@ export function chartRoutes(db: Database, limits: ChartLimits = LIMITS, options:
       response: retrieveDataResponseSchema,
       rate: 'chart',
       refusals: { 404: 'Unknown drilldown id: another project, or expired' },
-      handler: ({ tenant, query }) =>
-        leaseRead(db, tenant, (q) =>
-          retrieveData(
-            q,
-            tenant.projectId,
-            query.id,
-            { maxRows: limits.drilldownRows, sessionIdsPerPoint: limits.sessionIdsPerPoint },
-            { drilldowns, checks: db.read },
-          ),
+      handler: ({ tenant, query, signal }) =>
+        leaseRead(
+          db,
+          tenant,
+          (q) =>
+            retrieveData(
+              q,
+              tenant.projectId,
+              query.id,
+              { maxRows: limits.drilldownRows, sessionIdsPerPoint: limits.sessionIdsPerPoint },
+              { drilldowns, checks: db.read },
+            ),
+          signal,
         ),
     }),
   ];

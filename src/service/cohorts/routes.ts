@@ -92,7 +92,7 @@ export function cohortRoutes(db: Database) {
       tag: 'Cohorts',
       summary: "The project's cohorts, by name",
       response: z.array(cohortRecordSchema),
-      handler: ({ tenant }) => leaseRead(db, tenant, (q) => listCohorts(q, tenant)),
+      handler: ({ tenant, signal }) => leaseRead(db, tenant, (q) => listCohorts(q, tenant), signal),
     }),
     route({
       method: 'POST',
@@ -149,8 +149,8 @@ export function cohortRoutes(db: Database) {
       query: cohortNameQuerySchema,
       response: cohortRecordSchema,
       refusals: { 404: 'No such cohort' },
-      handler: ({ tenant, query }) =>
-        leaseRead(db, tenant, (q) => findCohort(q, tenant, { name: query.name })),
+      handler: ({ tenant, query, signal }) =>
+        leaseRead(db, tenant, (q) => findCohort(q, tenant, { name: query.name }), signal),
     }),
     route({
       method: 'GET',
@@ -160,8 +160,8 @@ export function cohortRoutes(db: Database) {
       query: cohortIdQuerySchema,
       response: cohortRecordSchema,
       refusals: { 404: 'No such cohort' },
-      handler: ({ tenant, query }) =>
-        leaseRead(db, tenant, (q) => findCohort(q, tenant, { id: query.cohort_id })),
+      handler: ({ tenant, query, signal }) =>
+        leaseRead(db, tenant, (q) => findCohort(q, tenant, { id: query.cohort_id }), signal),
     }),
     route({
       method: 'GET',
@@ -174,11 +174,16 @@ export function cohortRoutes(db: Database) {
       response: cohortMembersSchema,
       refusals: { 404: 'No such cohort' },
       rate: 'chart',
-      handler: ({ tenant, query }) =>
-        leaseRead(db, tenant, async (q) => {
-          const cohort = await findCohort(q, tenant, { id: query.cohort_id });
-          return members(q, tenant, cohort.name, query.skip, query.limit);
-        }),
+      handler: ({ tenant, query, signal }) =>
+        leaseRead(
+          db,
+          tenant,
+          async (q) => {
+            const cohort = await findCohort(q, tenant, { id: query.cohort_id });
+            return members(q, tenant, cohort.name, query.skip, query.limit);
+          },
+          signal,
+        ),
     }),
   ];
 }

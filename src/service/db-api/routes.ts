@@ -92,18 +92,23 @@ export function dbApiRoutes(db: Database, ingestor: Ingestor, limits: Limits) {
       bracketQuery: dbBracketTypes,
       response: dbResultSchema,
       rate: 'chart',
-      handler: ({ tenant, params, query }) =>
-        leaseRead(db, tenant, async (q) => {
-          const docs = await find(
-            q,
-            tenant,
-            params.collection,
-            query,
-            params.op === 'findOne' ? 1 : query.limit,
-          );
-          const shown = docs.map((d) => project(d, query.projection));
-          return params.op === 'findOne' ? (shown[0] ?? null) : shown;
-        }),
+      handler: ({ tenant, params, query, signal }) =>
+        leaseRead(
+          db,
+          tenant,
+          async (q) => {
+            const docs = await find(
+              q,
+              tenant,
+              params.collection,
+              query,
+              params.op === 'findOne' ? 1 : query.limit,
+            );
+            const shown = docs.map((d) => project(d, query.projection));
+            return params.op === 'findOne' ? (shown[0] ?? null) : shown;
+          },
+          signal,
+        ),
     }),
     route({
       method: 'GET',

@@ -51,11 +51,12 @@ async function run(
   tenant: Tenant,
   query: Query,
   build: (p: Params) => string,
+  signal: AbortSignal,
 ): Promise<string[]> {
   await checkRegexes(db.read, query);
   const p = new Params();
   const sql = build(p);
-  const rows = await leaseRead(db, tenant, (q) => q.all<{ name: string }>(sql, p.values));
+  const rows = await leaseRead(db, tenant, (q) => q.all<{ name: string }>(sql, p.values), signal);
   return rows.map((r) => r.name);
 }
 
@@ -81,17 +82,22 @@ export function discoveryRoutes(db: Database) {
       query: propertyNamesQuerySchema,
       bracketQuery: pickBracketTypes,
       response: namesResponseSchema,
-      handler: ({ tenant, query }) =>
-        run(db, tenant, query, (p) =>
-          namesSql(
-            p,
-            eventProperties(p, tenant.projectId, {
-              eventRegex: query.event_regex,
-              picks: query.picks,
-              scope: scopeOf(query),
-            }),
-            query.property_regex,
-          ),
+      handler: ({ tenant, query, signal }) =>
+        run(
+          db,
+          tenant,
+          query,
+          (p) =>
+            namesSql(
+              p,
+              eventProperties(p, tenant.projectId, {
+                eventRegex: query.event_regex,
+                picks: query.picks,
+                scope: scopeOf(query),
+              }),
+              query.property_regex,
+            ),
+          signal,
         ),
     }),
     route({
@@ -102,15 +108,20 @@ export function discoveryRoutes(db: Database) {
       description: VALUES,
       query: propertyValuesQuerySchema,
       response: namesResponseSchema,
-      handler: ({ tenant, query }) =>
-        run(db, tenant, query, (p) =>
-          valuesSql(
-            p,
-            eventProperties(p, tenant.projectId, { eventRegex: query.event_regex, scope: scopeOf(query) }),
-            query.property_name_regex,
-            query.property_value_regex,
-            AGG_VALUES_LIMIT,
-          ),
+      handler: ({ tenant, query, signal }) =>
+        run(
+          db,
+          tenant,
+          query,
+          (p) =>
+            valuesSql(
+              p,
+              eventProperties(p, tenant.projectId, { eventRegex: query.event_regex, scope: scopeOf(query) }),
+              query.property_name_regex,
+              query.property_value_regex,
+              AGG_VALUES_LIMIT,
+            ),
+          signal,
         ),
     }),
     route({
@@ -122,17 +133,22 @@ export function discoveryRoutes(db: Database) {
       query: traitNamesQuerySchema,
       bracketQuery: pickBracketTypes,
       response: namesResponseSchema,
-      handler: ({ tenant, query }) =>
-        run(db, tenant, query, (p) =>
-          namesSql(
-            p,
-            personTraits(p, tenant.projectId, {
-              eventRegex: query.event_regex,
-              picks: query.picks,
-              scope: scopeOf(query),
-            }),
-            query.trait_regex,
-          ),
+      handler: ({ tenant, query, signal }) =>
+        run(
+          db,
+          tenant,
+          query,
+          (p) =>
+            namesSql(
+              p,
+              personTraits(p, tenant.projectId, {
+                eventRegex: query.event_regex,
+                picks: query.picks,
+                scope: scopeOf(query),
+              }),
+              query.trait_regex,
+            ),
+          signal,
         ),
     }),
     route({
@@ -143,15 +159,20 @@ export function discoveryRoutes(db: Database) {
       description: `${VALUES} Each user counts once per value.`,
       query: traitValuesQuerySchema,
       response: namesResponseSchema,
-      handler: ({ tenant, query }) =>
-        run(db, tenant, query, (p) =>
-          valuesSql(
-            p,
-            personTraits(p, tenant.projectId, { eventRegex: query.event_regex, scope: scopeOf(query) }),
-            query.trait_name_regex,
-            query.trait_value_regex,
-            AGG_VALUES_LIMIT,
-          ),
+      handler: ({ tenant, query, signal }) =>
+        run(
+          db,
+          tenant,
+          query,
+          (p) =>
+            valuesSql(
+              p,
+              personTraits(p, tenant.projectId, { eventRegex: query.event_regex, scope: scopeOf(query) }),
+              query.trait_name_regex,
+              query.trait_value_regex,
+              AGG_VALUES_LIMIT,
+            ),
+          signal,
         ),
     }),
     route({
@@ -163,17 +184,22 @@ export function discoveryRoutes(db: Database) {
       query: userTraitNamesQuerySchema,
       bracketQuery: pickBracketTypes,
       response: namesResponseSchema,
-      handler: ({ tenant, query }) =>
-        run(db, tenant, query, (p) =>
-          namesSql(
-            p,
-            personTraits(p, tenant.projectId, {
-              idRegex: query.id_regex,
-              picks: query.picks,
-              scope: scopeOf(query),
-            }),
-            query.trait_regex,
-          ),
+      handler: ({ tenant, query, signal }) =>
+        run(
+          db,
+          tenant,
+          query,
+          (p) =>
+            namesSql(
+              p,
+              personTraits(p, tenant.projectId, {
+                idRegex: query.id_regex,
+                picks: query.picks,
+                scope: scopeOf(query),
+              }),
+              query.trait_regex,
+            ),
+          signal,
         ),
     }),
     route({
@@ -184,15 +210,20 @@ export function discoveryRoutes(db: Database) {
       description: VALUES,
       query: userTraitValuesQuerySchema,
       response: namesResponseSchema,
-      handler: ({ tenant, query }) =>
-        run(db, tenant, query, (p) =>
-          valuesSql(
-            p,
-            personTraits(p, tenant.projectId, { idRegex: query.id_regex, scope: scopeOf(query) }),
-            query.trait_regex,
-            query.trait_value_regex,
-            AGG_VALUES_LIMIT,
-          ),
+      handler: ({ tenant, query, signal }) =>
+        run(
+          db,
+          tenant,
+          query,
+          (p) =>
+            valuesSql(
+              p,
+              personTraits(p, tenant.projectId, { idRegex: query.id_regex, scope: scopeOf(query) }),
+              query.trait_regex,
+              query.trait_value_regex,
+              AGG_VALUES_LIMIT,
+            ),
+          signal,
         ),
     }),
     route({
@@ -203,23 +234,29 @@ export function discoveryRoutes(db: Database) {
       description: `${NAMES} Only intents that occurred; /udi lists the defined ones.`,
       query: intentNamesQuerySchema,
       response: namesResponseSchema,
-      handler: ({ tenant, query }) =>
-        run(db, tenant, query, (p) => {
-          const name = "json_extract_string(e.properties, '/intent')";
-          const conditions = [
-            `e.project_id = ${p.bind(tenant.projectId)}`,
-            `e.event = ${p.bind(INTENT_EVENT)}`,
-            `${name} IS NOT NULL`,
-            ...(query.intent_regex === undefined
-              ? []
-              : [`regexp_matches(${name}, ${p.bind(query.intent_regex)})`]),
-            ...(query.session_id === undefined ? [] : [`e.session_id = ${p.bind(query.session_id)}`]),
-            ...(query.conversation_id === undefined
-              ? []
-              : [`e.conversation_id = ${p.bind(query.conversation_id)}`]),
-          ];
-          return `SELECT DISTINCT ${name} AS name FROM events e WHERE ${all(conditions)} ORDER BY name`;
-        }),
+      handler: ({ tenant, query, signal }) =>
+        run(
+          db,
+          tenant,
+          query,
+          (p) => {
+            const name = "json_extract_string(e.properties, '/intent')";
+            const conditions = [
+              `e.project_id = ${p.bind(tenant.projectId)}`,
+              `e.event = ${p.bind(INTENT_EVENT)}`,
+              `${name} IS NOT NULL`,
+              ...(query.intent_regex === undefined
+                ? []
+                : [`regexp_matches(${name}, ${p.bind(query.intent_regex)})`]),
+              ...(query.session_id === undefined ? [] : [`e.session_id = ${p.bind(query.session_id)}`]),
+              ...(query.conversation_id === undefined
+                ? []
+                : [`e.conversation_id = ${p.bind(query.conversation_id)}`]),
+            ];
+            return `SELECT DISTINCT ${name} AS name FROM events e WHERE ${all(conditions)} ORDER BY name`;
+          },
+          signal,
+        ),
     }),
     route({
       method: 'GET',
@@ -230,18 +267,23 @@ export function discoveryRoutes(db: Database) {
       query: intentAttributeNamesQuerySchema,
       bracketQuery: pickBracketTypes,
       response: namesResponseSchema,
-      handler: ({ tenant, query }) =>
-        run(db, tenant, query, (p) =>
-          namesSql(
-            p,
-            intentAttributes(p, tenant.projectId, {
-              intentRegex: query.intent_regex,
-              picks: query.picks,
-              scope: scopeOf(query),
-            }),
-            query.attribute_regex,
-            ['intent'],
-          ),
+      handler: ({ tenant, query, signal }) =>
+        run(
+          db,
+          tenant,
+          query,
+          (p) =>
+            namesSql(
+              p,
+              intentAttributes(p, tenant.projectId, {
+                intentRegex: query.intent_regex,
+                picks: query.picks,
+                scope: scopeOf(query),
+              }),
+              query.attribute_regex,
+              ['intent'],
+            ),
+          signal,
         ),
     }),
     route({
@@ -252,16 +294,24 @@ export function discoveryRoutes(db: Database) {
       description: VALUES,
       query: intentAttributeValuesQuerySchema,
       response: namesResponseSchema,
-      handler: ({ tenant, query }) =>
-        run(db, tenant, query, (p) =>
-          valuesSql(
-            p,
-            intentAttributes(p, tenant.projectId, { intentRegex: query.intent_regex, scope: scopeOf(query) }),
-            query.attribute_name_regex,
-            query.attribute_value_regex,
-            AGG_VALUES_LIMIT,
-            ['intent'],
-          ),
+      handler: ({ tenant, query, signal }) =>
+        run(
+          db,
+          tenant,
+          query,
+          (p) =>
+            valuesSql(
+              p,
+              intentAttributes(p, tenant.projectId, {
+                intentRegex: query.intent_regex,
+                scope: scopeOf(query),
+              }),
+              query.attribute_name_regex,
+              query.attribute_value_regex,
+              AGG_VALUES_LIMIT,
+              ['intent'],
+            ),
+          signal,
         ),
     }),
   ];

@@ -11,6 +11,8 @@ export interface RouteContext<Body, Query, Params = unknown> {
   params: Params;
   request: FastifyRequest;
   reply: FastifyReply;
+  /** Aborts when the client closes the connection before the answer is sent: leaseRead stops its query. */
+  signal: AbortSignal;
 }
 
 /**

@@ -301,7 +301,19 @@ export function buildServer(options: ServerOptions): FastifyInstance {
           params = parsed.data;
         }
         const tenant = request.tenant ?? { orgId: '', projectId: '' };
-        const result = await spec.handler({ tenant, body, query, params, request, reply });
+        const gone = new AbortController();
+        reply.raw.once('close', () => {
+          if (!reply.raw.writableFinished) gone.abort();
+        });
+        const result = await spec.handler({
+          tenant,
+          body,
+          query,
+          params,
+          request,
+          reply,
+          signal: gone.signal,
+        });
         // A handler that answered in another encoding (OTLP protobuf) has sent its reply itself.
         if (reply.sent) return reply;
         return reply.type('application/json').send(result);

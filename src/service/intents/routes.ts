@@ -53,7 +53,7 @@ export function udiRoutes(db: Database, ingestor: Ingestor) {
       summary: "The project's user-defined intents, oldest first",
       description: ABOUT,
       response: z.array(udiRecordSchema),
-      handler: ({ tenant }) => leaseRead(db, tenant, (q) => listUdis(q, tenant.projectId)),
+      handler: ({ tenant, signal }) => leaseRead(db, tenant, (q) => listUdis(q, tenant.projectId), signal),
     }),
     route({
       method: 'POST',
@@ -77,8 +77,8 @@ export function udiRoutes(db: Database, ingestor: Ingestor) {
       params: udiParamsSchema,
       response: udiRecordSchema,
       refusals: { 404: 'No such intent' },
-      handler: ({ tenant, params }) =>
-        leaseRead(db, tenant, (q) => getUdi(q, tenant.projectId, params.user_defined_intent_id)),
+      handler: ({ tenant, params, signal }) =>
+        leaseRead(db, tenant, (q) => getUdi(q, tenant.projectId, params.user_defined_intent_id), signal),
     }),
     route({
       method: 'PUT',

@@ -38,7 +38,7 @@ export function eventCountsRoute(db: Database) {
     query: querySchema,
     bracketDecoded: ['ranges'],
     response: z.array(z.number()),
-    handler: async ({ tenant, query, request }) => {
+    handler: async ({ tenant, query, request, signal }) => {
       const parsed = rangesSchema.safeParse(rangesFromQuery(request.query as Record<string, unknown>));
       if (!parsed.success) throw invalidInput(issuesFromZod(parsed.error, ['ranges']));
       const ranges = parsed.data;
@@ -58,16 +58,20 @@ export function eventCountsRoute(db: Database) {
         params.push(text(value));
         filters.push(`AND e.${column} = $${params.length}`);
       }
-      const counts = await leaseRead(db, tenant, (reader) =>
-        rows<{ i: number; n: number }>(
-          reader,
-          `SELECT r.i::DOUBLE AS i, count(e.ts)::DOUBLE AS n
+      const counts = await leaseRead(
+        db,
+        tenant,
+        (reader) =>
+          rows<{ i: number; n: number }>(
+            reader,
+            `SELECT r.i::DOUBLE AS i, count(e.ts)::DOUBLE AS n
            FROM (SELECT unnest($2) AS i, unnest($3) AS s, unnest($4) AS t) r
            LEFT JOIN (SELECT ts FROM events e WHERE e.project_id = $1 ${filters.join(' ')}) e
              ON e.ts >= make_timestamptz(r.s * 1000) AND e.ts < make_timestamptz(r.t * 1000)
           GROUP BY r.i ORDER BY r.i`,
-          params,
-        ),
+            params,
+          ),
+        signal,
       );
       return counts.map((c) => c.n);
     },

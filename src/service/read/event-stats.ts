@@ -39,7 +39,7 @@ export function eventStatsRoute(db: Database) {
       'Our extension: per event name, the stored rows, distinct people, first and last time (optionally names matching an RE2 regex)',
     query: eventStatsQuerySchema,
     response: eventStatsResponseSchema,
-    handler: async ({ tenant, query }): Promise<EventStat[]> => {
+    handler: async ({ tenant, query, signal }): Promise<EventStat[]> => {
       const params: Param[] = [text(tenant.projectId)];
       let filter = '';
       if (query.event_regex !== undefined) {
@@ -51,10 +51,13 @@ export function eventStatsRoute(db: Database) {
         params.push(text(query.event_regex));
         filter = 'AND regexp_matches(e.event, $2)';
       }
-      const found = await leaseRead(db, tenant, (reader) =>
-        rows<EventRow>(
-          reader,
-          `SELECT e.event, count(*)::DOUBLE AS n,
+      const found = await leaseRead(
+        db,
+        tenant,
+        (reader) =>
+          rows<EventRow>(
+            reader,
+            `SELECT e.event, count(*)::DOUBLE AS n,
                   count(DISTINCT coalesce(u.canonical_user_id, e.user_id))::DOUBLE AS users,
                   strftime(min(e.ts) AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%gZ') AS first,
                   strftime(max(e.ts) AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%gZ') AS last
@@ -62,8 +65,9 @@ export function eventStatsRoute(db: Database) {
              LEFT JOIN users u ON u.project_id = e.project_id AND u.user_id = e.user_id
             WHERE e.project_id = $1 ${filter}
             GROUP BY e.event ORDER BY e.event`,
-          params,
-        ),
+            params,
+          ),
+        signal,
       );
       return found.map((r) => ({ event: r.event, count: r.n, users: r.users, first: r.first, last: r.last }));
     },
@@ -105,17 +109,20 @@ export function propertyStatsRoute(db: Database) {
       'Our extension: the properties of one event with how many rows carry each, their JSON types and most frequent values',
     query: propertyStatsQuerySchema,
     response: propertyStatsResponseSchema,
-    handler: async ({ tenant, query }): Promise<PropertyStat[]> => {
+    handler: async ({ tenant, query, signal }): Promise<PropertyStat[]> => {
       const params = [
         text(tenant.projectId),
         text(query.event_name),
         int(query.top),
         int(PROPERTY_STATS_MAX),
       ];
-      const found = await leaseRead(db, tenant, (reader) =>
-        rows<PropertyRow>(
-          reader,
-          `WITH kv AS (
+      const found = await leaseRead(
+        db,
+        tenant,
+        (reader) =>
+          rows<PropertyRow>(
+            reader,
+            `WITH kv AS (
              SELECT j.key AS property, j.value::VARCHAR AS v, j.type AS t
                FROM events e, json_each(e.properties) j
               WHERE e.project_id = $1 AND e.event = $2),
@@ -137,8 +144,9 @@ export function propertyStatsRoute(db: Database) {
            SELECT p.property, p.n, p.distinct_values, ty.types, tp.top
              FROM props p JOIN types ty USING (property) LEFT JOIN top tp USING (property)
             ORDER BY p.n DESC, p.property`,
-          params,
-        ),
+            params,
+          ),
+        signal,
       );
       return found.map((r) => ({
         property: r.property,

@@ -22,7 +22,7 @@ export function eventNamesRoute(db: Database) {
     summary: 'Distinct event names, optionally matching a regex or scoped to a session or conversation',
     query: eventNamesQuerySchema,
     response: z.array(z.string()),
-    handler: async ({ tenant, query }) => {
+    handler: async ({ tenant, query, signal }) => {
       const params: Param[] = [text(tenant.projectId)];
       const filters: string[] = [];
       const add = (sql: (n: number) => string, value: string | undefined) => {
@@ -41,12 +41,16 @@ export function eventNamesRoute(db: Database) {
       }
       add((n) => `AND regexp_matches(event, $${n})`, query.event_regex);
       // The regex check above runs on the quick connection; the scan leases a pooled reader.
-      const found = await leaseRead(db, tenant, (reader) =>
-        rows<{ event: string }>(
-          reader,
-          `SELECT DISTINCT event FROM events WHERE project_id = $1 ${filters.join(' ')} ORDER BY event`,
-          params,
-        ),
+      const found = await leaseRead(
+        db,
+        tenant,
+        (reader) =>
+          rows<{ event: string }>(
+            reader,
+            `SELECT DISTINCT event FROM events WHERE project_id = $1 ${filters.join(' ')} ORDER BY event`,
+            params,
+          ),
+        signal,
       );
       return found.map((r) => r.event);
     },

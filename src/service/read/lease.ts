@@ -1,7 +1,7 @@
 import { ServiceError } from '../errors.js';
 import type { Scope } from '../identity/identity.js';
 import { type Database, type Queryable, StatementTooLargeError } from '../store/database.js';
-import { QueryTimeoutError, ReadPoolBusyError } from '../store/read-pool.js';
+import { LeaseAbandonedError, QueryTimeoutError, ReadPoolBusyError } from '../store/read-pool.js';
 
 /**
  * Runs a chart or read query for a tenant on the reader pool, and says what went wrong in the terms
@@ -19,15 +19,24 @@ function isOutOfMemory(error: unknown): boolean {
   return error instanceof Error && /^Out of Memory Error/i.test(error.message);
 }
 
+/**
+ * `signal` (the route's `signal`) stops the query once its client has closed the connection: nobody
+ * would read the answer.
+ */
 export async function leaseRead<T>(
   db: Database,
   tenant: Scope,
   fn: (q: Queryable) => Promise<T>,
+  signal?: AbortSignal,
 ): Promise<T> {
   try {
     // Fairness is per organization: one key's projects share its share of the pool.
-    return await db.reads.lease(tenant.orgId, fn);
+    return await db.reads.lease(tenant.orgId, fn, signal);
   } catch (error) {
+    if (error instanceof LeaseAbandonedError) {
+      // Nobody reads this answer; 499 is the status logs know for it ("client closed request").
+      throw new ServiceError(499, 'unavailable', 'the client closed the connection before the answer');
+    }
     if (error instanceof QueryTimeoutError) {
       throw new ServiceError(
         400,

@@ -59,7 +59,7 @@ export function liveEventsRoute(db: Database, limits: Limits, budgetBytes = LIVE
       'Stored events in a time range, newest first (limit default 150, at most 10,000); the newest that fit the byte budget (cas serve --max-response), with header X-Truncated when it cut the list',
     query,
     response: liveEventsResponseSchema,
-    handler: async ({ tenant, query: q, reply }) => {
+    handler: async ({ tenant, query: q, reply, signal }) => {
       const params: Param[] = [
         text(tenant.projectId),
         int(q.start),
@@ -71,10 +71,13 @@ export function liveEventsRoute(db: Database, limits: Limits, budgetBytes = LIVE
       if (q.session_id !== undefined) params.push(text(q.session_id));
       // Newest rows first, then their users: the join runs on `limit` rows, not on the whole range.
       // Sizes are summed in SQL so the rows past the byte budget are never read out of DuckDB.
-      const found = await leaseRead(db, tenant, (reader) =>
-        rows<Row & { cut: boolean }>(
-          reader,
-          `WITH top AS (
+      const found = await leaseRead(
+        db,
+        tenant,
+        (reader) =>
+          rows<Row & { cut: boolean }>(
+            reader,
+            `WITH top AS (
              SELECT rowid AS rid, ts, user_id, strlen(properties::VARCHAR) AS size
                FROM events
               WHERE project_id = $1 AND ts >= make_timestamptz($2 * 1000) AND ts < make_timestamptz($3 * 1000)
@@ -96,8 +99,9 @@ export function liveEventsRoute(db: Database, limits: Limits, budgetBytes = LIVE
              FROM kept k JOIN events e ON e.rowid = k.rid
             WHERE e.project_id = $1 AND e.ts >= make_timestamptz($2 * 1000) AND e.ts < make_timestamptz($3 * 1000)
             ORDER BY k.ts DESC, k.rid DESC`,
-          params,
-        ),
+            params,
+          ),
+        signal,
       );
       if (found[0]?.cut) reply.header('x-truncated', `byte budget of ${budgetBytes} bytes reached`);
       return found.map((r) =>

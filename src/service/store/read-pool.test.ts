@@ -2,7 +2,13 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../shared/limits.js';
 import { queryable, READ_POOL_DEFAULTS } from './database.js';
-import { QueryTimeoutError, ReadPool, ReadPoolBusyError, type ReadPoolOptions } from './read-pool.js';
+import {
+  LeaseAbandonedError,
+  QueryTimeoutError,
+  ReadPool,
+  ReadPoolBusyError,
+  type ReadPoolOptions,
+} from './read-pool.js';
 
 let instance: DuckDBInstance;
 
@@ -93,5 +99,49 @@ describe('ReadPool', () => {
     const burst = Array.from({ length: LIMITS.chartBurst }, (_, i) => p.lease('A', async () => i));
     for (const h of busy) h.release();
     await expect(Promise.all(burst)).resolves.toHaveLength(LIMITS.chartBurst);
+  });
+
+  it('stops a running lease whose caller went away, and the connection serves the next one at once', async () => {
+    const p = await pool(1, { timeoutMs: 60_000 });
+    const gone = new AbortController();
+    const started = Date.now();
+    const running = p.lease(
+      'A',
+      (q) => q.all('SELECT count(*) FROM range(10000000000) a, range(1000) b'),
+      gone.signal,
+    );
+    await tick();
+    gone.abort();
+    await expect(running).rejects.toBeInstanceOf(LeaseAbandonedError);
+    await expect(p.lease('A', (q) => q.one<{ x: number }>('SELECT 42 AS x'))).resolves.toEqual({ x: 42 });
+    // Far short of the 60 s budget that would otherwise have freed the connection.
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('takes a waiting lease whose caller went away out of the queue, and never runs it', async () => {
+    const p = await pool(1);
+    const log: string[] = [];
+    const held = hold(p, 'A', log);
+    await tick();
+    const gone = new AbortController();
+    let ran = false;
+    const abandoned = p.lease(
+      'B',
+      async () => {
+        ran = true;
+      },
+      gone.signal,
+    );
+    const next = p.lease('C', async () => 'served');
+    gone.abort();
+    await expect(abandoned).rejects.toBeInstanceOf(LeaseAbandonedError);
+    held.release();
+    await expect(next).resolves.toBe('served');
+    expect(ran).toBe(false);
+    const before = new AbortController();
+    before.abort();
+    await expect(p.lease('B', async () => 'never', before.signal)).rejects.toBeInstanceOf(
+      LeaseAbandonedError,
+    );
   });
 });

@@ -26,12 +26,19 @@ import {
 const SENTIMENTS = ['positive', 'neutral', 'negative'] as const;
 const percent = (part: number, whole: number) => (whole === 0 ? 0 : (100 * part) / whole);
 
-async function withFrame<T>(db: Database, tenant: Tenant, query: SummaryQuery, fn: (f: Frame) => Promise<T>) {
+async function withFrame<T>(
+  db: Database,
+  { tenant, query, signal }: { tenant: Tenant; query: SummaryQuery; signal: AbortSignal },
+  fn: (f: Frame) => Promise<T>,
+) {
   // Zone names DuckDB does not know are a 400 naming range.tz, as for charts.
   await assertChartValid(db.read, { range: query.range });
   const scope = { session_id: query.session_id, conversation_id: query.conversation_id };
-  return leaseRead(db, tenant, (q: Queryable) =>
-    fn({ q, project: tenant.projectId, range: query.range, scope }),
+  return leaseRead(
+    db,
+    tenant,
+    (q: Queryable) => fn({ q, project: tenant.projectId, range: query.range, scope }),
+    signal,
   );
 }
 
@@ -55,8 +62,7 @@ export function summaryRoutes(db: Database) {
       summary: 'Intents found in the range, most frequent first',
       description: `${RANGE} Counts Intent Informed events (one per intent per conversation); ties by name.`,
       response: topIntentsSchema,
-      handler: ({ tenant, query }) =>
-        withFrame(db, tenant, query, (f) => intentCounts(f, frameBins(f).window)),
+      handler: (ctx) => withFrame(db, ctx, (f) => intentCounts(f, frameBins(f).window)),
     }),
     route({
       ...common,
@@ -65,8 +71,8 @@ export function summaryRoutes(db: Database) {
       summary: 'Conversations of the range by sentiment',
       description: `${RANGE} One slice per sentiment (positive, neutral, negative, always in that order) counting the conversations whose Conversation Summary falls in the range; percent 0–100.`,
       response: userSentimentSchema,
-      handler: ({ tenant, query }) =>
-        withFrame(db, tenant, query, async (f) => {
+      handler: (ctx) =>
+        withFrame(db, ctx, async (f) => {
           const counts = await sentimentCounts(f, frameBins(f).window);
           const total = SENTIMENTS.reduce((sum, s) => sum + (counts.get(s) ?? 0), 0);
           const n = (s: (typeof SENTIMENTS)[number]) => counts.get(s) ?? 0;
@@ -95,8 +101,8 @@ export function summaryRoutes(db: Database) {
       summary: 'Conversations per bin: users, conversations, mean duration, prompts and intents',
       description: `${RANGE} A conversation counts in the bin of its Conversation Summary (when it closed). user_count: users with a conversation in the bin; unique_user_count: those whose first such conversation in the range is in the bin; average_duration in ms; average_prompt_count: turns; empty bins are zeros. ${DELTA}`,
       response: userConversationsSchema,
-      handler: ({ tenant, query }) =>
-        withFrame(db, tenant, query, async (f) => {
+      handler: (ctx) =>
+        withFrame(db, ctx, async (f) => {
           const { bins, window, previous } = frameBins(f);
           const now = await conversationFacts(f, window);
           const before = (await conversationFacts(f, previous)).get('');
@@ -135,8 +141,8 @@ export function summaryRoutes(db: Database) {
       summary: 'Active and new users, conversations and intents per bin',
       description: `${RANGE} user_count: users with any stored event in the bin (generated ones included); new_user_count: users whose created_at is in the bin; conversation_count: Conversation Started events; intent_count: Intent Informed events. Totals count distinct users over the whole range. ${DELTA}`,
       response: engagementSchema,
-      handler: ({ tenant, query }) =>
-        withFrame(db, tenant, query, async (f) => {
+      handler: (ctx) =>
+        withFrame(db, ctx, async (f) => {
           const { bins, window, previous } = frameBins(f);
           const now = await engagementFacts(f, window);
           const before = (await engagementFacts(f, previous)).get('');
@@ -176,18 +182,23 @@ export function summaryRoutes(db: Database) {
         'Names of Intent Informed events (labelled on turns, for example) that no /udi intent has, whatever the case (as intent names are unique), archived ones included; sorted.',
       query: z.object({ organization_id: z.string().optional(), app_id: z.string().optional() }),
       response: newIntentsSchema,
-      handler: ({ tenant }) =>
-        leaseRead(db, tenant, async (q) => {
-          const rows = await q.all<{ name: string }>(
-            `SELECT DISTINCT json_extract_string(e.properties, '/intent') AS name FROM events e
+      handler: ({ tenant, signal }) =>
+        leaseRead(
+          db,
+          tenant,
+          async (q) => {
+            const rows = await q.all<{ name: string }>(
+              `SELECT DISTINCT json_extract_string(e.properties, '/intent') AS name FROM events e
               WHERE e.project_id = $1 AND e.event = 'Intent Informed' AND json_extract_string(e.properties, '/intent') IS NOT NULL
                 AND lower(json_extract_string(e.properties, '/intent')) NOT IN
                     (SELECT lower(name) FROM user_defined_intents WHERE project_id = $1)
               ORDER BY name`,
-            [tenant.projectId],
-          );
-          return rows.map((r) => r.name);
-        }),
+              [tenant.projectId],
+            );
+            return rows.map((r) => r.name);
+          },
+          signal,
+        ),
     }),
   ];
 }

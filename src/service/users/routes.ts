@@ -154,20 +154,24 @@ export function userApiRoutes(db: Database) {
       query: userListQuerySchema,
       bracketQuery: true,
       response: userListSchema,
-      handler: async ({ tenant, query }) => {
+      handler: async ({ tenant, query, signal }) => {
         if (query.regex !== undefined) {
           const problem = await re2Problem(db.read, query.regex);
           if (problem) throw invalidInput([{ path: 'regex', message: problem }]);
         }
         const sort = query.sort ?? { value: 'created_at', order: 'asc' };
         const dir = sort.order === 'desc' ? 'DESC' : 'ASC';
-        const result = await leaseRead(db, tenant, (q) =>
-          userRecords(q, tenant, {
-            ...(query.regex === undefined ? {} : { where: MATCHES, params: [query.regex] }),
-            order: `${SORT[sort.value]} ${dir}, b.user_id ${dir}`,
-            limit: query.limit,
-            offset: query.offset,
-          }),
+        const result = await leaseRead(
+          db,
+          tenant,
+          (q) =>
+            userRecords(q, tenant, {
+              ...(query.regex === undefined ? {} : { where: MATCHES, params: [query.regex] }),
+              order: `${SORT[sort.value]} ${dir}, b.user_id ${dir}`,
+              limit: query.limit,
+              offset: query.offset,
+            }),
+          signal,
         );
         return {
           total: result.total,
@@ -185,8 +189,8 @@ export function userApiRoutes(db: Database) {
       query: userPageQuerySchema,
       response: userDetailsSchema,
       refusals: { 404: 'No such user in this project' },
-      handler: ({ tenant, query }) =>
-        leaseRead(db, tenant, (q) => details(q, tenant, query.user_id, query.limit, query.offset)),
+      handler: ({ tenant, query, signal }) =>
+        leaseRead(db, tenant, (q) => details(q, tenant, query.user_id, query.limit, query.offset), signal),
     }),
     route({
       method: 'GET',
@@ -198,8 +202,8 @@ export function userApiRoutes(db: Database) {
       query: userPageQuerySchema,
       response: userInsightsSchema,
       refusals: { 404: 'No such user in this project' },
-      handler: ({ tenant, query }) =>
-        leaseRead(db, tenant, (q) => insights(q, tenant, query.user_id, query.limit, query.offset)),
+      handler: ({ tenant, query, signal }) =>
+        leaseRead(db, tenant, (q) => insights(q, tenant, query.user_id, query.limit, query.offset), signal),
     }),
     route({
       method: 'GET',
@@ -211,23 +215,28 @@ export function userApiRoutes(db: Database) {
       query: userConversationQuerySchema,
       response: conversationTurnsSchema,
       refusals: { 404: 'No such user in this project' },
-      handler: ({ tenant, query }) =>
-        leaseRead(db, tenant, async (q) => {
-          const person = await resolvePerson(q, tenant, query.user_id);
-          // session_id was ignored: "None" (the Python client's unnamed conversation) joined them all.
-          const one = query.session_id === undefined ? '' : ' AND e.session_id = $4';
-          const turns = await eventDocs(
-            q,
-            tenant,
-            `e.event = 'Conversation Turn' AND e.conversation_id = $2 AND e.session_id IN (SELECT s.session_id ${SESSIONS.replace('$2', '$3')})${one}`,
-            [query.conversation_id, person, ...(query.session_id === undefined ? [] : [query.session_id])],
-            { limit: query.limit, offset: query.offset },
-          );
-          return turns.map((t) => ({
-            user: typeof t.properties.user === 'string' ? t.properties.user : '',
-            assistant: typeof t.properties.assistant === 'string' ? t.properties.assistant : '',
-          }));
-        }),
+      handler: ({ tenant, query, signal }) =>
+        leaseRead(
+          db,
+          tenant,
+          async (q) => {
+            const person = await resolvePerson(q, tenant, query.user_id);
+            // session_id was ignored: "None" (the Python client's unnamed conversation) joined them all.
+            const one = query.session_id === undefined ? '' : ' AND e.session_id = $4';
+            const turns = await eventDocs(
+              q,
+              tenant,
+              `e.event = 'Conversation Turn' AND e.conversation_id = $2 AND e.session_id IN (SELECT s.session_id ${SESSIONS.replace('$2', '$3')})${one}`,
+              [query.conversation_id, person, ...(query.session_id === undefined ? [] : [query.session_id])],
+              { limit: query.limit, offset: query.offset },
+            );
+            return turns.map((t) => ({
+              user: typeof t.properties.user === 'string' ? t.properties.user : '',
+              assistant: typeof t.properties.assistant === 'string' ? t.properties.assistant : '',
+            }));
+          },
+          signal,
+        ),
     }),
     route({
       method: 'GET',
@@ -238,12 +247,17 @@ export function userApiRoutes(db: Database) {
       query: userEventQuerySchema,
       response: storedEventSchema,
       refusals: { 404: 'No such user, or no such event, in this project' },
-      handler: ({ tenant, query }) =>
-        leaseRead(db, tenant, async (q) => {
-          const [event] = await eventDocs(q, tenant, 'e.event_id = $2', [query.event_id], { limit: 1 });
-          if (!event) throw notFound(`no event "${query.event_id}" in this project`);
-          return event;
-        }),
+      handler: ({ tenant, query, signal }) =>
+        leaseRead(
+          db,
+          tenant,
+          async (q) => {
+            const [event] = await eventDocs(q, tenant, 'e.event_id = $2', [query.event_id], { limit: 1 });
+            if (!event) throw notFound(`no event "${query.event_id}" in this project`);
+            return event;
+          },
+          signal,
+        ),
     }),
   ];
 }
