@@ -31,8 +31,9 @@ import {
 import type { ImportSummaryData } from '../render/import-summary.js';
 import { fileErrorReason } from '../shared/file-errors.js';
 import { LIMITS } from '../shared/limits.js';
-import { processAlive } from './connect.js';
+import { type ConnectionMode, processAlive } from './connect.js';
 import { UsageError } from './errors.js';
+import { FollowedConnection } from './followed-connection.js';
 import { detectPresets, type ImportFlags, type ImportSettings, importSettings } from './import-options.js';
 import { type ServiceFeature, serviceFeatures } from './service-features.js';
 
@@ -52,6 +53,7 @@ export interface ImportResult {
 /** What an import sends through. */
 interface ImportConnection {
   client: Client;
+  mode: ConnectionMode;
   /** The embedded service's queue in-process (connect.ts); absent: `postQueue` over HTTP. */
   postQueue?: ((events: readonly unknown[]) => Promise<Ack>) | undefined;
   close(): Promise<void>;
@@ -60,6 +62,8 @@ interface ImportConnection {
 export interface ImportDeps {
   /** Opens the connection; not called for a dry run. */
   connect: () => Promise<ImportConnection>;
+  /** The `cas serve` there is now, when the one `used` stopped answering (restarted on another port). */
+  refresh?: ((used: ImportConnection) => Promise<ImportConnection | undefined>) | undefined;
   dataDir: string;
   /** Where events go, for the checkpoint fingerprint (endpoint or embedded data dir, and project). */
   target: { endpoint: string; project: string };
@@ -234,6 +238,8 @@ export async function runImport(
     );
   deps.onStart?.({ totalBytes, resumedAt: previous?.position ?? 0 });
   connection ??= s.dryRun ? undefined : await deps.connect();
+  const refresh = deps.refresh ?? (async () => undefined);
+  const followed = connection && new FollowedConnection(connection, refresh);
   try {
     const client = connection?.client;
     // A dry run shows what our own service would be sent.
@@ -250,15 +256,17 @@ export async function runImport(
       concurrency: s.concurrency ?? CONCURRENCY,
       maxErrors: s.maxErrors,
       resume: previous,
-      send: client && {
+      send: followed && {
         send:
           connection?.postQueue ??
           ((events) =>
-            postQueue(client, events, {
-              ...(deps.signal ? { signal: deps.signal } : {}),
-              // Our service places history before final ends; to the hosted one the flag means nothing.
-              history: extensions.provisionalEnds,
-            })),
+            followed.call((c) =>
+              postQueue(c, events, {
+                ...(deps.signal ? { signal: deps.signal } : {}),
+                // Our service places history before final ends; to the hosted one the flag means nothing.
+                history: extensions.provisionalEnds,
+              }),
+            )),
         refusal: refusalOf,
       },
       onEvent: deps.onEvent,
@@ -275,6 +283,7 @@ export async function runImport(
     });
     return { summary: summarize(stats, started, end), end, dryRun: s.dryRun, checkpoint: path };
   } finally {
+    await followed?.close();
     await connection?.close();
     await rejects?.close();
   }

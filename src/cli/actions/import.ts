@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { join, resolve } from 'node:path';
 import ora, { type Ora } from 'ora';
-import { checkPriceFile, connect } from '../../commands/connect.js';
+import { type Connection, checkPriceFile, connect, findRunningServer } from '../../commands/connect.js';
 import { InterruptedError } from '../../commands/errors.js';
 import { type ImportFlags, runImport, summarize } from '../../commands/import.js';
 import { importNeedsOwnThread } from '../../commands/import-thread.js';
@@ -88,6 +88,30 @@ function connectCountingRetries(
   return connect(ctx.config, { log: say, onRetry, prices, workload: 'import', thread, signal });
 }
 
+/**
+ * The `cas serve` holding the data directory now, when the one an import found through server.json
+ * went away: restarted, it listens on another port (`--port 0`). Never an embedded service: the
+ * directory may be about to be taken by the server's restart.
+ */
+async function movedServer(
+  ctx: CliContext,
+  stats: ImportStats,
+  say: (line: string) => void,
+  used: Pick<Connection, 'client' | 'mode'>,
+): Promise<Connection | undefined> {
+  if (used.mode !== 'local-server') return undefined;
+  const onRetry = (): void => {
+    stats.retries++;
+  };
+  const next = await findRunningServer(ctx.config, { log: say, onRetry });
+  if (!next || next.client.endpoint === used.client.endpoint) {
+    await next?.close();
+    return undefined;
+  }
+  say(`cas: the service moved to ${next.client.endpoint}; sending there`);
+  return next;
+}
+
 export const importAction: Action = async (ctx, args) => {
   const flags = ctx.flags as ImportFlags & { json?: boolean };
   const format = flags.json === true || !ctx.isTty ? 'json' : 'table';
@@ -142,6 +166,8 @@ export const importAction: Action = async (ctx, args) => {
           },
           controller.signal,
         ),
+      refresh: (used) =>
+        movedServer(ctx, stats, (line) => (ctx.config.quiet ? undefined : show.line(line)), used),
       dataDir: ctx.config.dataDir,
       target: {
         endpoint: ctx.config.endpoint ?? `embedded:${resolve(ctx.config.dataDir)}`,

@@ -1,0 +1,62 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli, startServe, stopChild } from './helpers/cli.js';
+import { queryDataDir } from './helpers/fingerprint.js';
+import { tempDir } from './helpers/temp.js';
+
+/**
+ * `cas import` into the `cas serve` holding its data directory (server.json), which is restarted on
+ * another port part-way: the import kept retrying the old port and stopped with exit 7 while
+ * server.json named the new one (found by probing). It now sends the rest there, every record once.
+ */
+const dir = tempDir('cas-import-moves-');
+const servers: Array<Awaited<ReturnType<typeof startServe>>> = [];
+afterAll(async () => {
+  for (const s of servers) await stopChild(s.child, 'SIGKILL');
+  dir.cleanup();
+});
+
+const TURNS = 10_000;
+
+async function storedTurns(url: string, key: string, project: string): Promise<boolean> {
+  const res = await fetch(`${url}/bc/v1/agg/event-names`, {
+    headers: { authorization: `Bearer ${key}`, 'x-app-id': project },
+  }).catch(() => undefined);
+  return res?.status === 200 && ((await res.json()) as string[]).includes('Conversation Turn');
+}
+
+describe('cas import into a cas serve that restarts on another port', () => {
+  it('follows it there and stores every record once', async () => {
+    const data = join(dir.path, 'data');
+    const file = join(dir.path, 'turns.csv');
+    const rows = ['timestamp,user_id,session_id,user,assistant'];
+    for (let i = 0; i < TURNS; i++) {
+      const at = new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString();
+      rows.push(`${at},u${i % 50},s${i % 50}-${Math.floor(i / 500)},question ${i},answer ${i}`);
+    }
+    writeFileSync(file, `${rows.join('\n')}\n`);
+    const first = await startServe(['--data-dir', data]);
+    servers.push(first);
+    // Small batches, one at a time: the import is still sending when the server restarts.
+    const running = runCli(
+      ['import', file, '--kind', 'turn', '--data-dir', data, '--batch-size', '10', '--concurrency', '1'],
+      { timeoutMs: 150_000 },
+    );
+    const { url, api_key: key, project_id: project } = first.info;
+    while (!(await storedTurns(url, key, project))) await new Promise((r) => setTimeout(r, 100));
+    expect(await stopChild(first.child, 'SIGTERM')).toBe(0);
+    const second = await startServe(['--data-dir', data]);
+    servers.push(second);
+    expect(second.info.url).not.toBe(url);
+    const result = await running;
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain(`cas: the service moved to ${second.info.url}; sending there`);
+    expect(await stopChild(second.child, 'SIGTERM')).toBe(0);
+    const [counts] = await queryDataDir(
+      data,
+      "SELECT count(*)::INT AS n, count(DISTINCT properties->>'user')::INT AS texts FROM events WHERE event = 'Conversation Turn'",
+    );
+    expect(counts).toEqual({ n: TURNS, texts: TURNS });
+  }, 180_000);
+});
