@@ -30,6 +30,13 @@ export class RevokedKeyError extends Error {
   override name = 'RevokedKeyError';
 }
 
+/**
+ * Keys held and never revoked. A revoked key's row can come back: an older build, which knows nothing
+ * of revoked_keys, provisioned it again (`cas serve --api-key`) on the same store, and it worked
+ * again here (found by probing upgrades).
+ */
+const HELD = 'key_hash NOT IN (SELECT key_hash FROM revoked_keys)';
+
 /** Removes an organization's key and remembers it was revoked, so no provisioning brings it back. */
 async function revoke(tx: Queryable, hash: string, orgId: string): Promise<void> {
   await tx.run('DELETE FROM api_keys WHERE key_hash = $1 AND org_id = $2', [hash, orgId]);
@@ -56,7 +63,7 @@ export class Tenants {
 
   private async refresh(): Promise<void> {
     const keys = await this.db.read.all<{ key_hash: string; org_id: string }>(
-      'SELECT key_hash, org_id FROM api_keys',
+      `SELECT key_hash, org_id FROM api_keys WHERE ${HELD}`,
     );
     const projects = await this.db.read.all<{ project_id: string; org_id: string }>(
       'SELECT project_id, org_id FROM projects',
@@ -68,13 +75,13 @@ export class Tenants {
     for (const listener of this.keysChanged) listener();
   }
 
-  /** Whether this secret's key was revoked (and is not held again). */
+  /** Whether this secret's key was revoked. */
   isRevoked(apiKey: string): boolean {
     return this.revokedHash(hashKey(apiKey));
   }
 
   private revokedHash(hash: string): boolean {
-    return this.revoked.has(hash) && !this.keys.has(hash);
+    return this.revoked.has(hash);
   }
 
   /** Told after every change of the key index (a key added, revoked or rotated). */
@@ -157,7 +164,7 @@ export class Tenants {
 
   async listKeys(orgId: string): Promise<StoredKey[]> {
     const rows = await this.db.read.all<{ key_hash: string; label: string | null; created_at: Date }>(
-      'SELECT key_hash, label, created_at FROM api_keys WHERE org_id = $1 ORDER BY created_at, key_hash',
+      `SELECT key_hash, label, created_at FROM api_keys WHERE org_id = $1 AND ${HELD} ORDER BY created_at, key_hash`,
       [orgId],
     );
     return rows.map((r) => ({ keyHash: r.key_hash, label: r.label, createdAt: r.created_at }));
