@@ -101,6 +101,8 @@ const STORAGE_HINTS = {
   denied: 'run as the owner of the data directory or point --data-dir elsewhere',
   damaged:
     'nothing was changed; keep a copy of the data directory, then restore cas.duckdb from a backup, or move the damaged file aside to start without its data',
+  newer:
+    'nothing was changed; use that version of cas (or a later one) with it, or point --data-dir elsewhere',
 } as const;
 
 const MAYBE_DONE =

@@ -12,19 +12,41 @@ export class DataDirLockedError extends Error {
 }
 
 /**
+ * The store holds migrations this build does not know: a newer cas wrote it. Opened anyway, its reads
+ * worked and every write failed with an internal error (a column count this build does not expect),
+ * and an import said its checkpoint would resume it (found by probing upgrades).
+ */
+export class StoreTooNewError extends Error {
+  constructor(
+    readonly version: number,
+    readonly known: number,
+  ) {
+    super(`its store is at version ${version}; this cas knows versions up to ${known}`);
+    this.name = 'StoreTooNewError';
+  }
+}
+
+/**
  * What stops the data directory from being used: `full` (no space, quota or file-size limit),
  * `read-only` (read-only file system), `denied` (file permissions), `damaged` (DuckDB found the
- * database or its write-ahead log corrupt). The first three are the machine's state and pass when it
- * changes; `damaged` needs a person.
+ * database or its write-ahead log corrupt), `newer` (a newer cas wrote it). The first three are the
+ * machine's state and pass when it changes; `damaged` needs a person, `newer` that cas.
  */
-export type StorageProblem = 'full' | 'read-only' | 'denied' | 'damaged';
-export const STORAGE_PROBLEMS: readonly StorageProblem[] = ['full', 'read-only', 'denied', 'damaged'];
+export type StorageProblem = 'full' | 'read-only' | 'denied' | 'damaged' | 'newer';
+export const STORAGE_PROBLEMS: readonly StorageProblem[] = [
+  'full',
+  'read-only',
+  'denied',
+  'damaged',
+  'newer',
+];
 
 const CAUSES: Record<StorageProblem, string> = {
   full: 'the disk is full',
   'read-only': 'the file system is read-only',
   denied: 'permission denied',
   damaged: 'the database is damaged',
+  newer: 'a newer version of cas wrote it',
 };
 
 /** One line naming the data directory, the cause, and (in parentheses) what the system said. */
@@ -44,9 +66,11 @@ export class DataDirError extends Error {
 function describeProblem(problem: StorageProblem, dataDir: string): string {
   if (dataDir === '') {
     if (problem === 'damaged') return 'a database is damaged';
+    if (problem === 'newer') return 'a database was written by a newer version of cas';
     return problem === 'denied' ? 'cannot use a file: permission denied' : `cannot write: ${CAUSES[problem]}`;
   }
   if (problem === 'damaged') return `the database in ${dataDir} is damaged`;
+  if (problem === 'newer') return `the data directory ${dataDir} was written by a newer version of cas`;
   return `the data directory ${dataDir} cannot be written: ${CAUSES[problem]}`;
 }
 
@@ -99,6 +123,7 @@ export function firstLine(error: unknown): string {
 /** The problem an error reports, if it is one of the storage problems above. */
 export function storageProblemOf(error: unknown): StorageProblem | undefined {
   if (error instanceof DataDirError) return error.problem;
+  if (error instanceof StoreTooNewError) return 'newer';
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && ERRNO[code]) return ERRNO[code];
   const text = firstLine(error);

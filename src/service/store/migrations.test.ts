@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, describe, expect, it } from 'vitest';
+import { StoreTooNewError } from '../lock-error.js';
 import { openDatabase, queryable } from './database.js';
 import { MIGRATIONS, migrate } from './migrations.js';
 
@@ -105,6 +106,32 @@ describe('migrations', () => {
       ]);
       const after = await db.all<{ version: number }>('SELECT version FROM schema_migrations ORDER BY 1');
       expect(after.map((v) => Number(v.version))).toEqual([1, 2, 3]);
+    } finally {
+      c.closeSync();
+      instance.closeSync();
+    }
+  });
+
+  // Opened anyway, a newer build's store answered reads and failed every write with an internal
+  // error (found by probing upgrades).
+  it('refuse a store a newer build migrated further, and change nothing in it', async () => {
+    const instance = await DuckDBInstance.create(tempPath());
+    const c = await instance.connect();
+    const db = queryable(c);
+    try {
+      await migrate(db, [{ version: 1, name: 'one', sql: 'CREATE TABLE a (x INTEGER)' }]);
+      await db.run("INSERT INTO schema_migrations VALUES (3, 'from a newer cas', now())");
+      const known = [
+        { version: 1, name: 'one', sql: 'CREATE TABLE a (x INTEGER)' },
+        { version: 2, name: 'two', sql: 'CREATE TABLE b (x INTEGER)' },
+      ];
+      const refused = migrate(db, known);
+      await expect(refused).rejects.toBeInstanceOf(StoreTooNewError);
+      await expect(refused).rejects.toThrow('its store is at version 3; this cas knows versions up to 2');
+      const tables = await db.all<{ name: string }>(
+        "SELECT table_name AS name FROM duckdb_tables() WHERE table_name = 'b'",
+      );
+      expect(tables).toEqual([]);
     } finally {
       c.closeSync();
       instance.closeSync();

@@ -1,3 +1,4 @@
+import { StoreTooNewError } from '../lock-error.js';
 import type { Queryable } from './database.js';
 
 /**
@@ -155,6 +156,9 @@ export async function migrate(db: Queryable, migrations: readonly Migration[] = 
     );
     const rows = await db.all<{ version: number }>('SELECT version FROM schema_migrations');
     const applied = new Set(rows.map((r) => Number(r.version)));
+    const newest = Math.max(0, ...applied);
+    const known = Math.max(0, ...migrations.map((m) => m.version));
+    if (newest > known) throw new StoreTooNewError(newest, known);
     for (const migration of migrations) {
       if (applied.has(migration.version)) continue;
       await db.run(migration.sql);
