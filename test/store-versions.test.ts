@@ -51,3 +51,61 @@ describe('a data directory a newer cas wrote', () => {
     expect(users).toEqual([{ primary_id: 'before' }]);
   }, 120_000);
 });
+
+describe('a data directory an earlier cas wrote, before the times of traits, ids and device links were kept', () => {
+  /** The migration that fills those times in (migrations.ts). */
+  const BACKFILL = 11;
+  const newer = [
+    {
+      kind: 'identify',
+      timestamp: '2025-02-01T00:00:00Z',
+      id: 'x1',
+      device_id: 'dx',
+      traits: { plan: 'team' },
+    },
+    { kind: 'alias', timestamp: '2025-02-02T00:00:00Z', id: 'x1-new', previous_id: 'x1' },
+    {
+      kind: 'turn',
+      timestamp: '2025-02-03T00:00:00Z',
+      user_id: 'x1-new',
+      device_id: 'dx',
+      session_id: 's1',
+      user: 'hi',
+      assistant: 'hello',
+    },
+  ];
+  const older = [
+    { kind: 'identify', timestamp: '2025-01-01T00:00:00Z', id: 'x1', traits: { plan: 'free' } },
+    { kind: 'alias', timestamp: '2025-01-02T00:00:00Z', id: 'x1-old', previous_id: 'x1' },
+    { kind: 'identify', timestamp: '2024-12-01T00:00:00Z', id: 'y1', device_id: 'dx' },
+  ];
+  const jsonl = (name: string, records: unknown[]) => {
+    const file = join(dir.path, name);
+    writeFileSync(file, records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    return file;
+  };
+
+  // Migrations 7-8 left those times null, older than any time: an older export imported next put back
+  // its traits, primary id and device owner (found by probing upgrades).
+  it('keeps what a later export wrote when an older one is imported after the upgrade', async () => {
+    const data = join(dir.path, 'earlier');
+    const first = await runCli(['import', jsonl('newer.jsonl', newer), '--data-dir', data]);
+    expect(first.code, first.stderr).toBe(0);
+    // The store as migrations 7 and 8 left an earlier cas's: no times, the backfill not yet applied.
+    await run(
+      `UPDATE users SET trait_times = NULL, primary_at = NULL; UPDATE devices SET linked_at = NULL;
+       DELETE FROM schema_migrations WHERE version >= ${BACKFILL}`,
+      data,
+    );
+    const second = await runCli(['import', jsonl('older.jsonl', older), '--data-dir', data]);
+    expect(second.code, second.stderr).toBe(0);
+    const shown = await runCli(['users', 'show', 'x1', '--json', '--data-dir', data]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ id: 'x1-new', traits: { plan: 'team' } });
+    const owner = await queryDataDir(
+      data,
+      "SELECT u.primary_id FROM devices d JOIN users u ON u.project_id = d.project_id AND u.user_id = d.user_id WHERE d.device_id = 'dx'",
+    );
+    expect(owner).toEqual([{ primary_id: 'x1-new' }]);
+  }, 120_000);
+});

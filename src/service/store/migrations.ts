@@ -141,6 +141,50 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'revoked api keys',
     sql: 'CREATE TABLE revoked_keys (key_hash VARCHAR NOT NULL, org_id VARCHAR NOT NULL, revoked_at TIMESTAMPTZ NOT NULL);',
   },
+  {
+    // Migrations 7 and 8 left the times of traits, primary ids and device links null on the rows
+    // they found, and null is older than any time: the next import of an older export put back old
+    // traits, ids and device owners (found by probing upgrades). Each is now the time of the latest
+    // stored event that could have written it: a user's User Identified events naming the trait, the
+    // User Aliased event naming the primary id, the events (and sessions) of the device with its user.
+    // Only null times are filled, so rows written since migration 7 keep their own.
+    version: 11,
+    name: 'times of traits, primary ids and device links stored before they were kept',
+    sql: `
+      UPDATE users SET trait_times = t.times
+        FROM (SELECT project_id, user_id, json_group_object(key, last_ms) AS times
+                FROM (SELECT e.project_id, u.canonical_user_id AS user_id, k.key, max(epoch_ms(e.ts)) AS last_ms
+                        FROM events e
+                        JOIN users u ON u.project_id = e.project_id AND u.user_id = e.user_id
+                        CROSS JOIN LATERAL (SELECT unnest(json_keys(e.properties)) AS key) k
+                       WHERE e.event = 'User Identified' AND e.properties IS NOT NULL
+                       GROUP BY ALL)
+               GROUP BY ALL) t
+       WHERE users.project_id = t.project_id AND users.user_id = t.user_id AND users.trait_times IS NULL;
+      UPDATE users SET primary_at = t.last_at
+        FROM (SELECT e.project_id, u.canonical_user_id AS user_id, e.properties->>'id' AS id, max(e.ts) AS last_at
+                FROM events e
+                JOIN users u ON u.project_id = e.project_id AND u.user_id = e.user_id
+               WHERE e.event = 'User Aliased'
+               GROUP BY ALL) t
+       WHERE users.project_id = t.project_id AND users.user_id = t.user_id AND users.primary_id = t.id
+         AND users.primary_at IS NULL;
+      UPDATE devices SET linked_at = t.last_at
+        FROM (SELECT project_id, device_id, user_id, max(seen_at) AS last_at
+                FROM (SELECT e.project_id, e.device_id, u.canonical_user_id AS user_id, e.ts AS seen_at
+                        FROM events e
+                        JOIN users u ON u.project_id = e.project_id AND u.user_id = e.user_id
+                       WHERE e.device_id IN (SELECT device_id FROM devices WHERE linked_at IS NULL)
+                      UNION ALL
+                      SELECT s.project_id, s.device_id, u.canonical_user_id, s.last_event_at
+                        FROM sessions s
+                        JOIN users u ON u.project_id = s.project_id AND u.user_id = s.user_id
+                       WHERE s.device_id IN (SELECT device_id FROM devices WHERE linked_at IS NULL))
+               GROUP BY ALL) t
+        JOIN users owner ON owner.project_id = t.project_id AND owner.canonical_user_id = t.user_id
+       WHERE devices.project_id = t.project_id AND devices.device_id = t.device_id
+         AND devices.user_id = owner.user_id AND devices.linked_at IS NULL;`,
+  },
 ];
 
 /**
