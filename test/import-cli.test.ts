@@ -85,6 +85,29 @@ describe('cas import --dry-run', () => {
     expect(gz.stdout).toBe(plain.stdout);
     expect(jsonl(plain.stdout).filter((e) => e.event === 'Conversation Turn')).toHaveLength(156);
   });
+
+  // unix2dos turned the LF inside a quoted answer into CR LF too, and the re-exported day's multi-line
+  // turns were stored again under other ids (found by probing).
+  it('gives the same events to a file whose line breaks were converted, inside quoted cells too', async () => {
+    const lf = 'kind,timestamp,user_id,user,assistant\nturn,2025-05-01T10:00:00Z,m,"line one\nline two",ok\n';
+    const runs = [];
+    for (const [name, text] of [
+      ['lf.csv', lf],
+      ['crlf.csv', lf.replaceAll('\n', '\r\n')],
+      ['cr.csv', lf.replaceAll('\n', '\r')],
+    ] as const) {
+      const file = join(dir.path, name);
+      writeFileSync(file, text);
+      const run = await runCli(['import', file, '--dry-run', '--json']);
+      expect(run.code, run.stderr).toBe(0);
+      runs.push(run.stdout);
+    }
+    expect(jsonl(runs[0] ?? '').find((e) => e.event === 'Conversation Turn')).toMatchObject({
+      properties: { user: 'line one\nline two' },
+    });
+    expect(runs[1]).toBe(runs[0]);
+    expect(runs[2]).toBe(runs[0]);
+  });
 });
 
 // Vendors send their exports zipped: read as text, each line was "invalid UTF-8" (found by probing).

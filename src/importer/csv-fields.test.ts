@@ -1,11 +1,11 @@
 import { parse } from 'csv-parse/sync';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PARSE_OPTIONS, splitRecords, splitWellFormed } from './csv-fields.js';
+import { lineBreaks, PARSE_OPTIONS, splitRecords, splitWellFormed } from './csv-fields.js';
 import { CsvSplitter } from './csv-splitter.js';
 
-/** csv-parse with the reader's options, the reference for every comparison. */
-const reference = (text: string) => parse(text, PARSE_OPTIONS) as string[][];
+/** csv-parse with the reader's options, line breaks in fields read as LF: the reference for every comparison. */
+const reference = (text: string) => (parse(text, PARSE_OPTIONS) as string[][]).map((r) => r.map(lineBreaks));
 
 /** Text that breaks CSV in every way the splitter knows: quotes anywhere, CR alone, empty lines. */
 const piece = fc.constantFrom('a', 'é', '🙂', ' ', '"', '""', ',', '\n', '\r', '\r\n', 'x,"y\nz",w\n', '"q"');
@@ -53,8 +53,17 @@ describe('splitRecords', () => {
     const text = 'a,"b,""c""\nd",e\r\n"",x"y,\r,\n';
     expect(splitWellFormed(text)).toEqual([
       ['a', 'b,"c"\nd', 'e'],
-      ['', 'x"y', '\r', ''],
+      ['', 'x"y', '\n', ''],
     ]);
+  });
+
+  it('reads a line break in a field as LF, whatever it was written as', () => {
+    const lf = 'a,"one\ntwo"\n';
+    expect(splitRecords(lf)).toEqual([['a', 'one\ntwo']]);
+    // unix2dos: every LF, the one inside the quotes too, becomes CR LF; a Mac export: CR.
+    expect(splitRecords('a,"one\r\ntwo"\r\n')).toEqual(splitRecords(lf));
+    expect(splitRecords('a,"one\rtwo"\n')).toEqual(splitRecords(lf));
+    expect(splitRecords('a,"one\r\r\ntwo"\n')).toEqual([['a', 'one\n\ntwo']]);
   });
 
   it('declines text the splitter never passes on', () => {

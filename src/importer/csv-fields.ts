@@ -24,7 +24,16 @@ const CR = 13;
  * breaks this function's assumptions, so such text is split as before, not misread.
  */
 export function splitRecords(text: string): string[][] {
-  return splitWellFormed(text) ?? (parse(text, PARSE_OPTIONS) as string[][]);
+  return splitWellFormed(text) ?? (parse(text, PARSE_OPTIONS) as string[][]).map((r) => r.map(lineBreaks));
+}
+
+/**
+ * A line break inside a field reads as LF, whatever it was written as (CR LF, CR), as XML reads its
+ * text: unix2dos, or a spreadsheet saving for another system, rewrites the breaks inside cells
+ * too, and the same record then got another content id and was stored again (found by probing).
+ */
+export function lineBreaks(field: string): string {
+  return field.indexOf('\r') === -1 ? field : field.replace(/\r\n?/g, '\n');
 }
 
 /** The fields of each record, or undefined where the text is not what the splitter passes on. */
@@ -42,7 +51,7 @@ export function splitWellFormed(text: string): string[][] | undefined {
         const q = text.indexOf('"', from);
         if (q === -1) return undefined;
         if (text.charCodeAt(q + 1) !== QUOTE) {
-          row.push(field + text.slice(from, q));
+          row.push(lineBreaks(field + text.slice(from, q)));
           i = q + 1;
           break;
         }
@@ -57,7 +66,7 @@ export function splitWellFormed(text: string): string[][] | undefined {
         if (c === COMMA || c === LF) break;
       }
       const end = j > i && text.charCodeAt(j) === LF && text.charCodeAt(j - 1) === CR ? j - 1 : j;
-      row.push(text.slice(i, end));
+      row.push(lineBreaks(text.slice(i, end)));
       i = end;
     }
     const c = text.charCodeAt(i);
