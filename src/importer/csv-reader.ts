@@ -61,10 +61,10 @@ export async function* readCsv(
 /**
  * Lines ended by CR alone (classic Mac OS; Excel's "CSV (Macintosh)") read as lines: the file's first
  * line break decides. Read as they were, the whole file was one header row, and nothing was imported,
- * without a word (found by probing). Only line ends change: a CR or CR LF inside a quoted field is
- * the field's text, as in any other file (turned into LFs, the same record exported with other line
- * ends got another content id and was stored twice; found by probing). Quotes are followed as the
- * splitter follows them: one opens a field only at its start, and `""` inside one is a quote.
+ * without a word (found by probing). Only line ends change here: a CR or CR LF inside a quoted field
+ * stays for the splitter to count as a line, and csv-fields.ts reads it as LF in any file. Quotes are
+ * followed as the splitter follows them: one opens a field only at its start, and `""` inside one is
+ * a quote.
  */
 class LineEndings {
   /** Undefined until the first line break is read. */
