@@ -492,7 +492,11 @@ describe('cas import stopped by the service', () => {
   it('says what was stored and that the checkpoint is saved; the same command then resumes', async () => {
     const flaky = await startQueueServer({ failFrom: 4 });
     try {
-      const file = join(FIXTURES, 'events.jsonl');
+      // With a record twice: a duplicate of the input is not one the service already had (it said
+      // "1 already there" of a fresh store; found by probing).
+      const fixture = readFileSync(join(FIXTURES, 'events.jsonl'), 'utf8');
+      const file = join(dir.path, 'events-twice.jsonl');
+      writeFileSync(file, `${fixture.split('\n')[0]}\n${fixture}`);
       const args = ['import', file, '--endpoint', flaky.url, '--api-key', 'k', '--project', 'p'];
       const flags = ['--data-dir', join(dir.path, 'stopped'), '--batch-size', '4', '--concurrency', '1'];
       const run = await runCli([...args, ...flags, '--retries', '1', '--json']);

@@ -11,6 +11,7 @@ const stats = (over: Partial<ProgressStats> = {}): ProgressStats => ({
   sent: 1_456_789,
   accepted: 1_400_000,
   duplicates: 12_345,
+  duplicateRecords: 0,
   rejected: 4_567,
   bytes: 734_003_200,
   ...over,
@@ -29,6 +30,14 @@ describe('progressLine', () => {
       const tiny = progressLine(stats({ phase }), { ...info, columns: 30 });
       expect(tiny).toMatch(/^\d+%$|ETA|%/);
     }
+  });
+
+  it('counts as acked what the service answered for, not the duplicate records it was never sent', () => {
+    const line = progressLine(
+      stats({ sent: 30_575, accepted: 30_000, duplicates: 874, duplicateRecords: 299 }),
+      info,
+    );
+    expect(line).toContain('30,575 sent, 30,575 acked');
   });
 
   it('says the phase, what is done of what, and the rejected count when there is room', () => {

@@ -52,11 +52,16 @@ export interface ProgressStats {
   sent: number;
   accepted: number;
   duplicates: number;
+  /** Of `duplicates`: exact duplicate records of the input, never sent. */
+  duplicateRecords: number;
   rejected: number;
   bytes: number;
 }
 
 const n = (x: number): string => x.toLocaleString('en-US');
+
+/** Events the service answered for: an input's own duplicate records were never sent (found by probing: acked above sent). */
+const acked = (s: ProgressStats): number => s.accepted + s.duplicates - s.duplicateRecords;
 
 function bytes(x: number): string {
   if (x < 1024) return `${x} B`;
@@ -113,8 +118,7 @@ export function progressLine(
       { text: `${Math.floor((100 * Math.min(done, total)) / total)}%`, keep: 10 },
       { text: eta(stats.placed, Math.max(total - stats.skipped, 1)), keep: 8 },
     );
-    if (!info.dryRun)
-      fields.push({ text: `${n(stats.sent)} sent, ${n(stats.accepted + stats.duplicates)} acked`, keep: 4 });
+    if (!info.dryRun) fields.push({ text: `${n(stats.sent)} sent, ${n(acked(stats))} acked`, keep: 4 });
     fields.push({ text: `${n(Math.round(stats.placed / seconds))} rec/s`, keep: 2 });
   }
   fields.push({ text: `${n(stats.rejected)} rejected`, keep: 5 });

@@ -222,7 +222,7 @@ export const importAction: Action = async (ctx, args) => {
       }
       const fromStdin = args.includes('-');
       ctx.warn(
-        `cas: stopped after ${stats.accepted.toLocaleString('en')} events were stored (${stats.duplicates.toLocaleString('en')} already there) of ${stats.records.toLocaleString('en')} records read; ${fromStdin ? 'input from stdin keeps no checkpoint: run it again to send what is missing (nothing is stored twice)' : 'the checkpoint is saved: run the same command again to resume'}`,
+        `cas: stopped after ${stats.accepted.toLocaleString('en')} events were stored (${(stats.duplicates - stats.duplicateRecords).toLocaleString('en')} already there) of ${stats.records.toLocaleString('en')} records read; ${fromStdin ? 'input from stdin keeps no checkpoint: run it again to send what is missing (nothing is stored twice)' : 'the checkpoint is saved: run the same command again to resume'}`,
       );
     }
     throw error;
