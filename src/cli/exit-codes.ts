@@ -1,6 +1,12 @@
 import { ClientError, HttpError } from '../client/errors.js';
 import { AlreadyServedError, InterruptedError, ServerBusyError, UsageError } from '../commands/errors.js';
-import { DataDirError, DataDirLockedError, firstLine, storageProblemOf } from '../service/lock-error.js';
+import {
+  causeOf,
+  DataDirError,
+  DataDirLockedError,
+  firstLine,
+  storageProblemOf,
+} from '../service/lock-error.js';
 import { pathProblem } from '../shared/file-errors.js';
 import type { ConfigSources } from './config-sources.js';
 
@@ -150,4 +156,12 @@ export function localKeyHint(sources: ConfigSources): string | undefined {
   if (sources.endpoint !== undefined || key === undefined || key.kind === 'flag') return undefined;
   const from = key.kind === 'env' ? key.name : `profile "${key.name}"`;
   return `the key is ${from}'s and no endpoint is set: the local service knows only its own key and those cas serve --api-key provisioned (unset it, or give an endpoint)`;
+}
+
+/** Standard output that could not be written (a full disk under `> file`), in one line. */
+export function outputProblem(error: NodeJS.ErrnoException): string {
+  const problem = storageProblemOf(error);
+  const cause = problem === undefined ? firstLine(error) : causeOf(problem);
+  const code = error.code === undefined ? '' : ` (${error.code})`;
+  return `cannot write standard output: ${cause}${code}; what this command printed there is lost`;
 }

@@ -10,7 +10,7 @@ import { ACTIONS } from './actions/index.js';
 import type { GlobalFlags } from './config.js';
 import type { CliContext } from './context.js';
 import { releaseEarlySignals } from './early-signals.js';
-import { describeFailure, EXIT, localKeyHint } from './exit-codes.js';
+import { describeFailure, EXIT, localKeyHint, outputProblem } from './exit-codes.js';
 import { helpOfUnknown } from './help-unknown.js';
 import { buildProgram } from './program.js';
 
@@ -191,11 +191,24 @@ export async function main(argv: string[]): Promise<number> {
 
 applyV8Flags();
 
-// A reader that goes away (`cas ... | head`) is not an error of ours: stop quietly.
+// A reader that goes away (`cas ... | head`) is not an error of ours: stop quietly. Any other failure
+// to write stdout (a full disk) is: it exited 0 with nothing written, `keys create`'s one-time secret
+// included (found by probing).
+let outputFailed: NodeJS.ErrnoException | undefined;
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    if (stream === process.stdout) outputFailed ??= error;
   });
+}
+
+/** The exit code, unless stdout could not be written: then exit 5, saying so on stderr. */
+function checkedExit(code: number): never {
+  // The stream's 'error' event may come after the last write's callback.
+  const failed = outputFailed ?? (process.stdout.errored as NodeJS.ErrnoException | null) ?? undefined;
+  if (failed === undefined || failed.code === 'EPIPE') process.exit(code);
+  process.stderr.write(`cas: ${outputProblem(failed)}\n`);
+  process.exit(code === EXIT.ok ? EXIT.unavailable : code);
 }
 
 main(process.argv).then(
@@ -203,7 +216,7 @@ main(process.argv).then(
     process.exitCode = code;
     // Exit promptly (the embedded service and sockets are closed by now), but only once stdout has
     // drained: a pipe may still hold megabytes of output that process.exit would cut short.
-    process.stdout.write('', () => process.exit(code));
+    process.stdout.write('', () => checkedExit(code));
   },
   (error: unknown) => {
     process.stderr.write(`cas: ${String(error)}\n`);
