@@ -76,6 +76,15 @@ export function describeFailure(error: unknown): Failure {
       hint: 'check the paths given: --data-dir, --out and the files named',
     };
   }
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'EMFILE' || code === 'ENFILE') {
+    // Loading its modules under `ulimit -n 20` was "this is a bug" (found by probing).
+    return {
+      code: EXIT.unavailable,
+      message: `cas ran out of files it may open at once (${firstLine(error)})`,
+      hint: 'raise the limit (ulimit -n 1024) and run the command again',
+    };
+  }
   const driver = missingDriver(error);
   if (driver !== undefined) {
     return {
@@ -109,6 +118,7 @@ const STORAGE_HINTS = {
     'nothing was changed; keep a copy of the data directory, then restore cas.duckdb from a backup, or move the damaged file aside to start without its data',
   newer:
     'nothing was changed; use that version of cas (or a later one) with it, or point --data-dir elsewhere',
+  files: 'nothing was changed; raise the limit (ulimit -n 1024) and run the command again',
 } as const;
 
 const MAYBE_DONE =

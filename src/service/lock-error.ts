@@ -29,16 +29,18 @@ export class StoreTooNewError extends Error {
 /**
  * What stops the data directory from being used: `full` (no space, quota or file-size limit),
  * `read-only` (read-only file system), `denied` (file permissions), `damaged` (DuckDB found the
- * database or its write-ahead log corrupt), `newer` (a newer cas wrote it). The first three are the
- * machine's state and pass when it changes; `damaged` needs a person, `newer` that cas.
+ * database or its write-ahead log corrupt), `newer` (a newer cas wrote it), `files` (the process may
+ * open too few files: store/open-files.ts). The first three and the last are the machine's state and
+ * pass when it changes; `damaged` needs a person, `newer` that cas.
  */
-export type StorageProblem = 'full' | 'read-only' | 'denied' | 'damaged' | 'newer';
+export type StorageProblem = 'full' | 'read-only' | 'denied' | 'damaged' | 'newer' | 'files';
 export const STORAGE_PROBLEMS: readonly StorageProblem[] = [
   'full',
   'read-only',
   'denied',
   'damaged',
   'newer',
+  'files',
 ];
 
 const CAUSES: Record<StorageProblem, string> = {
@@ -47,6 +49,7 @@ const CAUSES: Record<StorageProblem, string> = {
   denied: 'permission denied',
   damaged: 'the database is damaged',
   newer: 'a newer version of cas wrote it',
+  files: 'too few files may be open at once',
 };
 
 /** One line naming the data directory, the cause, and (in parentheses) what the system said. */
@@ -67,10 +70,12 @@ function describeProblem(problem: StorageProblem, dataDir: string): string {
   if (dataDir === '') {
     if (problem === 'damaged') return 'a database is damaged';
     if (problem === 'newer') return 'a database was written by a newer version of cas';
+    if (problem === 'files') return 'a database cannot be used safely';
     return problem === 'denied' ? 'cannot use a file: permission denied' : `cannot write: ${CAUSES[problem]}`;
   }
   if (problem === 'damaged') return `the database in ${dataDir} is damaged`;
   if (problem === 'newer') return `the data directory ${dataDir} was written by a newer version of cas`;
+  if (problem === 'files') return `the data directory ${dataDir} cannot be used safely`;
   return `the data directory ${dataDir} cannot be written: ${CAUSES[problem]}`;
 }
 

@@ -30,6 +30,7 @@ import { classifyDataDirError, DataDirError, DataDirLockedError } from './lock-e
 import { allRoutes } from './routes/index.js';
 import { dataDirIdentity } from './server-identity.js';
 import { type Database, openDatabase } from './store/database.js';
+import { tooFewOpenFiles } from './store/open-files.js';
 import { Tenants } from './store/tenants.js';
 import { checkWal } from './store/wal-check.js';
 
@@ -96,6 +97,8 @@ async function open(dataDir: string, memoryLimit: string | undefined, reads: Rea
   const path = databasePath(dataDir);
   const fresh = !existsSync(path);
   try {
+    const files = tooFewOpenFiles();
+    if (files !== undefined) throw new DataDirError('files', dataDir, files);
     // DuckDB would silently skip a WAL it cannot parse, acknowledged transactions included.
     const wal = checkWal(`${path}.wal`);
     if (!wal.ok) throw new DataDirError('damaged', dataDir, `${basename(path)}.wal: ${wal.reason}`);
