@@ -98,6 +98,25 @@ describe('cas chart against a hosted-style server', () => {
     expect(JSON.parse(result.stdout)).toEqual(segmentation);
   });
 
+  // The page's "Data source" and the refusal of a broken URL printed the password whole, which
+  // `cas config` masks (found by probing).
+  it("never prints the password of the endpoint's userinfo", async () => {
+    reply = () => ({ status: 200, type: 'application/json', body: JSON.stringify(segmentation) });
+    const withUser = url.replace('http://', 'http://user:pw-secret-7@');
+    const credentials = ['--api-key', 'key-1', '--project', 'proj-1', '--retries', '1'];
+    const page = await runCli(['--endpoint', withUser, ...credentials, 'chart', ...base, '--format', 'html']);
+    expect(page.code, page.stderr).toBe(0);
+    expect(page.stdout).toContain(url.replace('http://', 'http://user:***@'));
+    expect(page.stdout + page.stderr).not.toContain('pw-secret-7');
+    const broken = await runCli(
+      ['--endpoint', 'http://user:pw-secret-7@127.0.0.1:99999', ...credentials, 'chart', ...base],
+      { env: { CAS_ENDPOINT: 'ftp://user:pw-secret-8@127.0.0.1:1' } },
+    );
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toContain('got "http://user:***@127.0.0.1:99999"');
+    expect(broken.stdout + broken.stderr).not.toMatch(/pw-secret/);
+  });
+
   it('renders the same numbers as a table, CSV and JSONL, with nothing else on stdout', async () => {
     reply = () => ({ status: 200, type: 'application/json', body: JSON.stringify(segmentation) });
     const table = await chart([...base, '--format', 'table']);

@@ -9,6 +9,7 @@ import {
   readConfigFile as readSharedConfigFile,
   selectProfile,
 } from '../shared/config-file.js';
+import { withoutPassword } from '../shared/url-password.js';
 
 export type { Config, ConfigFile };
 export { configFilePath };
@@ -97,7 +98,7 @@ export function resolveConfig(flags: GlobalFlags, env: NodeJS.ProcessEnv): Confi
         [env.CAS_ENDPOINT, 'CAS_ENDPOINT'],
         [env.MLSDK_SERVER_BASE, 'MLSDK_SERVER_BASE'],
       ].find(([value]) => value === endpoint)?.[1] ?? `the endpoint of profile "${profileName}" in ${path}`;
-    throw new UsageError(`${from} must be an http(s) URL, got "${endpoint}"`);
+    throw new UsageError(`${from} must be an http(s) URL, got "${withoutPassword(endpoint)}"`);
   }
   // -v won over -q without a word (found by probing).
   if (flags.verbose === true && flags.quiet === true) {

@@ -1,3 +1,4 @@
+import { withoutPassword } from '../shared/url-password.js';
 import type { Config } from './config.js';
 
 /**
@@ -73,15 +74,6 @@ function setting(value: string | undefined, source: SettingSource | undefined, u
   return { value: value ?? null, from: describeSource(source), source };
 }
 
-/** A URL's password is a secret like the key (the client never sends it: userinfo is dropped). */
-function withoutPassword(endpoint: string | undefined): string | undefined {
-  if (endpoint === undefined || !URL.canParse(endpoint)) return endpoint;
-  const url = new URL(endpoint);
-  if (url.password === '') return endpoint;
-  url.password = '***';
-  return url.toString().replace(/\/$/, endpoint.endsWith('/') ? '/' : '');
-}
-
 export function runConfigReport(
   options: { config: Config; sources: ConfigSourcesInput },
   deps: ConfigReportDeps,
@@ -91,7 +83,11 @@ export function runConfigReport(
   const local: SettingSource = { kind: 'data-dir', name: 'credentials.json' };
   let endpoint: Setting;
   if (remote) {
-    endpoint = setting(withoutPassword(config.endpoint), sources.endpoint, 'not set');
+    endpoint = setting(
+      config.endpoint === undefined ? undefined : withoutPassword(config.endpoint),
+      sources.endpoint,
+      'not set',
+    );
   } else {
     const server = deps.localServer(config.dataDir);
     endpoint =

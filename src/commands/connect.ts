@@ -16,6 +16,7 @@ import {
 import { DataDirLockedError, storageRefusalOf } from '../service/lock-error.js';
 import { dataDirIdentity, isLoopbackUrl, proofMatches, randomToken } from '../service/server-identity.js';
 import type { QueueResponse } from '../shared/events.js';
+import { withoutPassword } from '../shared/url-password.js';
 import type { Config } from './config.js';
 import { ServerBusyError, UsageError } from './errors.js';
 
@@ -329,7 +330,7 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
         '--project (or CAS_PROJECT_ID / MLSDK_PROJECT_ID) is required with an endpoint (--endpoint, CAS_ENDPOINT or MLSDK_SERVER_BASE)',
       );
     }
-    refusePrices(deps, `the service at ${config.endpoint}`);
+    refusePrices(deps, `the service at ${withoutPassword(config.endpoint)}`);
     const client = clientFor(config, config.endpoint, config.apiKey, config.projectId, deps, false);
     return { client, mode: 'remote', close: () => client.close() };
   }

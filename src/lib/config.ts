@@ -5,6 +5,7 @@ import {
   readConfigFile,
   selectProfile,
 } from '../shared/config-file.js';
+import { withoutPassword } from '../shared/url-password.js';
 import { clientOptionsSchema, parseArgs } from './arguments.js';
 import type { ClientOptions } from './types.js';
 
@@ -41,7 +42,7 @@ export function resolveSettings(options: ClientOptions, env: Env): ClientSetting
   ]);
   const endpoint = firstSet(o.endpoint, env.CAS_ENDPOINT, env.MLSDK_SERVER_BASE, profile?.endpoint);
   if (endpoint !== undefined && !/^https?:\/\/[^/]/i.test(endpoint)) {
-    throw new TypeError(`new Client: endpoint must be an http(s) URL, got "${endpoint}"`);
+    throw new TypeError(`new Client: endpoint must be an http(s) URL, got "${withoutPassword(endpoint)}"`);
   }
   const settings: ClientSettings = {
     endpoint: endpoint?.replace(/\/+$/, ''),

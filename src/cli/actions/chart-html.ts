@@ -4,6 +4,7 @@ import type { Connection } from '../../commands/connect.js';
 import { chartArgv, shellLine } from '../../commands/report-charts.js';
 import { chartLibrary } from '../../render/html/chart-library.js';
 import { buildPage } from '../../render/html/page.js';
+import { withoutPassword } from '../../shared/url-password.js';
 import type { CliContext } from '../context.js';
 
 /** `cas chart ... --format html` (one chart as `cas report` draws it) and the header both share. */
@@ -12,7 +13,8 @@ import type { CliContext } from '../context.js';
 export function sourceOf(ctx: CliContext, connection: Connection): string {
   const { endpoint, dataDir, projectId } = ctx.config;
   const project = projectId !== undefined ? `, project ${projectId}` : '';
-  if (connection.mode === 'remote') return `${endpoint ?? 'remote service'}${project}`;
+  if (connection.mode === 'remote')
+    return `${endpoint === undefined ? 'remote service' : withoutPassword(endpoint)}${project}`;
   if (connection.mode === 'local-server') return `the cas serve running over ${dataDir}`;
   return `the embedded service over ${dataDir}`;
 }
