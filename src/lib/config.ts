@@ -1,6 +1,7 @@
 import {
   configFilePath,
   defaultDataDir,
+  expandHome,
   firstSet,
   readConfigFile,
   selectProfile,
@@ -48,7 +49,7 @@ export function resolveSettings(options: ClientOptions, env: Env): ClientSetting
     endpoint: endpoint?.replace(/\/+$/, ''),
     apiKey: firstSet(o.apiKey, env.CAS_API_KEY, env.MLSDK_API_KEY, profile?.api_key),
     projectId: firstSet(o.projectId, env.CAS_PROJECT_ID, env.MLSDK_PROJECT_ID, profile?.project_id),
-    dataDir: firstSet(o.dataDir, env.CAS_DATA_DIR, profile?.data_dir) ?? defaultDataDir(env),
+    dataDir: expandHome(firstSet(o.dataDir, env.CAS_DATA_DIR, profile?.data_dir) ?? defaultDataDir(env)),
     profile: profileName,
     debug: o.debug === true,
     timeoutMs: o.timeoutMs ?? 30_000,

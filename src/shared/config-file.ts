@@ -65,6 +65,16 @@ export function configFilePath(env: Env): string {
 }
 
 /** The default data directory, `$XDG_DATA_HOME/cas`. */
+/**
+ * `~` and `~/…` as the home folder, as a shell would: given quoted (`--data-dir '~/data'`, a config
+ * file's `data_dir`), DuckDB expanded it for the database while cas wrote credentials, server.json and
+ * checkpoints under a folder named `~` in the working directory (found by probing).
+ */
+export function expandHome(path: string): string {
+  if (path === '~') return home();
+  return path.startsWith('~/') ? join(home(), path.slice(2)) : path;
+}
+
 export function defaultDataDir(env: Env): string {
   return join(xdgDir(env.XDG_DATA_HOME) ?? join(home(), '.local', 'share'), 'cas');
 }
@@ -81,6 +91,8 @@ export function readConfigFile(path: string): ConfigFile {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { profiles: {} };
     throw new ConfigFileError(`config file ${path} cannot be read: ${fileErrorReason(error)}`);
   }
+  // Windows editors save UTF-8 with a byte order mark, which JSON.parse refuses (found by probing).
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const json = parseJsonText(
     text,
     (why) => new ConfigFileError(`config file ${path} is not valid JSON: ${why}`),
