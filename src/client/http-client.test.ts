@@ -297,12 +297,20 @@ describe('error bodies', () => {
     const error = (await failure(c.request({ method: 'GET', path: '/x' }))) as HttpError;
     expect(error.status).toBe(301);
     expect(error.message).toBe(
-      'the service redirects to https://cas.example/bc/v1/x, which is not followed: use that as the endpoint (HTTP 301 Moved Permanently)',
+      'the service redirects to https://cas.example/bc/v1/x, which is not followed: use https://cas.example/bc/v1 as the endpoint (HTTP 301 Moved Permanently)',
     );
     expect(seen).toHaveLength(1);
     script = [text(307, '', { location: '/elsewhere' })];
     const relative = (await failure(c.request({ method: 'GET', path: '/x' }))) as HttpError;
-    expect(relative.message).toContain(`redirects to ${base}/elsewhere,`);
+    expect(relative.message).toContain(
+      `redirects to ${base}/elsewhere, which is not followed: use ${base} as`,
+    );
+    // The endpoint, not the URL of this one request: given whole, it asked for the path twice (found by probing).
+    script = [text(308, '', { location: 'https://new.example/prefix/bc/v1/user/identify?x=1' })];
+    const moved = (await failure(
+      c.request({ method: 'POST', path: '/bc/v1/user/identify', body: {} }),
+    )) as HttpError;
+    expect(moved.message).toContain('use https://new.example/prefix as the endpoint');
   });
 
   it('cuts a huge error body to one short line', async () => {

@@ -11,7 +11,7 @@ import {
   ResponseValidationError,
   TimeoutError,
 } from './errors.js';
-import { DEFAULT_BACKOFF, type RetryInfo, type RetryPolicy, withRetries } from './retry.js';
+import { DEFAULT_BACKOFF, type RetryInfo, type RetryPolicy, TLS_REFUSALS, withRetries } from './retry.js';
 import { newAgent, request as undiciRequest } from './undici-parts.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -182,8 +182,8 @@ export function createClient(options: ClientOptions): Client {
         // http → https move can be acted on; it read "HTTP 301 Moved Permanently" (found by probing).
         const location = res.statusCode >= 300 && res.statusCode < 400 ? res.headers.location : undefined;
         if (typeof location === 'string' && URL.canParse(location, url)) {
-          const to = new URL(location, url).href.slice(0, 300);
-          parsed.message = `the service redirects to ${to}, which is not followed: use that as the endpoint (${parsed.message})`;
+          const to = new URL(location, url);
+          parsed.message = `the service redirects to ${to.href.slice(0, 300)}, which is not followed: use ${endpointOf(to, target.path)} as the endpoint (${parsed.message})`;
         }
         throw new HttpError({ status: res.statusCode, ...parsed, retryAfterMs }, target);
       }
@@ -332,6 +332,24 @@ function decode(status: number, text: string, schema: z.ZodType | undefined, tar
   throw new ResponseValidationError(status, message, issues, target);
 }
 
+/**
+ * The endpoint a redirect of `path` points at: the part of its URL before the path. Its whole URL was
+ * given as the endpoint to use, which then asked for the path twice (found by probing).
+ */
+function endpointOf(to: URL, path: string): string {
+  const at = to.pathname.lastIndexOf(path);
+  return (at === -1 ? to.origin : `${to.origin}${to.pathname.slice(0, at)}`).slice(0, 300);
+}
+
+/** What to do about a TLS failure that no retry mends (retry.ts TLS_REFUSALS). */
+function tlsHint(code: string | undefined): string {
+  if (code === 'ERR_SSL_WRONG_VERSION_NUMBER') return '; the endpoint answers plain HTTP: give it as http://';
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return "; the certificate is another host's";
+  if (code !== undefined && TLS_REFUSALS.has(code))
+    return "; the service's certificate is not trusted: give its CA certificate in NODE_EXTRA_CA_CERTS";
+  return '';
+}
+
 function toNetworkError(error: unknown, base: string, target: RequestTarget): NetworkError {
   const code = errorCode(error);
   let detail = error instanceof Error ? error.message : String(error);
@@ -340,9 +358,12 @@ function toNetworkError(error: unknown, base: string, target: RequestTarget): Ne
     const first: unknown = error.errors[0];
     detail = first instanceof Error ? first.message : '';
   }
+  // OpenSSL's own text ("804C…:error:0A00010B:SSL routines:…:wrong version number:../deps/…") says
+  // nothing a person needs beyond its reason.
+  if (code === 'ERR_SSL_WRONG_VERSION_NUMBER') detail = 'wrong version number (TLS)';
   const origin = new URL(base).origin;
   return new NetworkError(
-    `cannot reach ${origin}: ${oneLine(detail || code || 'connection failed')}`,
+    `cannot reach ${origin}: ${oneLine(detail || code || 'connection failed')}${tlsHint(code)}`,
     code,
     target,
     error,
