@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
+import { startConnectProxy } from './helpers/connect-proxy.js';
 
 /**
  * `cas chart --endpoint` against a local server that answers like the hosted service's OpenAPI:
@@ -115,6 +116,23 @@ describe('cas chart against a hosted-style server', () => {
     expect(broken.code).toBe(2);
     expect(broken.stderr).toContain('got "http://user:***@127.0.0.1:99999"');
     expect(broken.stdout + broken.stderr).not.toMatch(/pw-secret/);
+  });
+
+  it('goes through the proxy HTTPS_PROXY / HTTP_PROXY name, as a CI runner behind one needs', async () => {
+    reply = () => ({ status: 200, type: 'application/json', body: JSON.stringify(segmentation) });
+    const proxy = await startConnectProxy();
+    try {
+      const remote = url.replace('127.0.0.1', 'cas-remote.invalid');
+      const credentials = ['--api-key', 'key-1', '--project', 'proj-1', '--retries', '1'];
+      const result = await runCli(['--endpoint', remote, ...credentials, 'chart', ...base], {
+        env: { HTTP_PROXY: proxy.url },
+      });
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toEqual(segmentation);
+      expect(proxy.asked).toEqual([remote.replace('http://', '')]);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('renders the same numbers as a table, CSV and JSONL, with nothing else on stdout', async () => {

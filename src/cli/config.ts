@@ -10,6 +10,7 @@ import {
   readConfigFile as readSharedConfigFile,
   selectProfile,
 } from '../shared/config-file.js';
+import { proxySettingsOf } from '../shared/proxy-settings.js';
 import { withoutPassword } from '../shared/url-password.js';
 
 export type { Config, ConfigFile };
@@ -116,5 +117,6 @@ export function resolveConfig(flags: GlobalFlags, env: NodeJS.ProcessEnv): Confi
     retryTimeMs: positiveInt(flags.retryTime, '--retry-time', 60) * 1000,
     verbose: flags.verbose === true,
     quiet: flags.quiet === true,
+    proxy: proxySettingsOf(env),
   };
 }

@@ -2,6 +2,8 @@ import { setMaxListeners } from 'node:events';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { issuesFromZod, summarizeIssues } from '../shared/errors.js';
+import { isLoopbackUrl } from '../shared/loopback-url.js';
+import type { ProxySettings } from '../shared/proxy-settings.js';
 import { oneLine, parseErrorBody, parseRetryAfter } from './error-body.js';
 import {
   ClientError,
@@ -12,7 +14,7 @@ import {
   TimeoutError,
 } from './errors.js';
 import { DEFAULT_BACKOFF, type RetryInfo, type RetryPolicy, TLS_REFUSALS, withRetries } from './retry.js';
-import { newAgent, request as undiciRequest } from './undici-parts.js';
+import { newAgent, newProxyAgent, request as undiciRequest } from './undici-parts.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /**
@@ -36,8 +38,10 @@ export interface ClientOptions {
   /** Told of every attempt's outcome (`-v`): the status, or how it failed without one. */
   onAttempt?: ((info: AttemptInfo) => void) | undefined;
   userAgent?: string;
-  /** A caller-owned dispatcher (tests, proxies); otherwise the client owns one keep-alive Agent. */
+  /** A caller-owned dispatcher (tests); otherwise the client owns one keep-alive Agent. */
   dispatcher?: Dispatcher;
+  /** The proxy to go through (shared/proxy-settings.ts); never for a loopback endpoint, our own service. */
+  proxy?: ProxySettings | undefined;
   /** Source of jitter in [0, 1); replaceable so tests can pin the backoff. */
   random?: () => number;
   /**
@@ -112,8 +116,18 @@ export function createClient(options: ClientOptions): Client {
     final: options.final,
   };
   const ownsDispatcher = options.dispatcher === undefined;
+  const agent = { keepAliveTimeout: 10_000, connections: MAX_CONNECTIONS };
+  const proxy = options.proxy;
   const dispatcher: Dispatcher =
-    options.dispatcher ?? newAgent({ keepAliveTimeout: 10_000, connections: MAX_CONNECTIONS });
+    options.dispatcher ??
+    (proxy === undefined || isLoopbackUrl(base)
+      ? newAgent(agent)
+      : newProxyAgent({
+          ...agent,
+          httpProxy: proxy.http ?? '',
+          httpsProxy: proxy.https ?? proxy.http ?? '',
+          noProxy: proxy.noProxy ?? '',
+        }));
   const headers: Record<string, string> = {
     authorization: `Bearer ${options.apiKey}`,
     'x-app-id': options.projectId,

@@ -1,7 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { Agent } from 'undici';
+import { Agent, Dispatcher, EnvHttpProxyAgent } from 'undici';
+import connectApi from 'undici/lib/api/api-connect.js';
 import requestApi from 'undici/lib/api/api-request.js';
 import AgentClass from 'undici/lib/dispatcher/agent.js';
+import DispatcherClass from 'undici/lib/dispatcher/dispatcher.js';
+import EnvHttpProxyAgentClass from 'undici/lib/dispatcher/env-http-proxy-agent.js';
 import { describe, expect, it } from 'vitest';
 
 const manifest = (path: string): { version?: string; dependencies?: Record<string, string> } =>
@@ -21,6 +24,9 @@ describe("undici's parts", () => {
 
   it("are what undici's index exports: its Agent, and the request it gives every dispatcher", () => {
     expect(AgentClass).toBe(Agent);
+    expect(EnvHttpProxyAgentClass).toBe(EnvHttpProxyAgent);
+    expect(DispatcherClass).toBe(Dispatcher);
+    expect(Dispatcher.prototype.connect).toBe(connectApi);
     expect(Agent.prototype.request).toBe(requestApi);
   });
 });

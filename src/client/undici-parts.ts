@@ -1,6 +1,9 @@
 import type { Agent, Dispatcher } from 'undici';
+import connectApi from 'undici/lib/api/api-connect.js';
 import requestApi from 'undici/lib/api/api-request.js';
 import AgentClass from 'undici/lib/dispatcher/agent.js';
+import DispatcherClass from 'undici/lib/dispatcher/dispatcher.js';
+import EnvHttpProxyAgentClass from 'undici/lib/dispatcher/env-http-proxy-agent.js';
 
 /*
  * undici's index loads every part of it: fetch, WebSocket, EventSource, cookies, the cache and mock
@@ -13,6 +16,19 @@ import AgentClass from 'undici/lib/dispatcher/agent.js';
  */
 
 export const newAgent = (options: Agent.Options): Dispatcher => new AgentClass(options);
+
+/**
+ * An Agent that goes through the given proxies, except to NO_PROXY's hosts (values, never process.env).
+ * Its tunnels are opened with `Dispatcher.prototype.connect`, which undici's index attaches with the
+ * rest of its API: attached here as the index does it, once, when a proxy is first used.
+ */
+export function newProxyAgent(
+  options: Agent.Options & { httpProxy: string; httpsProxy: string; noProxy: string },
+): Dispatcher {
+  const prototype = DispatcherClass.prototype as { connect?: unknown };
+  prototype.connect ??= connectApi;
+  return new EnvHttpProxyAgentClass(options);
+}
 
 export type RequestOptions = Omit<Dispatcher.RequestOptions, 'origin' | 'path'> & { dispatcher: Dispatcher };
 

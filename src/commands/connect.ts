@@ -14,8 +14,9 @@ import {
   serverFilePath,
 } from '../service/data-dir.js';
 import { DataDirLockedError, storageRefusalOf } from '../service/lock-error.js';
-import { dataDirIdentity, isLoopbackUrl, proofMatches, randomToken } from '../service/server-identity.js';
+import { dataDirIdentity, proofMatches, randomToken } from '../service/server-identity.js';
 import type { QueueResponse } from '../shared/events.js';
+import { isLoopbackUrl } from '../shared/loopback-url.js';
 import { withoutPassword } from '../shared/url-password.js';
 import type { Config } from './config.js';
 import { ServerBusyError, UsageError } from './errors.js';
@@ -92,6 +93,7 @@ function clientFor(
     timeoutMs: config.timeoutMs,
     retries: config.retries,
     retryTimeMs: config.retryTimeMs,
+    proxy: config.proxy,
     ...(local ? { final: (error: unknown) => storageRefusalOf(error) !== undefined } : {}),
     onRetry: (info: RetryInfo) => {
       deps.onRetry?.(info);

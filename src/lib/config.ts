@@ -6,6 +6,7 @@ import {
   readConfigFile,
   selectProfile,
 } from '../shared/config-file.js';
+import { type ProxySettings, proxySettingsOf } from '../shared/proxy-settings.js';
 import { withoutPassword } from '../shared/url-password.js';
 import { clientOptionsSchema, parseArgs } from './arguments.js';
 import type { ClientOptions } from './types.js';
@@ -22,6 +23,7 @@ export interface ClientSettings {
   timeoutMs: number;
   retries: number;
   maxQueueSize: number;
+  proxy: ProxySettings | undefined;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -55,6 +57,7 @@ export function resolveSettings(options: ClientOptions, env: Env): ClientSetting
     timeoutMs: o.timeoutMs ?? 30_000,
     retries: Math.max(1, o.retries ?? 5),
     maxQueueSize: o.maxQueueSize ?? 10_000,
+    proxy: proxySettingsOf(env),
   };
   if (settings.endpoint !== undefined) {
     if (settings.apiKey === undefined) {

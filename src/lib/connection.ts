@@ -20,6 +20,7 @@ export function connectRemote(settings: ClientSettings, log: Log): LibConnection
     projectId: settings.projectId ?? '',
     timeoutMs: settings.timeoutMs,
     retries: settings.retries,
+    proxy: settings.proxy,
     userAgent: 'cas-client',
     // `debug`: the lines `-v` prints, as a local connection (commands/connect.ts) prints them too.
     ...(log ? { onRetry: (info) => log(retryLine(info)), onAttempt: (info) => log(attemptLine(info)) } : {}),

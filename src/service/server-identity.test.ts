@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  isLoopbackUrl,
-  isToken,
-  loopbackUrlFor,
-  proofMatches,
-  randomToken,
-  serverProof,
-} from './server-identity.js';
+import { isLoopbackUrl } from '../shared/loopback-url.js';
+import { isToken, loopbackUrlFor, proofMatches, randomToken, serverProof } from './server-identity.js';
 
 describe('server identity proof', () => {
   const secret = randomToken();

@@ -1,6 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { isLoopbackUrl } from '../shared/loopback-url.js';
 
 /**
  * How a CLI process tells the `cas serve` that wrote `server.json` from whatever else now listens on
@@ -41,26 +42,6 @@ export function dataDirIdentity(dataDir: string): string {
   } catch {
     return resolve(dataDir);
   }
-}
-
-/**
- * Whether a URL names this machine by a loopback address: `127.0.0.0/8`, `::1` or `localhost`
- * (RFC 6761 reserves it for loopback). The local key is sent nowhere else.
- */
-export function isLoopbackUrl(url: string): boolean {
-  let host: string;
-  try {
-    const parsed = new URL(url);
-    if (parsed.protocol !== 'http:') return false;
-    host = parsed.hostname;
-  } catch {
-    return false;
-  }
-  if (host === 'localhost' || host === '[::1]') return true;
-  const octets = host.split('.');
-  return (
-    octets.length === 4 && octets[0] === '127' && octets.every((o) => /^\d{1,3}$/.test(o) && Number(o) <= 255)
-  );
 }
 
 /**
