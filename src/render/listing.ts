@@ -34,32 +34,35 @@ export interface ListingOptions {
   width?: number | undefined;
 }
 
-/** A column narrower than this is not worth wrapping into: the table is left wider than the terminal. */
+/** A column is not narrowed below this width: the table is left wider than the terminal instead. */
 const MIN_WRAPPED = 16;
 
 /**
- * Column widths that fit a drawn table into `width` by narrowing its widest column of text (one
- * whose cells have spaces to wrap at: an id or a date would be cut short instead), read off the
- * table's top border (its drawn widths, padding included), and which column that is; undefined when
- * it fits or cannot.
+ * Column widths that fit a drawn table into `width` by narrowing its columns of text (those whose
+ * cells have spaces to wrap at: an id or a date would be cut short instead), the widest first, each
+ * down to MIN_WRAPPED at most; read off the table's top border (its drawn widths, padding included).
+ * Undefined when it fits, or has no column of text to narrow. Only the widest was narrowed, so
+ * `users list` (aliases and traits) or `properties` at 60 columns were drawn 142 and 246 wide
+ * (found by probing): a table that cannot fit now comes as close as it can.
  */
-function fitted(
-  drawn: string,
-  width: number,
-  prose: readonly boolean[],
-): { widths: number[]; column: number } | undefined {
+function fitted(drawn: string, width: number, prose: readonly boolean[]): number[] | undefined {
   const top = stripVTControlCharacters(drawn.split('\n')[0] ?? '');
-  const excess = top.length - width;
+  let excess = top.length - width;
   if (excess <= 0) return undefined;
   const widths = top
     .slice(1, -1)
     .split('┬')
     .map((segment) => segment.length);
-  const widest = widths.reduce((best, w, i) => (prose[i] && (best < 0 || w > widths[best]!) ? i : best), -1);
-  if (widest < 0) return undefined;
-  const narrowed = widths[widest]! - excess;
-  if (narrowed < MIN_WRAPPED) return undefined;
-  return { widths: widths.map((w, i) => (i === widest ? narrowed : w)), column: widest };
+  const natural = [...widths];
+  while (excess > 0) {
+    let widest = -1;
+    for (let i = 0; i < widths.length; i++)
+      if (prose[i] && widths[i]! > MIN_WRAPPED && (widest < 0 || widths[i]! > widths[widest]!)) widest = i;
+    if (widest < 0) break;
+    widths[widest]!--;
+    excess--;
+  }
+  return widths.some((w, i) => w !== natural[i]) ? widths : undefined;
 }
 
 const text = (cell: Cell): string => (cell === null || cell === undefined ? '' : String(cell));
@@ -88,18 +91,15 @@ export function renderListing(
   const cells = rows.map((row) =>
     row.map((cell) => (text(cell) === '' ? '-' : escapeControls(text(cell), { oneLine: true }))),
   );
-  const draw = (fit?: { widths: number[]; column: number }): string => {
+  const draw = (widths?: number[]): string => {
     const table = new Table({
       head: [...columns],
       style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [] },
-      ...(fit === undefined ? {} : { colWidths: fit.widths, wordWrap: true }),
+      ...(widths === undefined ? {} : { colWidths: widths, wordWrap: true }),
     });
-    // A word wider than the narrowed column is broken, not cut short with "…"; 2 is the padding.
-    const inside = fit === undefined ? 0 : (fit.widths[fit.column] ?? 0) - 2;
+    // A word wider than its narrowed column is broken, not cut short with "…"; 2 is the padding.
     for (const row of cells)
-      table.push(
-        fit === undefined ? row : row.map((c, i) => (i === fit.column ? breakLongWords(c, inside) : c)),
-      );
+      table.push(widths === undefined ? row : row.map((c, i) => breakLongWords(c, (widths[i] ?? 0) - 2)));
     return table.toString();
   };
   const natural = draw();
