@@ -129,6 +129,8 @@ describe('cas chart --print-controls', () => {
       // A zone file, as the C library and Node's Date read TZ: charts were in UTC (found by probing).
       ['/usr/share/zoneinfo/America/New_York', 'America/New_York'],
       [':/usr/share/zoneinfo/posix/Asia/Kathmandu', 'Asia/Kathmandu'],
+      // A POSIX fixed offset, which Date follows and Intl names no zone for: it was UTC (found by probing).
+      ['UTC+5', 'Etc/GMT+5'],
     ];
     for (const [tz, expected] of cases) {
       const result = await runCli(

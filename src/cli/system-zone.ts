@@ -12,7 +12,26 @@ import { isTimeZone } from '../shared/primitives.js';
 export function systemTimeZone(tzVariable = process.env.TZ): string {
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
   if (zone !== undefined && isTimeZone(zone)) return zone;
-  return zoneOfFile(tzVariable) ?? 'UTC';
+  return zoneOfFile(tzVariable) ?? zoneOfOffset(tzVariable, new Date().getTimezoneOffset()) ?? 'UTC';
+}
+
+/**
+ * A POSIX fixed-offset `TZ` (`UTC+5`, `<-03>3`, no daylight-saving part), which the C library and
+ * Node's `Date` follow while Intl names no zone: the `Etc/GMT` zone of that many whole hours (its sign
+ * is POSIX's, west positive, as `offsetMinutes` is). Charts were in UTC without a word (found by
+ * probing). A half-hour offset has no such zone: undefined.
+ */
+export function zoneOfOffset(tzVariable: string | undefined, offsetMinutes: number): string | undefined {
+  if (
+    tzVariable === undefined ||
+    !/^(?:[A-Za-z]{3,}|<[A-Za-z0-9+-]+>)[+-]?\d{1,2}(?::\d{2}){0,2}$/.test(tzVariable)
+  )
+    return undefined;
+  if (offsetMinutes % 60 !== 0) return undefined;
+  const hours = offsetMinutes / 60;
+  if (hours === 0) return 'UTC';
+  const name = `Etc/GMT${hours > 0 ? '+' : '-'}${Math.abs(hours)}`;
+  return isTimeZone(name) ? name : undefined;
 }
 
 /** The IANA name of a zone file `TZ` names, if it lies under a `zoneinfo` folder. */
