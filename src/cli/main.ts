@@ -7,6 +7,7 @@ import { escapeControls } from '../render/terminal-text.js';
 import { classifyDataDirError, DataDirError, storageRefusalOf } from '../service/lock-error.js';
 import { applyV8Flags } from '../shared/v8-flags.js';
 import { ACTIONS } from './actions/index.js';
+import { wantsColor } from './color.js';
 import type { GlobalFlags } from './config.js';
 import type { CliContext } from './context.js';
 import { releaseEarlySignals } from './early-signals.js';
@@ -112,7 +113,7 @@ async function act(
     isTty,
     ...(isTty && (process.stdout.columns ?? 0) > 0 ? { width: process.stdout.columns } : {}),
     isErrTty: process.stderr.isTTY === true,
-    color: isTty && flags.color !== false && !process.env.NO_COLOR,
+    color: wantsColor(isTty, flags.color, process.env),
     out: (text) => {
       if (quitting === undefined) process.stdout.write(text);
     },

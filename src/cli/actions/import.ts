@@ -8,6 +8,7 @@ import { importNeedsOwnThread } from '../../commands/import-thread.js';
 import { type ImportStats, newStats } from '../../importer/pipeline.js';
 import { endingLine, progressLine, renderImportSummary } from '../../render/import-summary.js';
 import { json } from '../../render/output.js';
+import { wantsColor } from '../color.js';
 import type { Action, CliContext } from '../context.js';
 import { describeFailure, EXIT } from '../exit-codes.js';
 
@@ -42,7 +43,7 @@ function progress(ctx: CliContext, stats: ImportStats, dryRun: boolean): Progres
       if (ctx.config.quiet || stopped) return;
       if (ctx.isErrTty && columns >= 40) {
         // chalk, under ora, reads --no-color from argv but not NO_COLOR (found by probing).
-        const color = process.env.NO_COLOR ? false : 'cyan';
+        const color = wantsColor(ctx.isErrTty, ctx.flags.color, process.env) ? 'cyan' : false;
         spinner = ora({ text: fitted(), stream: process.stderr, color, discardStdin: false }).start();
         timer = setInterval(() => {
           if (spinner) spinner.text = fitted();
