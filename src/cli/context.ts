@@ -20,8 +20,11 @@ export interface CliContext {
   /** A line on stderr even with --quiet (errors, rejections). */
   warn(line: string): void;
   connect(): Promise<Connection>;
-  /** The `cas serve` holding the data directory now, if one proves it is (never the embedded service). */
-  findServer(): Promise<Connection | undefined>;
+  /**
+   * The `cas serve` holding the data directory now, if one proves it is and it is not the one at
+   * `endpoint` (never the embedded service): commands/connect.ts `findMovedServer`.
+   */
+  findServer(endpoint: string): Promise<Connection | undefined>;
 }
 
 export type Action = (ctx: CliContext, args: string[]) => Promise<number>;

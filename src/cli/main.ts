@@ -96,7 +96,7 @@ async function act(
   args: string[],
   config: Config,
 ): Promise<number> {
-  const [{ chooseFormat }, { connect, findRunningServer }] = await Promise.all([
+  const [{ chooseFormat }, { connect, findMovedServer }] = await Promise.all([
     import('../render/output.js'),
     import('../commands/connect.js'),
   ]);
@@ -120,7 +120,7 @@ async function act(
     log,
     warn,
     connect: () => connect(config, { log }),
-    findServer: () => findRunningServer(config, { log }),
+    findServer: (endpoint) => findMovedServer(config, { log }, endpoint),
   };
   const load = ACTIONS[name];
   if (!load) throw new Error(`no action for command ${name}`);

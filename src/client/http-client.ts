@@ -125,7 +125,8 @@ export function createClient(options: ClientOptions): Client {
       : newProxyAgent({
           ...agent,
           httpProxy: proxy.http ?? '',
-          httpsProxy: proxy.https ?? proxy.http ?? '',
+          // Without one of its own, undici sends https:// through the HTTP proxy (curl would go direct).
+          httpsProxy: proxy.https ?? '',
           noProxy: proxy.noProxy ?? '',
         }));
   const headers: Record<string, string> = {

@@ -217,6 +217,22 @@ export async function findRunningServer(config: Config, deps: ConnectDeps): Prom
   return findLocalServer(config, deps, deps.log, {});
 }
 
+/**
+ * The `cas serve` holding the data directory now, when it is not the one at `endpoint`, which a
+ * command found through server.json and lost: restarted, it listens on another port (`--port 0`).
+ * For `cas tail` and `cas import`, which follow it there.
+ */
+export async function findMovedServer(
+  config: Config,
+  deps: ConnectDeps,
+  endpoint: string,
+): Promise<Connection | undefined> {
+  const next = await findRunningServer(config, deps);
+  if (next?.client.endpoint !== endpoint) return next;
+  await next.close();
+  return undefined;
+}
+
 /** A `cas serve` over this data directory that proves it is one, if there is one. */
 async function findLocalServer(
   config: Config,

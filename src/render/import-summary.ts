@@ -60,8 +60,12 @@ export interface ProgressStats {
 
 const n = (x: number): string => x.toLocaleString('en-US');
 
-/** Events the service answered for: an input's own duplicate records were never sent (found by probing: acked above sent). */
-const acked = (s: ProgressStats): number => s.accepted + s.duplicates - s.duplicateRecords;
+/**
+ * Events the service said it held already: `duplicates` less the input's own duplicate records,
+ * which were never sent (found by probing: "96 already there" of a fresh store, acked above sent).
+ */
+export const alreadyStored = (s: Pick<ProgressStats, 'duplicates' | 'duplicateRecords'>): number =>
+  s.duplicates - s.duplicateRecords;
 
 function bytes(x: number): string {
   if (x < 1024) return `${x} B`;
@@ -118,7 +122,11 @@ export function progressLine(
       { text: `${Math.floor((100 * Math.min(done, total)) / total)}%`, keep: 10 },
       { text: eta(stats.placed, Math.max(total - stats.skipped, 1)), keep: 8 },
     );
-    if (!info.dryRun) fields.push({ text: `${n(stats.sent)} sent, ${n(acked(stats))} acked`, keep: 4 });
+    if (!info.dryRun)
+      fields.push({
+        text: `${n(stats.sent)} sent, ${n(stats.accepted + alreadyStored(stats))} acked`,
+        keep: 4,
+      });
     fields.push({ text: `${n(Math.round(stats.placed / seconds))} rec/s`, keep: 2 });
   }
   fields.push({ text: `${n(stats.rejected)} rejected`, keep: 5 });

@@ -1,12 +1,12 @@
 import { setMaxListeners } from 'node:events';
 import { join, resolve } from 'node:path';
 import ora, { type Ora } from 'ora';
-import { type Connection, checkPriceFile, connect, findRunningServer } from '../../commands/connect.js';
+import { type Connection, checkPriceFile, connect, findMovedServer } from '../../commands/connect.js';
 import { InterruptedError } from '../../commands/errors.js';
 import { type ImportFlags, runImport, summarize } from '../../commands/import.js';
 import { importNeedsOwnThread } from '../../commands/import-thread.js';
 import { type ImportStats, newStats } from '../../importer/pipeline.js';
-import { endingLine, progressLine, renderImportSummary } from '../../render/import-summary.js';
+import { alreadyStored, endingLine, progressLine, renderImportSummary } from '../../render/import-summary.js';
 import { json } from '../../render/output.js';
 import { wantsColor } from '../color.js';
 import type { Action, CliContext } from '../context.js';
@@ -89,11 +89,7 @@ function connectCountingRetries(
   return connect(ctx.config, { log: say, onRetry, prices, workload: 'import', thread, signal });
 }
 
-/**
- * The `cas serve` holding the data directory now, when the one an import found through server.json
- * went away: restarted, it listens on another port (`--port 0`). Never an embedded service: the
- * directory may be about to be taken by the server's restart.
- */
+/** Where an import's `cas serve` went (findMovedServer), its retries counted and its move said. */
 async function movedServer(
   ctx: CliContext,
   stats: ImportStats,
@@ -104,11 +100,8 @@ async function movedServer(
   const onRetry = (): void => {
     stats.retries++;
   };
-  const next = await findRunningServer(ctx.config, { log: say, onRetry });
-  if (!next || next.client.endpoint === used.client.endpoint) {
-    await next?.close();
-    return undefined;
-  }
+  const next = await findMovedServer(ctx.config, { log: say, onRetry }, used.client.endpoint);
+  if (!next) return undefined;
   say(`cas: the service moved to ${next.client.endpoint}; sending there`);
   return next;
 }
@@ -223,7 +216,7 @@ export const importAction: Action = async (ctx, args) => {
       }
       const fromStdin = args.includes('-');
       ctx.warn(
-        `cas: stopped after ${stats.accepted.toLocaleString('en')} events were stored (${(stats.duplicates - stats.duplicateRecords).toLocaleString('en')} already there) of ${stats.records.toLocaleString('en')} records read; ${fromStdin ? 'input from stdin keeps no checkpoint: run it again to send what is missing (nothing is stored twice)' : 'the checkpoint is saved: run the same command again to resume'}`,
+        `cas: stopped after ${stats.accepted.toLocaleString('en')} events were stored (${alreadyStored(stats).toLocaleString('en')} already there) of ${stats.records.toLocaleString('en')} records read; ${fromStdin ? 'input from stdin keeps no checkpoint: run it again to send what is missing (nothing is stored twice)' : 'the checkpoint is saved: run the same command again to resume'}`,
       );
     }
     throw error;

@@ -52,11 +52,8 @@ export const tail: Action = async (ctx) => {
     const refresh =
       connection.mode === 'local-server'
         ? async () => {
-            const next = await ctx.findServer();
-            if (!next || next.client.endpoint === endpoint) {
-              await next?.close();
-              return undefined;
-            }
+            const next = await ctx.findServer(endpoint);
+            if (!next) return undefined;
             found.push(next);
             endpoint = next.client.endpoint;
             return next.client;
