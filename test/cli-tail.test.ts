@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { liveFrameSchema } from '../src/shared/live-events.js';
 import { CAS_BIN, cleanEnv, runCli, startServe, stopChild } from './helpers/cli.js';
+import { startConnectProxy } from './helpers/connect-proxy.js';
 import { spawnTracked } from './helpers/processes.js';
 import { tempDir } from './helpers/temp.js';
 
@@ -21,9 +22,9 @@ interface Tail {
   stderr(): string;
 }
 
-function startTail(args: string[]): Tail {
+function startTail(args: string[], env: Record<string, string> = {}): Tail {
   const child = spawnTracked(process.execPath, [CAS_BIN, 'tail', ...args], {
-    env: cleanEnv(),
+    env: cleanEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -61,6 +62,14 @@ function sender(info: { url: string; api_key: string; project_id: string }, quer
     });
     expect(res.status, await res.clone().text()).toBe(200);
   };
+}
+
+async function waitFor(done: () => boolean, about: () => string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out; stderr: ${about()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 const frames = (t: Tail) => t.lines().map((l) => liveFrameSchema.parse(JSON.parse(l)));
@@ -119,6 +128,35 @@ describe('cas tail', () => {
       }
       expect(late.lines()).toEqual([]);
     } finally {
+      await stopChild(serve);
+    }
+  });
+
+  // The key came through the proxy, the socket went direct and never opened (found by probing).
+  it('follows a remote service through HTTP_PROXY: the key and the socket both go through it', async () => {
+    const { child: serve, info } = await startServe(['--data-dir', `${dir.path}/proxied`]);
+    const proxy = await startConnectProxy();
+    try {
+      const remote = info.url.replace('127.0.0.1', 'cas-remote.invalid');
+      const credentials = ['--api-key', info.api_key, '--project', info.project_id];
+      const tail = startTail(['--endpoint', remote, ...credentials, '--session', 'S', '--json'], {
+        HTTP_PROXY: proxy.url,
+      });
+      const send = sender(info);
+      // Sent once the socket is open: its Session Started is then live, not history.
+      await waitFor(
+        () => proxy.asked.length >= 2,
+        () => tail.stderr(),
+      );
+      await send({ type: 'start_session', session_id: 'S', user_id: 'u1' });
+      await tail.waitLines(1);
+      await send({ type: 'end_session', session_id: 'S' });
+      expect(await tail.exited, tail.stderr()).toBe(0);
+      expect(frames(tail).map((f) => f.event)).toEqual(['Session Started', 'Session Ended']);
+      const host = new URL(remote).host;
+      expect(new Set(proxy.asked)).toEqual(new Set([host]));
+    } finally {
+      await proxy.close();
       await stopChild(serve);
     }
   });

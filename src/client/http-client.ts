@@ -67,6 +67,8 @@ export interface RequestOptions {
 
 export interface Client {
   readonly endpoint: string;
+  /** The proxy settings requests go by, for the live socket to take the same route. */
+  readonly proxy?: ProxySettings | undefined;
   request<T>(options: RequestOptions & { schema: z.ZodType<T> }): Promise<T>;
   request(options: RequestOptions): Promise<unknown>;
   /** Closes the client's own connections; a caller-supplied dispatcher is left to its owner. */
@@ -248,6 +250,7 @@ export function createClient(options: ClientOptions): Client {
   let closed: Promise<void> | undefined;
   return {
     endpoint: base,
+    proxy,
     request,
     // Once: a second close() (a caller and its owner both closing) waits for the first.
     close: () => {

@@ -1,3 +1,4 @@
+import type { Agent } from 'node:http';
 import WebSocket from 'ws';
 import {
   LIVE_CLOSE,
@@ -6,6 +7,7 @@ import {
   type LiveFrame,
   liveFrameSchema,
 } from '../shared/live-events.js';
+import { proxyFor } from '../shared/proxy-settings.js';
 import { HttpError, isClientError } from './errors.js';
 import type { Client } from './http-client.js';
 import { backoffDelay, type RetryPolicy, sleep } from './retry.js';
@@ -101,6 +103,18 @@ export function liveSocketUrl(endpoint: string, root = false): string {
   return url.toString();
 }
 
+/**
+ * The CONNECT tunnel to the socket through the proxy the client's requests take (ws goes direct
+ * otherwise: `cas tail` behind a proxy got its key over HTTP, then never opened the socket). Loaded
+ * only when a proxy is in use.
+ */
+async function proxyAgent(client: Client): Promise<Agent | undefined> {
+  const proxy = proxyFor(new URL(client.endpoint), client.proxy);
+  if (proxy === undefined) return undefined;
+  const { HttpsProxyAgent } = await import('https-proxy-agent');
+  return new HttpsProxyAgent(proxy);
+}
+
 /** A failed key request as a socket error: 401/403/404 will not get better by retrying. */
 function keyError(error: unknown): LiveSocketError {
   if (error instanceof HttpError) {
@@ -158,9 +172,11 @@ export function openLiveSocket(options: LiveSocketOptions): LiveSocketHandle {
       if (failure.kind === 'network') return { retry: failure, opened: false };
       return { ended: { reason: 'failed', error: failure } };
     }
+    const agent = await proxyAgent(client);
     return new Promise<Attempt>((resolve) => {
       const ws = new WebSocket(liveSocketUrl(client.endpoint, atRoot), {
         headers: { authorization: `Bearer ${key}` },
+        ...(agent === undefined ? {} : { agent }),
         maxPayload: 64 * 1024 * 1024,
         ...(options.openTimeoutMs === undefined ? {} : { handshakeTimeout: options.openTimeoutMs }),
       });
