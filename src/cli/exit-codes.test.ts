@@ -37,4 +37,21 @@ describe('describeFailure', () => {
       expect(failure.hint).toMatch(/duckdb\.node and libduckdb\.so beside it/);
     }
   });
+
+  // Under `ulimit -v` the loader cannot map DuckDB's library: the files are there, the memory is not.
+  it('says a driver the loader could not map, or WebAssembly memory not reserved, is the memory limit', () => {
+    const unmapped = Object.assign(new Error('libduckdb.so: failed to map segment from shared object'), {
+      code: 'ERR_DLOPEN_FAILED',
+    });
+    const wasm = new RangeError(
+      'WebAssembly.Instance(): Out of memory: Cannot allocate Wasm memory for new instance',
+    );
+    for (const error of [unmapped, wasm]) {
+      const failure = describeFailure(error);
+      expect(failure.code).toBe(EXIT.unavailable);
+      expect(failure.message).toContain("cannot be reserved under this process's limit");
+      expect(failure.hint).toMatch(/ulimit -v/);
+    }
+    expect(describeFailure(new RangeError('Invalid array length')).code).toBe(EXIT.unexpected);
+  });
 });

@@ -1,4 +1,4 @@
-import { ClientError, HttpError } from '../client/errors.js';
+import { ClientError, HttpError, isWasmMemoryFailure } from '../client/errors.js';
 import { AlreadyServedError, InterruptedError, ServerBusyError, UsageError } from '../commands/errors.js';
 import {
   causeOf,
@@ -85,6 +85,13 @@ export function describeFailure(error: unknown): Failure {
       hint: 'raise the limit (ulimit -n 1024) and run the command again',
     };
   }
+  if (isWasmMemoryFailure(error) || unmappedDriver(error)) {
+    return {
+      code: EXIT.unavailable,
+      message: `the memory cas needs cannot be reserved under this process's limit (${firstLine(error)})`,
+      hint: 'raise the virtual memory limit (ulimit -v unlimited); where it must stay, NODE_OPTIONS=--disable-wasm-trap-handler lets cas run under a lower one',
+    };
+  }
   const driver = missingDriver(error);
   if (driver !== undefined) {
     return {
@@ -95,6 +102,16 @@ export function describeFailure(error: unknown): Failure {
   }
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return { code: EXIT.unexpected, message, hint: 'this is a bug; run with -v for details and report it' };
+}
+
+/** DuckDB's library refused by the loader for want of address space (`ulimit -v`), not missing. */
+function unmappedDriver(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  return (
+    e?.code === 'ERR_DLOPEN_FAILED' &&
+    typeof e.message === 'string' &&
+    /failed to map segment/.test(e.message)
+  );
 }
 
 /**

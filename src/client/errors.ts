@@ -113,3 +113,8 @@ export class ResponseValidationError extends ClientError {
 export function isClientError(error: unknown): error is ClientError {
   return error instanceof ClientError;
 }
+
+/** V8 could not reserve a WebAssembly instance's memory (its guard regions need ~10 GB of address space). */
+export function isWasmMemoryFailure(error: unknown): boolean {
+  return error instanceof RangeError && /^WebAssembly\.\w+\(\): Out of memory/.test(error.message);
+}

@@ -8,6 +8,7 @@ import { oneLine, parseErrorBody, parseRetryAfter } from './error-body.js';
 import {
   ClientError,
   HttpError,
+  isWasmMemoryFailure,
   NetworkError,
   type RequestTarget,
   ResponseValidationError,
@@ -209,6 +210,9 @@ export function createClient(options: ClientOptions): Client {
       if (error instanceof ClientError) throw error;
       // undici refusing our own arguments is a bug to surface, not a network fault to retry.
       if (errorCode(error) === 'UND_ERR_INVALID_ARG') throw error;
+      // No memory for undici's WebAssembly parser (`ulimit -v`): this machine's limit, which no retry
+      // of the request mends; it read "cannot reach …" after five attempts (found by probing).
+      if (isWasmMemoryFailure(error)) throw error;
       if (timedOut) throw new TimeoutError(timeoutMs, target, error);
       if (signal?.aborted) throw signal.reason;
       throw toNetworkError(error, base, target);
