@@ -254,3 +254,40 @@ describe('Content-Encoding on every route', () => {
     expect(plain).toMatchObject({ status: 400, json: { message: 'request body is not valid gzip' } });
   });
 });
+
+// The connection was closed as soon as the refusal was sent: a client still writing a body larger
+// than the socket buffers got EPIPE instead of the answer, "cannot reach" (found by probing).
+describe('a body refused before it arrived is read to its end, within a bound', () => {
+  const send = (body: string, key = KEY) =>
+    fetch(`${serve.url}/bc/v1/events/queue`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'x-app-id': PROJECT, 'content-type': 'application/json' },
+      body,
+    });
+
+  it('so fetch reads the 413 of a 6 MB body every time, and the 403 of an unknown key', async () => {
+    const body = JSON.stringify([
+      { type: 'track', event: 'Big', user_id: 'u', properties: { t: 'x'.repeat(6e6) } },
+    ]);
+    for (let i = 0; i < 4; i++) {
+      expect((await send(body)).status).toBe(413);
+      expect((await send(body, 'not-the-key')).status).toBe(403);
+    }
+  });
+
+  it('a client that stops sending gets its answer, and its connection is ended after the bound', async () => {
+    const stalled = await openRaw(serve.url);
+    await stalled.write(
+      head('/bc/v1/events/queue', {
+        Connection: null,
+        'Content-Type': 'application/json',
+        'Content-Length': String(1024 * KIB),
+      }) + 'x'.repeat(20 * KIB),
+    );
+    const outcome = await within(stalled.ended, 15_000, undefined);
+    stalled.socket.destroy();
+    expect(outcome?.status).toBe(413);
+    // Kept while it might still send (REFUSED_BODY.ms, 3 s), then ended by the server.
+    expect(outcome?.endedAfterMs).toBeGreaterThanOrEqual(2_500);
+  });
+});

@@ -26,6 +26,7 @@ import { sendError as send, toServiceError } from './error-reply.js';
 import { parseJsonBody } from './json-body.js';
 import { listenerTimeouts } from './listener-timeouts.js';
 import { AuthFailureLimiter, type RateLimiter } from './rate-limit.js';
+import { readRefusedBody } from './refused-body.js';
 import type { RouteSpec } from './route.js';
 import { scalarBrackets, scalarParameters } from './scalar-brackets.js';
 
@@ -53,12 +54,7 @@ const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/**
- * A request whose body has not arrived whole when its answer is sent (a 401, 403, 404, 405, 413,
- * 415, 429 or 503 given before reading it) has its connection closed after the answer: Node would
- * otherwise read and discard the rest of the body to keep the connection, so a client refused at
- * once could go on sending for as long as it liked.
- */
+/** A request answered before its body arrived whole (refused without reading it: `readRefusedBody`). */
 function bodyUnread(raw: IncomingMessage): boolean {
   return !raw.complete;
 }
@@ -161,7 +157,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   const answers = new AnswerBudget(limits.answerBytesInFlight);
   app.addHook('onSend', async (request, reply, payload) => {
     answers.hold(request, reply, payload);
-    if (closing || bodyUnread(request.raw)) reply.header('connection', 'close');
+    if (closing) reply.header('connection', 'close');
+    else if (bodyUnread(request.raw)) readRefusedBody(request.raw);
     // OTLP/HTTP: a protobuf request's error is a protobuf Status, in the request's content type.
     if (
       reply.statusCode >= 400 &&

@@ -1,0 +1,41 @@
+import type { IncomingMessage } from 'node:http';
+
+/** How much of a refused request's body is read after its answer, and for how long. */
+export const REFUSED_BODY = { bytes: 64 * 1024 * 1024, ms: 3_000 } as const;
+
+/**
+ * Reads and discards the rest of a body whose request was answered before it arrived (a 401, 403,
+ * 404, 405, 413, 415, 429 or 503), within `REFUSED_BODY`, then lets the connection be kept or ends it.
+ *
+ * Closing at once, as the service did, reset a connection its client was still writing to: the client
+ * got EPIPE before it read the answer, so a body over the limit read as "cannot reach" (-1, retried
+ * five times) instead of 413, in 7 of 8 tries of a 10.6 MB identify (found by probing). Reading the
+ * rest, as nginx's lingering close does, lets it finish writing and read the refusal. Node would read
+ * it anyway to keep the connection alive, but without a bound: a refused client could go on sending
+ * for as long as it liked; past the bound the socket is destroyed.
+ */
+export function readRefusedBody(
+  raw: IncomingMessage,
+  bound: { bytes: number; ms: number } = REFUSED_BODY,
+): void {
+  const socket = raw.socket;
+  let read = 0;
+  const end = (): void => {
+    clearTimeout(timer);
+    raw.off('data', onData);
+    socket.destroy();
+  };
+  const onData = (chunk: Buffer): void => {
+    read += chunk.length;
+    if (read > bound.bytes) end();
+  };
+  const timer = setTimeout(end, bound.ms);
+  timer.unref();
+  raw.on('data', onData);
+  const done = (): void => {
+    clearTimeout(timer);
+    raw.off('data', onData);
+  };
+  raw.once('end', done);
+  socket.once('close', done);
+}
