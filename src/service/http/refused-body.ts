@@ -5,7 +5,8 @@ export const REFUSED_BODY = { bytes: 64 * 1024 * 1024, ms: 3_000 } as const;
 
 /**
  * Reads and discards the rest of a body whose request was answered before it arrived (a 401, 403,
- * 404, 405, 413, 415, 429 or 503), within `REFUSED_BODY`, then lets the connection be kept or ends it.
+ * 404, 405, 413, 415, 429 or 503), within `REFUSED_BODY`, then lets the connection be kept or ends it;
+ * false, reading nothing, when its Content-Length is past the bound: the caller closes the connection.
  *
  * Closing at once, as the service did, reset a connection its client was still writing to: the client
  * got EPIPE before it read the answer, so a body over the limit read as "cannot reach" (-1, retried
@@ -17,7 +18,9 @@ export const REFUSED_BODY = { bytes: 64 * 1024 * 1024, ms: 3_000 } as const;
 export function readRefusedBody(
   raw: IncomingMessage,
   bound: { bytes: number; ms: number } = REFUSED_BODY,
-): void {
+): boolean {
+  // A body declared past the bound would be cut anyway: its connection is closed after the answer.
+  if (Number(raw.headers['content-length']) > bound.bytes) return false;
   const socket = raw.socket;
   let read = 0;
   const end = (): void => {
@@ -38,4 +41,5 @@ export function readRefusedBody(
   };
   raw.once('end', done);
   socket.once('close', done);
+  return true;
 }

@@ -157,8 +157,9 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   const answers = new AnswerBudget(limits.answerBytesInFlight);
   app.addHook('onSend', async (request, reply, payload) => {
     answers.hold(request, reply, payload);
-    if (closing) reply.header('connection', 'close');
-    else if (bodyUnread(request.raw)) readRefusedBody(request.raw);
+    if (closing || (bodyUnread(request.raw) && !readRefusedBody(request.raw))) {
+      reply.header('connection', 'close');
+    }
     // OTLP/HTTP: a protobuf request's error is a protobuf Status, in the request's content type.
     if (
       reply.statusCode >= 400 &&
