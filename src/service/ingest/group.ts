@@ -134,6 +134,7 @@ export async function planGroup(
 ): Promise<Prepared> {
   const ch = new IdentityChanges();
   const planners: Planner[] = [];
+  cache.rebuilt.clear();
   try {
     const planned = new Set<string>();
     // Sessions earlier requests of the group touched, kept as they grow and read only while the next

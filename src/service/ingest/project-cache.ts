@@ -48,6 +48,14 @@ export class ProjectCache {
   readonly history = new Map<string, StoredRow[]>();
   /** Ids a filter said "maybe" for and the database said no: new after all. */
   readonly absent = { sessions: new Set<string>(), conversations: new Set<ConversationKey>() };
+  /**
+   * Sessions a replay of the group being planned opens afresh (replan.ts): their stored rows are
+   * deleted, so a conversation of theirs not in memory is new. The filters may still say "maybe" for
+   * it: a refused or rolled-back plan that made it left its key behind, which no prefetch resolves
+   * for a session only the replay names (a 500 on every later request of that key, found by fuzzing).
+   * Read only while the group is planned (its sessions stay in memory until its commit settles).
+   */
+  readonly rebuilt = new Set<string>();
   readonly identity: IdentityMaps;
 
   constructor(
@@ -69,7 +77,8 @@ export class ProjectCache {
   conversation(sessionId: string, id: string): ConversationState | undefined {
     const key = conversationKey(sessionId, id);
     const c = this.conversations.get(key);
-    if (!c && this.needsConversation(key)) throw new NotPrefetchedError('conversation', id, sessionId);
+    if (!c && !this.rebuilt.has(sessionId) && this.needsConversation(key))
+      throw new NotPrefetchedError('conversation', id, sessionId);
     return c;
   }
 
@@ -116,6 +125,7 @@ export class ProjectCache {
     for (const id of touched.conversations) this.conversations.delete(id);
     this.absent.sessions.clear();
     this.absent.conversations.clear();
+    this.rebuilt.clear();
     this.history.clear();
     this.derived.clear();
     this.identity.ids.clear();

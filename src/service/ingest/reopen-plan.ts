@@ -245,7 +245,35 @@ export function reopenPlan(
     else storedByKey.set(s.derivedKey, [s]);
   }
   for (const [key, points] of byKey) planKey(cache, events, storedByKey.get(key) ?? [], points, plan);
+  joinOverlapping(plan);
   return plan;
+}
+
+/**
+ * A stored session reopened both by events naming it and by events of its key that fall within the
+ * gap is replayed once, with all of them, under the key's name: two replays of it deleted it twice,
+ * and the second found its history gone (a 500, found by fuzzing).
+ */
+function joinOverlapping(plan: ReopenPlan): void {
+  const bySession = new Map<string, Replay>();
+  for (const [first, replay] of [...plan.replays]) {
+    const other = replay.sessions.map((id) => bySession.get(id)).find((r) => r !== undefined);
+    if (other === undefined) {
+      for (const id of replay.sessions) bySession.set(id, replay);
+      continue;
+    }
+    // Replays of events naming their session come first (reopenPlan), so `replay` is the key's.
+    const joined: Replay = {
+      target: replay.target,
+      key: replay.key,
+      sessions: [...new Set([...other.sessions, ...replay.sessions])],
+      indices: [...new Set([...other.indices, ...replay.indices])].sort((a, b) => a - b),
+    };
+    plan.replays.delete(first);
+    plan.replays.delete(other.indices[0]!);
+    plan.replays.set(joined.indices[0]!, joined);
+    for (const id of joined.sessions) bySession.set(id, joined);
+  }
 }
 
 /** Every stored session a plan replays (prefetch loads their histories). */

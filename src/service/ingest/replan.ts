@@ -153,6 +153,7 @@ function replaySegment(
   const first = segment[0]!;
   const explicit = first.event.kind === 'start_session';
   p.ownRows(first.index);
+  p.cache.rebuilt.add(id);
   const reopened = openSession(p, id, owner.userId, device, ctx(first), explicit);
   for (const r of segment) p.touchSession(reopened, r.ts);
   reopened.derivedKey = key;
