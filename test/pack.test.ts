@@ -75,5 +75,16 @@ describe('npm package', () => {
       env: cleanEnv(),
     });
     expect(imported.trim()).toBe('function true');
+    // And from CommonJS, which Node 20.19 and later load ESM for (require(esm)): the package's
+    // exports offered \`import\` only, so require('cas') failed with "No exports main defined".
+    const required = execFileSync(
+      process.execPath,
+      [
+        '-e',
+        "const { Client } = require('cas'); console.log(typeof Client, require('cas/client').Client === Client)",
+      ],
+      { cwd: app, encoding: 'utf8', timeout: 60_000, env: cleanEnv() },
+    );
+    expect(required.trim()).toBe('function true');
   }, 180_000);
 });
