@@ -277,6 +277,18 @@ describe('GET /user/details', () => {
     const limit = await call(t, 'GET', '/bc/v1/user/details?user_id=ann&limit=1.5');
     expect(limit.status).toBe(400);
     expect(issuePaths(limit.json)).toEqual(['limit']);
+    // Numbers are digits: a space read as 0 (no rows, 200) and 0x10 as 16 (found by fuzzing).
+    for (const route of [
+      '/bc/v1/user/list?limit=%20',
+      '/bc/v1/user/list?limit=0x10',
+      '/bc/v1/user/list?offset=1e1',
+      '/bc/v1/live-events/events?start=2025-01-01&end=2026-01-01&limit=%09',
+      '/bc/v1/db/events/find?limit=0b11',
+    ]) {
+      const refused = await call(t, 'GET', route);
+      expect(refused.status, `${route}: ${JSON.stringify(refused.json)}`).toBe(400);
+      expect(JSON.stringify(refused.json)).toContain('must be a number');
+    }
   });
 });
 

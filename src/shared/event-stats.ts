@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { numberFromQuery } from './api-params.js';
 import { idSchema, scalarSchema } from './primitives.js';
 
 /**
@@ -38,7 +39,7 @@ export const propertyStatsQuerySchema = z.object({
   event_name: idSchema.describe('the event whose properties are described'),
   top: z
     .preprocess(
-      (v) => (v === '' || v === undefined ? undefined : typeof v === 'string' ? Number(v) : v),
+      numberFromQuery,
       z
         .number({ message: 'must be a number' })
         .int('must be a whole number')

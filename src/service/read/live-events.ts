@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { numberFromQuery } from '../../shared/api-params.js';
 import { liveEventsResponseSchema, type StoredEvent } from '../../shared/events.js';
 import type { Limits } from '../../shared/limits.js';
 import { READ_LIMITS } from '../../shared/read-limits.js';
@@ -41,12 +42,15 @@ export function liveEventsRoute(db: Database, limits: Limits, budgetBytes = LIVE
     .object({
       start: instantSchema,
       end: instantSchema,
-      limit: z.coerce
-        .number()
-        .int('must be a whole number')
-        .min(1, 'must be at least 1')
-        .max(limits.liveEventsMax, `must be at most ${limits.liveEventsMax}`)
-        .default(limits.liveEventsDefault),
+      limit: z.preprocess(
+        numberFromQuery,
+        z
+          .number({ message: 'must be a number' })
+          .int('must be a whole number')
+          .min(1, 'must be at least 1')
+          .max(limits.liveEventsMax, `must be at most ${limits.liveEventsMax}`)
+          .default(limits.liveEventsDefault),
+      ),
       session_id: optionalId,
     })
     // An inverted range is a mistake, not an empty answer (event-counts refuses it the same way).
