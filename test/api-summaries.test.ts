@@ -481,4 +481,18 @@ describe('read routes: a bad bound is one issue', () => {
     const inverted = await call(t, 'GET', '/bc/v1/live-events/events?start=2100-01-01&end=2000-01-01');
     expect(paths(inverted.json)).toEqual(['end']);
   });
+
+  // The bracket form refused them; the JSON form counted as if they were not there (found by probing).
+  it('event-counts refuses a reserved key inside a range of the JSON form, naming it', async () => {
+    for (const key of ['__proto__', 'constructor', 'prototype']) {
+      const range = `{"start":"2025-01-01T00:00:00Z","end":"2025-02-01T00:00:00Z","${key}":{"x":1}}`;
+      const counts = await call(
+        t,
+        'GET',
+        `/bc/v1/summary/event-counts?ranges=${encodeURIComponent(`[${range}]`)}`,
+      );
+      expect(counts.status).toBe(400);
+      expect(paths(counts.json)).toEqual([`ranges[0].${key}`]);
+    }
+  });
 });

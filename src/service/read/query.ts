@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FORBIDDEN_KEY_MESSAGE, findJsonProblem, LONE_SURROGATE_MESSAGE } from '../../shared/json-problem.js';
 import { idSchema } from '../../shared/primitives.js';
 import { isDateOnly } from '../../shared/time-bins.js';
 import { invalidInput } from '../errors.js';
@@ -53,11 +54,20 @@ const BRACKET = /^ranges\[(\d+)\]\[(start|end|period|tz)\]$/;
 export function rangesFromQuery(query: Readonly<Record<string, unknown>>): unknown {
   const raw = query.ranges;
   if (typeof raw === 'string') {
+    let parsed: unknown;
     try {
-      return JSON.parse(raw) as unknown;
+      parsed = JSON.parse(raw);
     } catch {
       return raw;
     }
+    // Refused anywhere, as in a body and in the bracket form (decisions §1); the JSON form took
+    // `{"__proto__": …}` inside a range (found by probing).
+    const found = findJsonProblem(parsed, { keys: true, strings: true });
+    if (found !== undefined) {
+      const message = found.problem === 'forbidden key' ? FORBIDDEN_KEY_MESSAGE : LONE_SURROGATE_MESSAGE;
+      throw invalidInput([{ path: `ranges${found.path}`, message }]);
+    }
+    return parsed;
   }
   const entries = Object.entries(query).flatMap(([key, value]) => {
     const match = BRACKET.exec(key);
