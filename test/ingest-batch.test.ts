@@ -426,10 +426,37 @@ describe('session and conversation states (spec part 3)', () => {
     expect((first.json as unknown[]).length).toBe(2);
     const stored = (first.json as Array<{ event_id?: string }>).find((e) => e.event_id === 'rep-1');
     expect(stored).toMatchObject({ type: 'track', event: 'Clicked', session_id: 'rep', device_id: 'rep-d' });
-    // decisions §4: "the request's own event as stored"; what the first post generated is its answer's.
+    // decisions §4: "the request's own event as stored … plus the events it generated": the answer
+    // the first post got, which a client retrying after losing it never saw.
     const again = await t.post('/bc/v1/events/event/track', event);
-    expect(again).toEqual({ status: 200, json: [stored] });
+    expect(again).toEqual({ status: 200, json: first.json });
     expect(await storedEvents(t, 'rep')).toHaveLength(2);
+  });
+
+  it('answers a repeat of what ends or starts something as the first post was answered, generated events included', async () => {
+    const post = (route: string, body: Record<string, unknown>) =>
+      t.post(`/bc/v1/events/event/${route}`, body);
+    const same = async (route: string, body: Record<string, unknown>) => {
+      const first = await post(route, body);
+      expect(first.status, JSON.stringify(first.json)).toBe(200);
+      expect((first.json as unknown[]).length).toBeGreaterThan(1);
+      expect(await post(route, body)).toEqual(first);
+    };
+    const base = { session_id: 'rep-gen', user_id: 'rep-gen-user' };
+    // On a new session: its Session Started.
+    await same('start-conversation', { ...base, conversation_id: 'c1', event_id: 'rg-1', timestamp: at(0) });
+    await post('conversation-turn', {
+      ...base,
+      conversation_id: 'c1',
+      event_id: 'rg-2',
+      timestamp: at(1),
+      properties: { user: 'hi', assistant: 'hello' },
+    });
+    // Its Summary.
+    await same('end-conversation', { ...base, conversation_id: 'c1', event_id: 'rg-3', timestamp: at(2) });
+    await post('start-conversation', { ...base, conversation_id: 'c2', event_id: 'rg-4', timestamp: at(3) });
+    // The open conversation's end and Summary.
+    await same('end-session', { ...base, event_id: 'rg-5', timestamp: at(4) });
   });
 
   it('refuses an alias whose previous id nobody has: 404 on the per-event routes, as /user/alias; 409 naming [i].previous_id in a batch', async () => {

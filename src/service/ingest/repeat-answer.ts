@@ -21,10 +21,11 @@ interface Row extends Record<string, unknown> {
 
 /**
  * A per-event route's answer to a repeat (an `event_id` stored before): decisions §4 answers "with the
- * request's own event as stored", and a repeat is acknowledged, so the row stored under that id comes
- * back as routeAnswer shapes a new one (the person's current primary id). The events the first
- * request generated are its own answer's, not repeated. An answer of `[]` left a retrying client
- * unable to tell a stored event from a lost one, and without its `event_id`.
+ * request's own event as stored … plus the events it generated", and a repeat is acknowledged, so the
+ * row stored under that id and the rows it caused come back as routeAnswer shapes a new answer (in
+ * time order, each the person's current primary id): the answer the first request got, which a
+ * client retrying after losing it never saw. An answer of `[]` left it unable to tell a stored event
+ * from a lost one; its own row alone dropped the Summary of an end_conversation, say (found by fuzzing).
  */
 export async function repeatAnswer(db: Database, tenant: Scope, eventId: string): Promise<RouteEvent[]> {
   const found = await leaseRead(db, tenant, (q) =>
@@ -35,8 +36,9 @@ export async function repeatAnswer(db: Database, tenant: Scope, eventId: string)
          FROM events e
          LEFT JOIN users u ON u.project_id = e.project_id AND u.user_id = e.user_id
          LEFT JOIN users c ON c.project_id = e.project_id AND c.user_id = u.canonical_user_id
-        WHERE e.project_id = $1 AND e.event_id = $2
-        LIMIT 1`,
+        WHERE e.project_id = $1 AND (e.event_id = $2 OR e.origin_event_id = $2)
+        ORDER BY e.ts, e.rowid
+        LIMIT 1000`,
       [text(tenant.projectId), text(eventId)],
     ),
   );
