@@ -148,6 +148,39 @@ describe('cas import of a ZIP archive', () => {
     expect(flat.stderr).toContain(`${renamed}:1: a ZIP archive`);
     expect(flat.stderr).not.toContain('invalid UTF-8');
   });
+
+  // Each was one "invalid UTF-8" (or an unusable header) per line, never saying what the file was.
+  it('says what a UTF-16, bzip2, xz or zstd file is, once, and what to do; a JSON Lines file named .csv too', async () => {
+    const text = 'timestamp,user_id,user,assistant\n2025-01-06T10:00:00Z,alice,hi,a\n';
+    const cases: Array<[string, Buffer, string]> = [
+      ['utf16.csv', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]), 'UTF-16 text'],
+      ['bz.csv.gz', Buffer.from(`BZh91AY&SY${'x'.repeat(40)}`, 'latin1'), 'bzip2-compressed'],
+      [
+        'xz.jsonl',
+        Buffer.concat([Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]), Buffer.alloc(40)]),
+        'xz-compressed',
+      ],
+      [
+        'zst.csv',
+        Buffer.concat([Buffer.from([0x28, 0xb5, 0x2f, 0xfd]), Buffer.alloc(40)]),
+        'zstd-compressed',
+      ],
+      [
+        'lines.csv',
+        Buffer.from('{"kind":"turn","user_id":"a","user":"hi","assistant":"yo"}\n'.repeat(3)),
+        'this looks like JSON Lines, not CSV; give --format jsonl',
+      ],
+    ];
+    for (const [name, bytes, said] of cases) {
+      const file = join(dir.path, name);
+      writeFileSync(file, bytes);
+      const run = await runCli(['import', file, '--kind', 'turn', '--dry-run', '--json']);
+      expect(run.code, run.stderr).toBe(6);
+      const lines = run.stderr.split('\n').filter((l) => l.startsWith(file));
+      expect(lines, run.stderr).toEqual([expect.stringContaining(`${file}:1: `)]);
+      expect(lines[0]).toContain(said);
+    }
+  });
 });
 
 describe('cas import refuses bad values with file:line', () => {

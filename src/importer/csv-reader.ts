@@ -141,7 +141,9 @@ function addSegment(seg: Segment, state: State, batch: FileBatch): void {
   if (seg.type === 'good') {
     goodRecords(seg, state, batch);
   } else if (state.header === undefined && state.headerError === undefined) {
-    state.headerError = `the header row is unusable (${seg.reason}); file skipped`;
+    state.headerError = looksLikeJson([seg.text])
+      ? JSON_HEADER
+      : `the header row is unusable (${seg.reason}); file skipped`;
     batch.items.push({ ok: false, line: seg.line, reason: state.headerError, text: seg.text });
   } else if (state.headerError === undefined && !skipOne(state, batch)) {
     batch.items.push({ ok: false, line: seg.line, reason: seg.reason, text: seg.text });
@@ -175,6 +177,11 @@ function goodRecords(seg: Extract<Segment, { type: 'good' }>, state: State, batc
         batch.items.push({ ok: false, line, reason: state.headerError, text: cells.join(',') });
         return;
       }
+      if (looksLikeJson(header)) {
+        state.headerError = JSON_HEADER;
+        batch.items.push({ ok: false, line, reason: state.headerError, text: cells.join(',') });
+        return;
+      }
       const other = otherSeparator(header);
       if (other !== undefined) {
         // Each row was refused as having no kind or user, which said nothing of why (found by probing).
@@ -189,6 +196,14 @@ function goodRecords(seg: Extract<Segment, { type: 'good' }>, state: State, batc
     batch.items.push(record(cells, state.header, line));
   }
 }
+
+/**
+ * A header that is a JSON value (JSON Lines under a .csv name): its first record was taken for the
+ * header and each other one refused as having no user, which said nothing of why (found by probing).
+ */
+const looksLikeJson = (header: readonly string[]): boolean => /^\s*[{[]/.test(header[0] ?? '');
+const JSON_HEADER =
+  'the header row is JSON: this looks like JSON Lines, not CSV; give --format jsonl (or name the file .jsonl); file skipped';
 
 /** A header of one column holding another separator (a spreadsheet's European CSV, TSV): its name. */
 function otherSeparator(header: readonly string[]): string | undefined {

@@ -50,16 +50,35 @@ const isZip = (b: Buffer): boolean => b[0] === 0x50 && b[1] === 0x4b && b[2] ===
 export const ZIP_MESSAGE =
   'a ZIP archive, which cas does not read: extract it and import the files inside (of a ChatGPT or Claude export, its conversations.json)';
 
-class ZipArchiveError extends Error {
-  constructor() {
-    super(ZIP_MESSAGE);
-    this.name = 'ZipArchiveError';
+/**
+ * Other inputs cas cannot read, told by their first bytes: UTF-16 text (a spreadsheet's "Unicode
+ * text") and the compressions that are not gzip. Each read as an unusable header or one "invalid
+ * UTF-8" per line, up to --max-errors, never saying what the file was (found by probing).
+ */
+function unreadableHead(b: Buffer): string | undefined {
+  if (isZip(b)) return ZIP_MESSAGE;
+  if ((b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff)) {
+    return 'UTF-16 text, which cas does not read: convert it to UTF-8 (iconv -f UTF-16 -t UTF-8) and import that';
+  }
+  const compressed = (name: string, tool: string) =>
+    `${name}-compressed, which cas does not read: decompress it (${tool}), or compress it with gzip`;
+  if (b.subarray(0, 3).toString('latin1') === 'BZh') return compressed('bzip2', 'bunzip2');
+  if (b.subarray(0, 6).equals(Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00])))
+    return compressed('xz', 'unxz');
+  if (b.subarray(0, 4).equals(Buffer.from([0x28, 0xb5, 0x2f, 0xfd]))) return compressed('zstd', 'unzstd');
+  return undefined;
+}
+
+class UnreadableInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnreadableInputError';
   }
 }
 
-/** What a file that stops being readable is reported as: a ZIP archive as such, from its start. */
+/** What a file that stops being readable is reported as: one cas cannot read at all (unreadableHead) as such. */
 export function unreadableReason(error: unknown): string {
-  if (error instanceof ZipArchiveError) return error.message;
+  if (error instanceof UnreadableInputError) return error.message;
   return `cannot read the rest of the file: ${error instanceof Error ? error.message : String(error)}`;
 }
 
@@ -77,7 +96,8 @@ export async function* inputBytes(file: InputFile, options: ReadOptions): AsyncG
     yield head.value;
     for (let n = await it.next(); !n.done; n = await it.next()) yield n.value;
   };
-  if (isZip(head.value)) throw new ZipArchiveError();
+  const unreadable = unreadableHead(head.value);
+  if (unreadable !== undefined) throw new UnreadableInputError(unreadable);
   if (head.value[0] === 0x1f && head.value[1] === 0x8b) {
     const input = Readable.from(rest());
     const gunzip = createGunzip();
