@@ -71,7 +71,9 @@ async function members(q: Queryable, scope: Scope, name: string, skip: number, l
   const ids = persons.map((p) => p.person);
   if (ids.length === 0) return [];
   const { users } = await userRecords(q, scope, {
-    where: 'list_contains($2, b.user_id)',
+    // A semi-join on the unnested list (a hash table): list_contains compared every user with every
+    // member, 9 s for a 60k-member cohort whatever the page size (found by probing).
+    where: 'b.user_id IN (SELECT unnest($2))',
     params: [list(ids)],
     limit,
     offset: skip,
