@@ -4,6 +4,7 @@ import { LIMITS } from '../../shared/limits.js';
 import { queryable, READ_POOL_DEFAULTS } from './database.js';
 import {
   LeaseAbandonedError,
+  QueryOutOfMemoryError,
   QueryTimeoutError,
   ReadPool,
   ReadPoolBusyError,
@@ -142,6 +143,48 @@ describe('ReadPool', () => {
     before.abort();
     await expect(p.lease('B', async () => 'never', before.signal)).rejects.toBeInstanceOf(
       LeaseAbandonedError,
+    );
+  });
+
+  // DuckDB's memory limit is the instance's: two charts that each fit alone both failed when run at
+  // once, with a 400 telling their users to narrow them (found by probing).
+  it('says whether a query that ran out of memory had others running beside it', async () => {
+    const p = await pool(3);
+    const oom = () =>
+      p.lease('A', async () => {
+        throw new Error('Out of Memory Error: could not allocate block of size 256.0 KiB');
+      });
+    const alone = await oom().catch((error: unknown) => error);
+    expect(alone).toBeInstanceOf(QueryOutOfMemoryError);
+    expect((alone as QueryOutOfMemoryError).crowded).toBe(false);
+
+    const log: string[] = [];
+    const other = hold(p, 'B', log);
+    await tick();
+    const beside = await oom().catch((error: unknown) => error);
+    expect((beside as QueryOutOfMemoryError).crowded).toBe(true);
+    other.release();
+    await other.done;
+
+    // One that began alone, with another started while it ran.
+    let fail: () => void = () => undefined;
+    const first = p.lease('A', async () => {
+      await new Promise<void>((resolve) => {
+        fail = resolve;
+      });
+      throw new Error('Out of Memory Error: failed to pin block');
+    });
+    await tick();
+    const later = hold(p, 'B', log);
+    await tick();
+    later.release();
+    await later.done;
+    fail();
+    const error = await first.catch((e: unknown) => e);
+    expect((error as QueryOutOfMemoryError).crowded).toBe(true);
+    // Any other failure is passed on as it is.
+    await expect(p.lease('A', async () => Promise.reject(new Error('Binder Error: x')))).rejects.toThrow(
+      'Binder Error: x',
     );
   });
 });

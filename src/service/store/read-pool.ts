@@ -36,6 +36,25 @@ export class LeaseAbandonedError extends Error {
   }
 }
 
+/**
+ * The statement ran out of DuckDB's memory. `crowded`: other leases ran at some time beside it, and
+ * the limit is the instance's, shared by all of them: alone it may well fit (two charts that each
+ * fit alone both failed when run at once, with a 400 telling their users to narrow them: found by
+ * probing).
+ */
+export class QueryOutOfMemoryError extends Error {
+  constructor(
+    readonly crowded: boolean,
+    options?: ErrorOptions,
+  ) {
+    super('query ran out of memory', options);
+    this.name = 'QueryOutOfMemoryError';
+  }
+}
+
+const isOutOfMemory = (error: unknown): boolean =>
+  error instanceof Error && /^Out of Memory Error/i.test(error.message);
+
 /** No connection could be had in time (or too many of the tenant's leases wait already). */
 export class ReadPoolBusyError extends Error {
   constructor(readonly reason: 'queue full' | 'queue timeout' | 'closed') {
@@ -53,6 +72,8 @@ interface Waiter {
 export class ReadPool {
   private readonly idle: DuckDBConnection[];
   private readonly active = new Map<string, number>();
+  /** The leases running now; each learns whether another ran beside it (QueryOutOfMemoryError). */
+  private readonly running = new Set<{ crowded: boolean }>();
   private waiting: Waiter[] = [];
   private closed = false;
   /** The most connections one tenant may hold at once. */
@@ -76,6 +97,9 @@ export class ReadPool {
   async lease<T>(tenant: string, fn: (q: Queryable) => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (signal?.aborted) throw new LeaseAbandonedError();
     const connection = await this.acquire(tenant, signal);
+    const me = { crowded: this.running.size > 0 };
+    for (const other of this.running) other.crowded = true;
+    this.running.add(me);
     let expired = false;
     let abandoned = false;
     const timer = setTimeout(() => {
@@ -120,8 +144,12 @@ export class ReadPool {
       return await fn(q);
     } catch (error) {
       // The interrupt surfaces as DuckDB's "INTERRUPT Error"; say why it was interrupted.
-      throw stopped() ?? error;
+      const stop = stopped();
+      if (stop) throw stop;
+      if (isOutOfMemory(error)) throw new QueryOutOfMemoryError(me.crowded, { cause: error });
+      throw error;
     } finally {
+      this.running.delete(me);
       clearTimeout(timer);
       signal?.removeEventListener('abort', abandon);
       this.release(tenant, connection);
