@@ -14,6 +14,9 @@ import { refuseLarge } from './size.js';
  */
 export type TermCount = (build: (values: ScanValues) => Matcher) => string;
 
+/** The SQL of a person's (row `u`'s) trait by name, as user-selection.ts reads traits. */
+export type TraitValue = (name: string) => string;
+
 type Counting = Extract<CohortTermFilter, { type: 'event' | 'intent' }>;
 
 function counting(f: Counting) {
@@ -38,6 +41,7 @@ export function cohortCondition(
   given: string,
   path: string,
   term: TermCount,
+  trait: TraitValue = (trait) => jsonValue(p, 'u.traits', trait),
   seen: ReadonlySet<string> = new Set(),
 ): string {
   // Names are stored trimmed (shared/cohorts.ts), so they are looked up trimmed.
@@ -57,7 +61,7 @@ export function cohortCondition(
     const f = t.termFilter;
     let holds: string;
     if (f.type === 'trait') {
-      holds = all(f.with.map((w) => propertyCondition(p, w, jsonValue(p, 'u.traits', w.property_name))));
+      holds = all(f.with.map((w) => propertyCondition(p, w, trait(w.property_name))));
     } else if (f.type === 'event') {
       const filter: EventFilter = { event_name: f.event_name, ...counting(f) };
       holds = term((v) => eventMatcher(p, ctx, filter, v));
@@ -65,7 +69,7 @@ export function cohortCondition(
       const filter: IntentFilter = { intent: f.intent, ...counting(f) };
       holds = term((v) => intentMatcher(p, ctx, filter, v));
     } else {
-      holds = cohortCondition(p, ctx, f.name, path, term, inner);
+      holds = cohortCondition(p, ctx, f.name, path, term, trait, inner);
     }
     combined = i === 0 ? holds : `(${combined}) ${t.operator === 'or' ? 'OR' : 'AND'} (${holds})`;
   });
