@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
@@ -308,6 +309,21 @@ describe('cas import flag errors', () => {
     expect((await runCli(['import', txt, '--dry-run'])).stderr).toMatch(
       /cannot tell the format.*--format csv or --format jsonl/,
     );
+    // A directory said "cannot tell the format", then with --format "is not a file"; a pipe the latter.
+    const folder = join(dir.path, 'exports');
+    mkdirSync(folder, { recursive: true });
+    const inFolder = await runCli(['import', folder, '--dry-run']);
+    expect([inFolder.code, inFolder.stderr.trim()]).toEqual([
+      2,
+      `cas: ${folder} is a directory: name the files in it (cas import ${folder}/*.csv)`,
+    ]);
+    const fifo = join(dir.path, 'pipe.csv');
+    execFileSync('mkfifo', [fifo]);
+    const piped = await runCli(['import', fifo, '--dry-run']);
+    expect([piped.code, piped.stderr.trim()]).toEqual([
+      2,
+      `cas: ${fifo} is a pipe, which cas reads only as stdin: cas import - --format csv|jsonl < ${fifo}`,
+    ]);
   });
 
   // EACCES at open was read as the data directory's ("run as the owner of the data directory"), exit 5.

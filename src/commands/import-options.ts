@@ -1,4 +1,4 @@
-import { accessSync, constants, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, readFileSync, type Stats, statSync } from 'node:fs';
 import { buildMappingSpec, type MappingSpec } from '../importer/mapping-spec.js';
 import { sniffPreset } from '../importer/presets/detect.js';
 import { isPresetName, PRESET_NAMES, type PresetName } from '../importer/presets/preset.js';
@@ -105,6 +105,18 @@ function readMappingFile(path: string): { name: string; json: unknown } {
   return { name: path, json };
 }
 
+/**
+ * Why an input that exists is not one cas reads, and what to give instead. A pipe (`<(zcat x)`, a
+ * FIFO) can be read once only, so it goes through stdin, where no checkpoint is kept.
+ */
+function notAFile(path: string, stats: Stats): string {
+  if (stats.isDirectory()) return `${path} is a directory: name the files in it (cas import ${path}/*.csv)`;
+  if (stats.isFIFO() || stats.isCharacterDevice() || stats.isSocket()) {
+    return `${path} is a pipe, which cas reads only as stdin: cas import - --format csv|jsonl < ${path}`;
+  }
+  return `${path} is not a file`;
+}
+
 function inputFiles(
   paths: readonly string[],
   format: string | undefined,
@@ -115,17 +127,15 @@ function inputFiles(
   const unreadable = (path: string, error: unknown): UsageError =>
     new UsageError(`cannot read ${path}: ${fileErrorReason(error)}`);
   return paths.map((path) => {
-    // A preset reads JSON whatever the file is called.
-    const detected = detectFormat(path, format ?? (preset === undefined ? undefined : 'jsonl'));
-    if (typeof detected !== 'string') throw new UsageError(detected.error);
+    // What the path is comes first: a directory was "cannot tell the format", then "not a file".
     if (path !== '-') {
-      let isFile = false;
+      let stats: Stats;
       try {
-        isFile = statSync(path).isFile();
+        stats = statSync(path);
       } catch (error) {
         throw unreadable(path, error);
       }
-      if (!isFile) throw new UsageError(`${path} is not a file`);
+      if (!stats.isFile()) throw new UsageError(notAFile(path, stats));
       // Refused here, naming the input: opened later, EACCES read as the data directory's (exit 5).
       try {
         accessSync(path, constants.R_OK);
@@ -133,6 +143,9 @@ function inputFiles(
         throw unreadable(path, error);
       }
     }
+    // A preset reads JSON whatever the file is called.
+    const detected = detectFormat(path, format ?? (preset === undefined ? undefined : 'jsonl'));
+    if (typeof detected !== 'string') throw new UsageError(detected.error);
     return { path, display: path === '-' ? '<stdin>' : path, format: detected, preset };
   });
 }
