@@ -186,6 +186,37 @@ describe('wrong methods (issue 15, item 10)', () => {
     expect(empty.json).toMatchObject({ message: 'request body is empty; send a JSON value' });
   });
 
+  // Both read "invalid input" at path "": a missing body as "required", every unknown key quoted in
+  // one message, a 10,000-character one twice (found by fuzzing).
+  it('no body at all is said to be missing; an unknown key is named at its own path, cut at 100 characters', async () => {
+    const bare = await call('POST', '/bc/v1/cohorts');
+    expect(bare.status).toBe(400);
+    expect(bare.json).toMatchObject({
+      issues: [
+        { path: '', message: 'the request has no body: send a JSON value (Content-Type: application/json)' },
+      ],
+    });
+    const long = 'k'.repeat(5_000);
+    const extra = await call(
+      'POST',
+      '/bc/v1/cohorts',
+      JSON.stringify({
+        name: 'Extra',
+        terms: [{ termFilter: { type: 'cohort', name: 'All Users' } }],
+        a: 1,
+        [long]: 2,
+      }),
+    );
+    expect(extra.status).toBe(400);
+    expect(extra.json).toMatchObject({
+      issues: [
+        { path: 'a', message: 'unknown field' },
+        { path: `${'k'.repeat(100)}…`, message: 'unknown field' },
+      ],
+    });
+    expect(JSON.stringify(extra.json)).not.toContain('k'.repeat(101));
+  });
+
   it('a query parameter given twice is refused as given twice, not as the wrong type', async () => {
     const res = await call(
       'GET',

@@ -49,10 +49,16 @@ export function formatPath(path: ReadonlyArray<PropertyKey>): string {
 }
 
 export function issuesFromZod(error: z.ZodError, prefix: ReadonlyArray<PropertyKey> = []): Issue[] {
-  return error.issues.map((issue) => ({
-    path: formatPath([...prefix, ...issue.path]),
-    message: issue.message,
-  }));
+  return error.issues.flatMap((issue) =>
+    // An unknown key is named at its own path, one issue each: it was one issue at the object's path
+    // (`""` for a body) quoting every key, a 10,000-character one twice (found by fuzzing).
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({
+          path: formatPath([...prefix, ...issue.path, key.length > 100 ? `${key.slice(0, 100)}…` : key]),
+          message: 'unknown field',
+        }))
+      : [{ path: formatPath([...prefix, ...issue.path]), message: issue.message }],
+  );
 }
 
 /** One line for a person: the first issue with its path, and how many more there are. */

@@ -261,6 +261,15 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         let body: unknown;
         if (spec.body) {
           const parsed = spec.body.safeParse(request.body, { error: routeErrorMap });
+          // No body at all read as "invalid input: required" at path "" (found by fuzzing).
+          if (!parsed.success && request.body === undefined) {
+            throw invalidInput([
+              {
+                path: '',
+                message: 'the request has no body: send a JSON value (Content-Type: application/json)',
+              },
+            ]);
+          }
           if (!parsed.success) throw invalidInput(issuesFromZod(parsed.error));
           body = parsed.data;
         }
