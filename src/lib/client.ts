@@ -7,7 +7,7 @@ import { DEFAULT_BATCH, QueueBudget } from './delivery-queue.js';
 import { ServiceCallError, SessionClosedError } from './errors.js';
 import { openLiveEvents } from './live-events.js';
 import { QueuedSession } from './session.js';
-import type { ClientOptions, Session, SessionOptions, Traits, UserRecord } from './types.js';
+import type { ClientOptions, Session, SessionOptions, Traits, UserRecord, Who } from './types.js';
 
 /**
  * One `beforeExit` listener for every Client of the process: one each made Node warn of a listener
@@ -66,7 +66,7 @@ export class Client {
   }
 
   /** Creates a user or device, or merges traits into it; resolves to the user record (spec part 2). */
-  async userIdentify(args: { id?: string; deviceId?: string; traits?: Traits }): Promise<UserRecord> {
+  async userIdentify(args: Who & { traits?: Traits }): Promise<UserRecord> {
     const a = parseArgs('client.userIdentify', identifyArgs, args);
     return this.onService('client.userIdentify', ({ http }) =>
       identify(http, {

@@ -14,10 +14,12 @@ export type {
   ServiceError,
   Session,
   SessionOptions,
+  SessionSettings,
   StoredProperties,
   TimestampInput,
   TokenUsage,
   Traits,
   Usage,
   UserRecord,
+  Who,
 } from './types.js';

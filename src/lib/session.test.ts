@@ -349,7 +349,8 @@ describe('Session calls', () => {
 
   it('createSession requires a session id and a user or device', () => {
     const c = client();
-    expect(() => c.createSession({ sessionId: 's' })).toThrow(
+    // TypeScript refuses it too (types.test.ts); JavaScript callers get the TypeError.
+    expect(() => c.createSession({ sessionId: 's' } as never)).toThrow(
       /createSession: id: id or deviceId is required/,
     );
     expect(() => c.createSession({ deviceId: 'd' } as never)).toThrow(/createSession: sessionId: required/);

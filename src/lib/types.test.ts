@@ -5,7 +5,15 @@ import type { StoredEvent } from '../shared/events.js';
 import type { LiveFrame } from '../shared/live-events.js';
 import type { UserRecord as WireUserRecord } from '../shared/users.js';
 import type { clientOptionsSchema } from './arguments.js';
-import type { ClientOptions, LiveEvent, ServiceError, Usage, UserRecord } from './types.js';
+import type {
+  ClientOptions,
+  LiveEvent,
+  ServiceError,
+  SessionOptions,
+  Usage,
+  UserRecord,
+  Who,
+} from './types.js';
 
 /** The hand-written public types say what the shared schemas say (checked by `tsc`, see types.ts). */
 describe('public types', () => {
@@ -28,5 +36,17 @@ describe('public types', () => {
   it('declare exactly the Client options the constructor accepts (it refuses any other)', () => {
     expectTypeOf<keyof ClientOptions>().toEqualTypeOf<keyof z.input<typeof clientOptionsSchema>>();
     expectTypeOf<ClientOptions>().toExtend<z.input<typeof clientOptionsSchema>>();
+  });
+
+  // A session or identify with neither compiled, then threw "id or deviceId is required" (found by probing).
+  it('ask for id, deviceId or both where one is required', () => {
+    expectTypeOf<{ sessionId: 's' }>().not.toExtend<SessionOptions>();
+    expectTypeOf<{ sessionId: 's'; id: 'u' }>().toExtend<SessionOptions>();
+    expectTypeOf<{ sessionId: 's'; deviceId: 'd' }>().toExtend<SessionOptions>();
+    expectTypeOf<{ sessionId: 's'; id: 'u'; deviceId: 'd' }>().toExtend<SessionOptions>();
+    expectTypeOf<{ traits: { a: 1 } }>().not.toExtend<Who & { traits?: object }>();
+    expectTypeOf<Parameters<import('./client.js').Client['userIdentify']>[0]>().toEqualTypeOf<
+      Who & { traits?: import('./types.js').Traits }
+    >();
   });
 });

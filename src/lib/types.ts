@@ -73,16 +73,22 @@ export interface ClientOptions {
   maxQueueSize?: number;
 }
 
-export interface SessionOptions {
+/**
+ * Who a session or an identify call is about: `id`, `deviceId` or both. One of them is required; a
+ * call with neither compiled and then threw a TypeError (found by probing).
+ */
+export type Who = { id: string; deviceId?: string } | { id?: string; deviceId: string };
+
+export type SessionOptions = SessionSettings & Who;
+
+/** Everything of SessionOptions but who the session is about (`Who`). */
+export interface SessionSettings {
   sessionId: string;
   /**
    * The conversation of every conversation call that names none; a custom event (`trackEvent`) joins
    * it only while it is open (after a conversation call, until `endConversation`).
    */
   conversationId?: string;
-  /** The user's id; `id` or `deviceId` is required. */
-  id?: string;
-  deviceId?: string;
   /** Sent with the session's start. */
   attributes?: Attributes;
   /** Every error the library detects for this session, HTTP or websocket. */
