@@ -60,7 +60,7 @@ async function find(q: Queryable, scope: Scope, name: string, query: DbQuery, li
     const ids = rows.map((r) => String(r[key]));
     if (ids.length === 0) return [];
     const { users } = await userRecords(q, scope, {
-      where: 'list_contains($2, b.user_id)',
+      where: 'b.user_id IN (SELECT unnest($2))',
       params: [list(ids)],
     });
     const byId = new Map(users.map((u) => [u.user_id, u]));

@@ -34,16 +34,22 @@ export async function userRecords(
   const params = [scope.projectId, ...(query.params ?? [])];
   const limit = query.limit === undefined ? '' : `LIMIT ${Math.trunc(query.limit)}`;
   const offset = query.offset === undefined ? '' : `OFFSET ${Math.trunc(query.offset)}`;
+  const order = query.order ?? 'b.created_at, b.user_id';
+  // The page first, then the aliases of its users only: gathered for every user of the project
+  // before the page was cut, a page of 100 of 60k users cost a sizeable share of listing them all
+  // (found by probing).
   const rows = await q.all<Row>(
-    `WITH ids AS (
+    `WITH page AS (
+       SELECT b.user_id, b.primary_id, b.traits::VARCHAR AS traits, b.created_at,
+              count(*) OVER () AS total, row_number() OVER (ORDER BY ${order}) AS place
+         FROM users b
+        WHERE b.project_id = $1 AND b.user_id = b.canonical_user_id AND (${query.where ?? 'TRUE'})
+        ORDER BY ${order} ${limit} ${offset}),
+     ids AS (
        SELECT u.canonical_user_id AS owner, list(i.id ORDER BY ${ALIAS_ORDER}) AS aliases
          FROM user_ids i JOIN users u ON u.project_id = i.project_id AND u.user_id = i.user_id
-        WHERE i.project_id = $1 GROUP BY ALL)
-     SELECT b.user_id, b.primary_id, b.traits::VARCHAR AS traits, b.created_at, ids.aliases,
-            count(*) OVER () AS total
-       FROM users b LEFT JOIN ids ON ids.owner = b.user_id
-      WHERE b.project_id = $1 AND b.user_id = b.canonical_user_id AND (${query.where ?? 'TRUE'})
-      ORDER BY ${query.order ?? 'b.created_at, b.user_id'} ${limit} ${offset}`,
+        WHERE i.project_id = $1 AND u.canonical_user_id IN (SELECT user_id FROM page) GROUP BY ALL)
+     SELECT page.*, ids.aliases FROM page LEFT JOIN ids ON ids.owner = page.user_id ORDER BY page.place`,
     params,
   );
   const total = rows.length > 0 ? Number(rows[0]!.total) : await countOnly(q, scope, query);
