@@ -1,6 +1,7 @@
-import Table from 'cli-table3';
+import type Table from 'cli-table3';
 import { formatInZone, type Period } from '../shared/time-bins.js';
 import { paint } from './bars.js';
+import { drawTable } from './big-table.js';
 import { type CsvOptions, csvCell, DEFAULT_CSV, jsonLine } from './output.js';
 
 /**
@@ -99,8 +100,8 @@ export function mean(values: readonly number[]): number {
  * A cli-table3 table; `aligns` has one letter per column, `l` or `r` (numbers right-aligned, labels and
  * bars left). Without colour, cli-table3's default red headings and grey borders are switched off.
  */
-export function chartTable(head: string[], aligns: string, color: boolean): Table.Table {
-  return new Table({
+export function chartTable(head: string[], aligns: string, color: boolean): ChartTable {
+  return new ChartTable({
     head,
     colAligns: head.map((_, i) => (aligns[i] === 'r' ? 'right' : 'left')),
     // No rule between rows: a 30-bin chart stays 30 lines instead of 60.
@@ -109,8 +110,23 @@ export function chartTable(head: string[], aligns: string, color: boolean): Tabl
   });
 }
 
+/** Rows pushed, then drawn whole (big-table.ts draws a long table in pieces, as cli-table3 is quadratic). */
+export class ChartTable {
+  private readonly rows: Table.HorizontalTableRow[] = [];
+
+  constructor(private readonly options: Table.TableConstructorOptions) {}
+
+  push(...rows: Table.HorizontalTableRow[]): void {
+    this.rows.push(...rows);
+  }
+
+  toString(): string {
+    return drawTable(this.options, this.rows);
+  }
+}
+
 /** A titled table followed by its highlight lines. */
-export function block(title: string, table: Table.Table, highlights: string[], color: boolean): string {
+export function block(title: string, table: ChartTable, highlights: string[], color: boolean): string {
   const lines = [paint(title, 'bold', color), table.toString(), ...highlights.map((h) => `  ${h}`)];
   return `${lines.join('\n')}\n`;
 }

@@ -1,5 +1,5 @@
 import { stripVTControlCharacters } from 'node:util';
-import Table from 'cli-table3';
+import { drawTable } from './big-table.js';
 import { breakLongWords } from './break-words.js';
 import { type CsvOptions, csvCell, DEFAULT_CSV, json, jsonLine, type OutputFormat } from './output.js';
 import { escapeControls } from './terminal-text.js';
@@ -91,17 +91,18 @@ export function renderListing(
   const cells = rows.map((row) =>
     row.map((cell) => (text(cell) === '' ? '-' : escapeControls(text(cell), { oneLine: true }))),
   );
-  const draw = (widths?: number[]): string => {
-    const table = new Table({
-      head: [...columns],
-      style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [] },
-      ...(widths === undefined ? {} : { colWidths: widths, wordWrap: true }),
-    });
-    // A word wider than its narrowed column is broken, not cut short with "…"; 2 is the padding.
-    for (const row of cells)
-      table.push(widths === undefined ? row : row.map((c, i) => breakLongWords(c, (widths[i] ?? 0) - 2)));
-    return table.toString();
-  };
+  const draw = (widths?: number[]): string =>
+    drawTable(
+      {
+        head: [...columns],
+        style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [] },
+        ...(widths === undefined ? {} : { colWidths: widths, wordWrap: true }),
+      },
+      // A word wider than its narrowed column is broken, not cut short with "…"; 2 is the padding.
+      widths === undefined
+        ? cells
+        : cells.map((row) => row.map((c, i) => breakLongWords(c, (widths[i] ?? 0) - 2))),
+    );
   const natural = draw();
   const prose = columns.map((_, i) => cells.some((row) => row[i]?.includes(' ')));
   const fit = options.width === undefined ? undefined : fitted(natural, options.width, prose);
