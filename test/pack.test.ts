@@ -31,6 +31,8 @@ describe('npm package', () => {
       expect.arrayContaining([
         'package.json',
         'README.md',
+        // The Apache-2.0 text package.json names (it shipped without one, found by probing).
+        'LICENSE',
         'bin/cas.js',
         'dist/cli/main.js',
         'dist/lib/index.js',
