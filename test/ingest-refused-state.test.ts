@@ -94,4 +94,32 @@ describe('derived sessions replayed', () => {
     ]);
     expect(new Set(stored.map((e) => e.session_id)).size).toBe(1);
   });
+  it('one request reopening two stored sessions by their ids and both by their key', async () => {
+    const { t, ok } = await service();
+    const event = (session: string, timestamp: string, extra: Record<string, unknown> = {}) => ({
+      type: 'track',
+      event: 'A',
+      session_id: session,
+      session_key: 'K',
+      user_id: 'k-user',
+      timestamp,
+      ...extra,
+    });
+    await ok([event('k1', '2026-11-28T12:00:00Z')]);
+    await ok([event('k2', '2026-11-28T14:00:00Z')]);
+    await ok([
+      event('k1', '2026-11-28T11:00:00Z'),
+      event('k2', '2026-11-28T13:30:00Z'),
+      event('k3', '2026-11-28T13:00:00Z', { session_gap_ms: 3 * 3_600_000 }),
+    ]);
+    const stored = (await storedEvents(t)).filter((e) => e.event === 'A');
+    expect(stored.map((e) => e.timestamp)).toEqual([
+      '2026-11-28T11:00:00.000Z',
+      '2026-11-28T12:00:00.000Z',
+      '2026-11-28T13:00:00.000Z',
+      '2026-11-28T13:30:00.000Z',
+      '2026-11-28T14:00:00.000Z',
+    ]);
+    expect(new Set(stored.map((e) => e.session_id)).size).toBe(1);
+  });
 });

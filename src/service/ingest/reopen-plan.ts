@@ -257,20 +257,21 @@ export function reopenPlan(
 function joinOverlapping(plan: ReopenPlan): void {
   const bySession = new Map<string, Replay>();
   for (const [first, replay] of [...plan.replays]) {
-    const other = replay.sessions.map((id) => bySession.get(id)).find((r) => r !== undefined);
-    if (other === undefined) {
+    const others = [...new Set(replay.sessions.flatMap((id) => bySession.get(id) ?? []))];
+    if (others.length === 0) {
       for (const id of replay.sessions) bySession.set(id, replay);
       continue;
     }
     // Replays of events naming their session come first (reopenPlan), so `replay` is the key's.
+    const all = [...others, replay];
     const joined: Replay = {
       target: replay.target,
       key: replay.key,
-      sessions: [...new Set([...other.sessions, ...replay.sessions])],
-      indices: [...new Set([...other.indices, ...replay.indices])].sort((a, b) => a - b),
+      sessions: [...new Set(all.flatMap((r) => r.sessions))],
+      indices: [...new Set(all.flatMap((r) => r.indices))].sort((a, b) => a - b),
     };
     plan.replays.delete(first);
-    plan.replays.delete(other.indices[0]!);
+    for (const other of others) plan.replays.delete(other.indices[0]!);
     plan.replays.set(joined.indices[0]!, joined);
     for (const id of joined.sessions) bySession.set(id, joined);
   }
