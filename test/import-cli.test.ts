@@ -181,6 +181,11 @@ describe('cas import of a ZIP archive', () => {
       expect(lines, run.stderr).toEqual([expect.stringContaining(`${file}:1: `)]);
       expect(lines[0]).toContain(said);
     }
+    // Text that merely starts like a magic number is text.
+    const lookalike = join(dir.path, 'bzh.csv');
+    writeFileSync(lookalike, 'BZh9,user_id,user,assistant,timestamp\nx,alice,hi,a,2025-01-06T10:00:00Z\n');
+    const read = await runCli(['import', lookalike, '--kind', 'turn', '--dry-run', '--json']);
+    expect(read.code, read.stderr).toBe(0);
   });
 });
 

@@ -62,7 +62,11 @@ function unreadableHead(b: Buffer): string | undefined {
   }
   const compressed = (name: string, tool: string) =>
     `${name}-compressed, which cas does not read: decompress it (${tool}), or compress it with gzip`;
-  if (b.subarray(0, 3).toString('latin1') === 'BZh') return compressed('bzip2', 'bunzip2');
+  // "BZh", the block size, then the first block's magic (or the end of an empty stream's): a CSV
+  // whose first column is named "BZh…" is still text.
+  if (/^BZh[1-9](1AY&SY|\x17rE8P\x90)/.test(b.subarray(0, 10).toString('latin1'))) {
+    return compressed('bzip2', 'bunzip2');
+  }
   if (b.subarray(0, 6).equals(Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00])))
     return compressed('xz', 'unxz');
   if (b.subarray(0, 4).equals(Buffer.from([0x28, 0xb5, 0x2f, 0xfd]))) return compressed('zstd', 'unzstd');
