@@ -55,6 +55,22 @@ export const ZIP_MESSAGE =
  * text") and the compressions that are not gzip. Each read as an unusable header or one "invalid
  * UTF-8" per line, up to --max-errors, never saying what the file was (found by probing).
  */
+/**
+ * "BZh", the block size, then the first block's magic (or an empty stream's end): a CSV whose first
+ * column is named "BZh…" is still text.
+ */
+function isBzip2(b: Buffer): boolean {
+  const size = b[3] ?? 0;
+  const next = b.subarray(4, 10);
+  return (
+    b.subarray(0, 3).toString('latin1') === 'BZh' &&
+    size >= 0x31 &&
+    size <= 0x39 &&
+    (next.equals(Buffer.from('1AY&SY', 'latin1')) ||
+      next.equals(Buffer.from([0x17, 0x72, 0x45, 0x38, 0x50, 0x90])))
+  );
+}
+
 function unreadableHead(b: Buffer): string | undefined {
   if (isZip(b)) return ZIP_MESSAGE;
   if ((b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff)) {
@@ -62,11 +78,7 @@ function unreadableHead(b: Buffer): string | undefined {
   }
   const compressed = (name: string, tool: string) =>
     `${name}-compressed, which cas does not read: decompress it (${tool}), or compress it with gzip`;
-  // "BZh", the block size, then the first block's magic (or the end of an empty stream's): a CSV
-  // whose first column is named "BZh…" is still text.
-  if (/^BZh[1-9](1AY&SY|\x17rE8P\x90)/.test(b.subarray(0, 10).toString('latin1'))) {
-    return compressed('bzip2', 'bunzip2');
-  }
+  if (isBzip2(b)) return compressed('bzip2', 'bunzip2');
   if (b.subarray(0, 6).equals(Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00])))
     return compressed('xz', 'unxz');
   if (b.subarray(0, 4).equals(Buffer.from([0x28, 0xb5, 0x2f, 0xfd]))) return compressed('zstd', 'unzstd');
