@@ -23,22 +23,25 @@ export function readRefusedBody(
   if (Number(raw.headers['content-length']) > bound.bytes) return false;
   const socket = raw.socket;
   let read = 0;
-  const end = (): void => {
+  // Every listener goes once the body ends: a keep-alive connection answers many requests, and one
+  // left per refusal added up (MaxListenersExceededWarning).
+  const done = (): void => {
     clearTimeout(timer);
     raw.off('data', onData);
+    raw.off('end', done);
+    socket.off('close', done);
+  };
+  const cut = (): void => {
+    done();
     socket.destroy();
   };
   const onData = (chunk: Buffer): void => {
     read += chunk.length;
-    if (read > bound.bytes) end();
+    if (read > bound.bytes) cut();
   };
-  const timer = setTimeout(end, bound.ms);
+  const timer = setTimeout(cut, bound.ms);
   timer.unref();
   raw.on('data', onData);
-  const done = (): void => {
-    clearTimeout(timer);
-    raw.off('data', onData);
-  };
   raw.once('end', done);
   socket.once('close', done);
   return true;
