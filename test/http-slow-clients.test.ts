@@ -8,7 +8,10 @@ import { tempDir } from './helpers/temp.js';
  * Issue 15, denial of service 2: bodies and headers that never finish, clients that keep sending
  * after a refusal, and many connections from one address, against a real `cas serve` over real
  * sockets. Its limits are set small by flag so the test takes seconds; the margins allow a loaded
- * 2-core machine (a timeout of 800 ms is asserted to have fired within 8 s).
+ * 2-core machine (a timeout of 2 s is asserted to have fired within 8 s). The request timeout is
+ * 2 s, not less: the budget test counts how many of 16 bodies are admitted at once, and with 800 ms
+ * the first admitted ones timed out, freeing their share, before a loaded machine had read the last
+ * attackers' headers (one more admitted than the budget holds at once, in one CI run).
  */
 const KEY = 'slow-key';
 const PROJECT = 'slow-project';
@@ -22,7 +25,7 @@ let pid = 0;
 beforeAll(async () => {
   const started = await startServe([
     ...['--data-dir', dir.path, '--api-key', KEY, '--project', PROJECT],
-    ...['--headers-timeout', '400ms', '--request-timeout', '800ms'],
+    ...['--headers-timeout', '400ms', '--request-timeout', '2s'],
     ...['--max-body', '512KiB', '--max-body-in-flight', '3MiB'],
     ...['--max-connections-per-address', '16', '--max-connections', '64'],
     ...['--auth-failure-burst', '1000'],
@@ -94,7 +97,7 @@ describe('slow and refused clients (issue 15, DoS 2)', () => {
     expect(outcome?.status).toBe(408);
   }, 15_000);
 
-  // A refused body is read and discarded within a bound (the request timeout, 800 ms here, or
+  // A refused body is read and discarded within a bound (the request timeout, 2 s here, or
   // REFUSED_BODY: 64 MiB, 3 s after the answer), so a client still writing it reads the refusal;
   // past the bound it is cut.
   it.each([
