@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { issuesFromZod } from '../shared/errors.js';
+import { formatPath } from '../shared/errors.js';
 import { wireErrorMap } from '../shared/event-bodies.js';
 import { EVENT_NAMES } from '../shared/event-names.js';
 import { isPlainObject, MAX_COST, MAX_RUNTIME_MS, MAX_TOKENS } from '../shared/event-properties.js';
@@ -297,7 +297,12 @@ export function parseArgs<S extends z.ZodType>(
     if (lone !== undefined) throw new TypeError(`${call}: ${lone.path || noun}: ${LONE_SURROGATE_MESSAGE}`);
     return parsed.data;
   }
-  const issues = issuesFromZod(parsed.error);
-  const text = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
+  // zod's issues as they are, not issuesFromZod's: an unknown key keeps argsErrorMap's "did you mean".
+  const text = parsed.error.issues
+    .map((issue) => {
+      const path = formatPath(issue.path);
+      return path ? `${path}: ${issue.message}` : issue.message;
+    })
+    .join('; ');
   throw new TypeError(`${call}: ${text}`);
 }

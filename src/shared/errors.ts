@@ -51,9 +51,8 @@ export function formatPath(path: ReadonlyArray<PropertyKey>): string {
 export function issuesFromZod(error: z.ZodError, prefix: ReadonlyArray<PropertyKey> = []): Issue[] {
   return error.issues.flatMap((issue) =>
     // An unknown key is named at its own path, one issue each: it was one issue at the object's path
-    // (`""` for a body) quoting every key, a 10,000-character one twice (found by fuzzing). An error
-    // map's own message for it (the client library's "did you mean") is kept as it is.
-    issue.code === 'unrecognized_keys' && issue.message.startsWith('Unrecognized key')
+    // (`""` for a body) quoting every key, a 10,000-character one twice (found by fuzzing).
+    issue.code === 'unrecognized_keys'
       ? issue.keys.map((key) => ({
           path: formatPath([...prefix, ...issue.path, key.length > 100 ? `${key.slice(0, 100)}…` : key]),
           message: 'unknown field',
