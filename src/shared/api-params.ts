@@ -21,7 +21,12 @@ export const regexParam = z
  */
 export function numberFromQuery(v: unknown): unknown {
   if (v === '' || v === undefined) return undefined;
-  return typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v;
+  return typeof v === 'string' ? numberFromDigits(v) : v;
+}
+
+/** Text written in digits (`12`, `-3`, `1.5`) as its number; any other text as it is. */
+export function numberFromDigits(value: string): string | number {
+  return /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
 }
 
 /** A non-negative whole number from the query string, `fallback` when absent, at most `max`. */

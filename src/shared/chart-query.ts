@@ -1,4 +1,4 @@
-import { scalarFromText } from './api-params.js';
+import { numberFromDigits, scalarFromText } from './api-params.js';
 import {
   type ChartControlsByKind,
   type ChartKind,
@@ -44,14 +44,10 @@ function issuePath(segments: readonly string[]): string {
   return formatPath(segments.map((s) => (INDEX.test(s) ? Number(s) : s))) || ROOT;
 }
 
-function coerceNumber(value: string): string | number {
-  return /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
-}
-
 function coerceLeafValue(value: string, field: string | undefined, inList: boolean, text: boolean): unknown {
   if (text) return value;
   if (inList) return scalarFromText(value);
-  if (field !== undefined && NUMBER_FIELDS.has(field)) return coerceNumber(value);
+  if (field !== undefined && NUMBER_FIELDS.has(field)) return numberFromDigits(value);
   return value;
 }
 
