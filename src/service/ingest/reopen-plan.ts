@@ -255,6 +255,7 @@ export function reopenPlan(
  * and the second found its history gone (a 500, found by fuzzing).
  */
 function joinOverlapping(plan: ReopenPlan): void {
+  if (plan.replays.size < 2) return;
   const bySession = new Map<string, Replay>();
   for (const [first, replay] of [...plan.replays]) {
     const others = [...new Set(replay.sessions.flatMap((id) => bySession.get(id) ?? []))];
