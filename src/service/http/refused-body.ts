@@ -23,6 +23,16 @@ export function readRefusedBody(
   if (Number(raw.headers['content-length']) > bound.bytes) return false;
   const socket = raw.socket;
   let read = 0;
+  // A client that asked to close the connection (`Connection: close`, as Python's urllib always
+  // sends) has Node end it once the answer is written: its `destroySoon` closed the socket's reading
+  // side too, resetting the client still writing (EPIPE). Until the body ends, only the writing side
+  // is ended; the socket is destroyed once the body is read or cut.
+  const destroySoon = socket.destroySoon;
+  let closeWhenRead = false;
+  socket.destroySoon = () => {
+    closeWhenRead = true;
+    socket.end();
+  };
   // Every listener goes once the body ends: a keep-alive connection answers many requests, and one
   // left per refusal added up (MaxListenersExceededWarning).
   const done = (): void => {
@@ -30,6 +40,8 @@ export function readRefusedBody(
     raw.off('data', onData);
     raw.off('end', done);
     socket.off('close', done);
+    socket.destroySoon = destroySoon;
+    if (closeWhenRead) socket.destroySoon();
   };
   const cut = (): void => {
     done();
