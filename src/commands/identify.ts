@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Client } from '../client/http-client.js';
 import { alias, identify } from '../client/routes.js';
+import { booleanWord } from '../importer/values.js';
 import { FORBIDDEN_KEYS, type Scalar, type Traits } from '../shared/primitives.js';
 import { aliasBodySchema, identifyBodySchema, type UserRecord } from '../shared/users.js';
 import { UsageError } from './errors.js';
@@ -13,14 +14,14 @@ export interface IdentifyOptions {
 }
 
 /**
- * `age=30` → 30, `pro=true` → true, `zip='02134'` → "02134" (quotes keep a string; so do a leading
+ * `age=30` → 30, `pro=true` (any case, as `cas import` reads a cell) → true, `zip='02134'` → "02134" (quotes keep a string; so do a leading
  * zero and an integer too large to hold exactly).
  */
 export function parseTraitValue(raw: string): Scalar {
   const quoted = /^'(.*)'$|^"(.*)"$/s.exec(raw);
   if (quoted) return quoted[1] ?? quoted[2] ?? '';
-  if (raw === 'true') return true;
-  if (raw === 'false') return false;
+  const boolean = booleanWord(raw);
+  if (boolean !== undefined) return boolean;
   if (raw.trim() !== '' && /^-?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(raw)) {
     // As `cas import` types a cell (importer/values.ts): a zip code's leading zero, or an id's digits
     // past 2^53, would be lost as a number (02134 became 2134, 12345678901234567890 …567000).

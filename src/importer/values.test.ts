@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { asNumber } from './values.js';
+import { asNumber, inferScalar } from './values.js';
 
 describe('asNumber', () => {
   it('reads decimal text, signs, fractions and exponents, spaces around them', () => {
@@ -24,5 +24,13 @@ describe('asNumber', () => {
       ok: false,
       reason: 'prompt_tokens must be a whole number, got "1.5"',
     });
+  });
+});
+
+describe('inferScalar', () => {
+  it('reads true/false in any case as a boolean, as README says, and other words as text', () => {
+    for (const text of ['true', 'TRUE', 'True', 'tRUE']) expect(inferScalar(text)).toBe(true);
+    for (const text of ['false', 'FALSE', 'fAlse']) expect(inferScalar(text)).toBe(false);
+    for (const text of ['yes', 'truth', 't', 'falsey']) expect(inferScalar(text)).toBe(text);
   });
 });

@@ -5,12 +5,22 @@ import type { PropertyValue } from '../shared/primitives.js';
 const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 /**
+ * `true` / `false` in any case as a boolean, else undefined: one reading for a CSV cell and a
+ * `--trait` or `--where` value (`TRUE` was a boolean imported and text from `cas identify`).
+ */
+export function booleanWord(text: string): boolean | undefined {
+  if (text.length === 4 && text.toLowerCase() === 'true') return true;
+  if (text.length === 5 && text.toLowerCase() === 'false') return false;
+  return undefined;
+}
+
+/**
  * A CSV cell's type, as cli.md asks for extra columns: numbers and true/false typed, the rest text.
  * Leading zeros (zip codes, ids) keep a string, as do integers too big to hold exactly.
  */
 export function inferScalar(text: string): string | number | boolean {
-  if (text === 'true' || text === 'TRUE' || text === 'True') return true;
-  if (text === 'false' || text === 'FALSE' || text === 'False') return false;
+  const boolean = booleanWord(text);
+  if (boolean !== undefined) return boolean;
   if (text.length > 0 && text.length < 25 && NUMBER.test(text)) {
     const n = Number(text);
     if (Number.isFinite(n) && (!Number.isInteger(n) || Number.isSafeInteger(n))) return n;
