@@ -327,6 +327,43 @@ describe.concurrent('an empty chart says why on stderr, exit code unchanged', ()
     expect(result.stderr).toMatch(/property "modle".*did you mean "model"\?/);
   });
 
+  // A misspelt group draws a chart all the same (everything in one "(none)" group), so it is
+  // checked whatever the chart shows: it said nothing (found by probing the README).
+  it('a misspelt --group-by property or --trait: the chart, and the nearest names', async () => {
+    const [grouped, users, correct] = await Promise.all([
+      cas([
+        'chart',
+        'segmentation',
+        '--event',
+        'Conversation Turn',
+        '--group-by',
+        'modle',
+        ...JANUARY,
+        '--json',
+      ]),
+      cas(['chart', 'users', '--trait', 'plna', ...JANUARY, '--json']),
+      cas([
+        'chart',
+        'segmentation',
+        '--event',
+        'Conversation Turn',
+        '--group-by',
+        'model',
+        ...JANUARY,
+        '--json',
+      ]),
+    ]);
+    expect(grouped.code).toBe(0);
+    const positive = (v: unknown): boolean =>
+      typeof v === 'number' ? v > 0 : v !== null && typeof v === 'object' && Object.values(v).some(positive);
+    expect(positive(JSON.parse(grouped.stdout))).toBe(true);
+    expect(grouped.stderr).toMatch(/property "modle".*did you mean "model"\?/);
+    expect(users.code).toBe(0);
+    expect(users.stderr).toContain('no user has a trait "plna"; did you mean "plan"?');
+    expect(correct.code).toBe(0);
+    expect(correct.stderr).toBe('');
+  });
+
   it('a range without data: where the data lies, and --from/--to to try', async () => {
     const result = await cas([
       'chart',

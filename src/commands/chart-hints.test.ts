@@ -43,6 +43,12 @@ describe('namedInControls', () => {
       { name: 'Signed Up', properties: ['source'] },
     ]);
     expect(named.traits.sort()).toEqual(['country', 'seats']);
+    // Checked even when the chart has data: a misspelt group still draws one "(none)" group.
+    expect(named.groupedBy).toEqual({
+      properties: [{ event: 'Conversation Turn', property: 'plan' }],
+      traits: ['country'],
+    });
+    expect(namedInControls({ selectedTrait: { trait_name: 'plan' } }).groupedBy.traits).toEqual(['plan']);
   });
 
   it('finds the starting and return events of retention', () => {

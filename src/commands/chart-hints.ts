@@ -22,6 +22,11 @@ export interface NamedInControls {
   events: Array<{ name: string; properties: string[] }>;
   /** User traits read by user filters and trait group-bys. */
   traits: string[];
+  /**
+   * What the chart's groups are made of: a misspelt name still draws a chart (every user or event in
+   * one `(none)` group), so these are checked whatever the chart shows.
+   */
+  groupedBy: { properties: Array<{ event: string; property: string }>; traits: string[] };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -38,6 +43,7 @@ function propertyNames(filters: unknown): string[] {
 export function namedInControls(controls: unknown): NamedInControls {
   const events = new Map<string, Set<string>>();
   const traits = new Set<string>();
+  const groupedBy: NamedInControls['groupedBy'] = { properties: [], traits: [] };
   const visit = (node: unknown, inUserFilter: boolean): void => {
     if (Array.isArray(node)) {
       for (const item of node) visit(item, inUserFilter);
@@ -50,11 +56,16 @@ export function namedInControls(controls: unknown): NamedInControls {
       for (const p of propertyNames(node.with)) props.add(p);
       if (isRecord(node.groupBy) && typeof node.groupBy.property_name === 'string') {
         props.add(node.groupBy.property_name);
+        groupedBy.properties.push({ event: node.event_name, property: node.groupBy.property_name });
       }
     } else if (inUserFilter) {
       for (const t of propertyNames(node.with)) traits.add(t);
     }
     if (typeof node.trait_name === 'string') traits.add(node.trait_name);
+    for (const key of ['groupBy', 'selectedTrait']) {
+      const group = node[key];
+      if (isRecord(group) && typeof group.trait_name === 'string') groupedBy.traits.push(group.trait_name);
+    }
     for (const [key, value] of Object.entries(node)) {
       if (key === 'with') continue;
       visit(value, inUserFilter || key === 'userFilters');
@@ -64,6 +75,7 @@ export function namedInControls(controls: unknown): NamedInControls {
   return {
     events: [...events].map(([name, properties]) => ({ name, properties: [...properties] })),
     traits: [...traits],
+    groupedBy,
   };
 }
 
@@ -218,10 +230,11 @@ export async function chartHints(
   timeoutMs = 10_000,
 ): Promise<string[]> {
   const parts = emptyParts(input.kind, input.raw);
-  if (!parts.chart && parts.series.length === 0) return [];
+  const named = namedInControls(input.parsed);
+  const grouped = named.groupedBy.properties.length > 0 || named.groupedBy.traits.length > 0;
+  if (!parts.chart && parts.series.length === 0 && !grouped) return [];
   const signal = AbortSignal.timeout(timeoutMs);
   const { client } = deps;
-  const named = namedInControls(input.parsed);
   let checked = named.events;
   if (!parts.chart) {
     const seriesNames = new Set(
@@ -231,7 +244,9 @@ export async function chartHints(
         return isRecord(filter) && typeof filter.event_name === 'string' ? [filter.event_name] : [];
       }),
     );
-    checked = named.events.filter((e) => seriesNames.has(e.name));
+    checked = named.events
+      .filter((e) => seriesNames.has(e.name))
+      .concat(named.groupedBy.properties.map((g) => ({ name: g.event, properties: [g.property] })));
   }
   const lines: string[] = [];
   let stats: EventStat[] | undefined;
@@ -300,8 +315,8 @@ export async function chartHints(
       lines.push(unknownPropertyLine(event.name, property, properties));
     }
   }
-  if (parts.chart && traitsKnown !== undefined) {
-    for (const trait of named.traits) {
+  if (traitsKnown !== undefined) {
+    for (const trait of parts.chart ? named.traits : named.groupedBy.traits) {
       if (!traitsKnown.includes(trait)) lines.push(unknownTraitLine(trait, traitsKnown));
     }
   }
