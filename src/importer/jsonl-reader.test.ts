@@ -84,6 +84,13 @@ describe('readJsonl', () => {
     expect(items[1]).toMatchObject({ ok: false, reason: expect.not.stringContaining('JSON Lines') });
   });
 
+  // The common layout, the first record on the bracket's line, said only "not valid JSON".
+  it('says so too for an array whose first record shares the opening line', async () => {
+    const { items } = await read('[{"a": 1},\n{"a": 2}]\n');
+    expect(items[0]).toMatchObject({ ok: false, line: 1, reason: expect.stringContaining('JSON Lines') });
+    expect(items[1]).toMatchObject({ ok: false, reason: expect.not.stringContaining('JSON Lines') });
+  });
+
   it('passes over the first `skip` records (blank lines do not count)', async () => {
     const { items, skipped } = await read('{"a":1}\n\n{"a":2}\n{"a":3}\n', 4, 2);
     expect(skipped).toBe(2);

@@ -33,7 +33,7 @@ export function parseJsonlPending(p: JsonlPending): FileItem[] {
 }
 
 /**
- * A file of one JSON array (pretty-printed: its first line is `[`) is not JSON Lines; its first
+ * A file of one JSON array (its first line `[`, or `[` and its first record) is not JSON Lines; its first
  * rejection says so, instead of only "not valid JSON" for every line.
  */
 const ARRAY_HINT =
@@ -48,7 +48,8 @@ function parseText(decoded: string, line: number): FileItem {
     value = JSON.parse(text);
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
-    const hint = text.trim() === '[' ? ARRAY_HINT : '';
+    // `[` alone on its line, or with the first record after it (`[{"a":1},`).
+    const hint = text.trimStart().startsWith('[') ? ARRAY_HINT : '';
     return { ok: false, line, reason: `not valid JSON: ${detail}${hint}`, text };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
