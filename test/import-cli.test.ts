@@ -150,12 +150,15 @@ describe('cas import of a ZIP archive', () => {
     expect(flat.stderr).not.toContain('invalid UTF-8');
   });
 
-  // Each was one "invalid UTF-8" (or an unusable header) per line, never saying what the file was.
-  it('says what a UTF-16, bzip2, xz or zstd file is, once, and what to do; a JSON Lines file named .csv too', async () => {
+  // Each was one "invalid UTF-8" (or an unusable header) per line, never saying what the file was;
+  // then a rejected record (exit 6) where a ZIP by its name was a usage error (exit 2).
+  it('refuses a UTF-16, bzip2, xz, zstd or ZIP file before the run, saying what it is (exit 2); a JSON Lines file named .csv is its first record', async () => {
     const text = 'timestamp,user_id,user,assistant\n2025-01-06T10:00:00Z,alice,hi,a\n';
-    const cases: Array<[string, Buffer, string]> = [
+    const refused: Array<[string, Buffer, string]> = [
       ['utf16.csv', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]), 'UTF-16 text'],
       ['bz.csv.gz', Buffer.from(`BZh91AY&SY${'x'.repeat(40)}`, 'latin1'), 'bzip2-compressed'],
+      // Named as compressed files are: the format was "cannot tell from its name".
+      ['bz.csv.bz2', Buffer.from(`BZh91AY&SY${'x'.repeat(40)}`, 'latin1'), 'bzip2-compressed'],
       [
         'xz.jsonl',
         Buffer.concat([Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]), Buffer.alloc(40)]),
@@ -166,21 +169,22 @@ describe('cas import of a ZIP archive', () => {
         Buffer.concat([Buffer.from([0x28, 0xb5, 0x2f, 0xfd]), Buffer.alloc(40)]),
         'zstd-compressed',
       ],
-      [
-        'lines.csv',
-        Buffer.from('{"kind":"turn","user_id":"a","user":"hi","assistant":"yo"}\n'.repeat(3)),
-        'this looks like JSON Lines, not CSV; give --format jsonl',
-      ],
+      ['zip.csv', Buffer.concat([Buffer.from('PK\x03\x04', 'latin1'), Buffer.alloc(40)]), 'a ZIP archive'],
     ];
-    for (const [name, bytes, said] of cases) {
+    for (const [name, bytes, said] of refused) {
       const file = join(dir.path, name);
       writeFileSync(file, bytes);
       const run = await runCli(['import', file, '--kind', 'turn', '--dry-run', '--json']);
-      expect(run.code, run.stderr).toBe(6);
-      const lines = run.stderr.split('\n').filter((l) => l.startsWith(file));
-      expect(lines, run.stderr).toEqual([expect.stringContaining(`${file}:1: `)]);
-      expect(lines[0]).toContain(said);
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toContain(`${file}: ${said}`);
     }
+    const lines = join(dir.path, 'lines.csv');
+    writeFileSync(lines, '{"kind":"turn","user_id":"a","user":"hi","assistant":"yo"}\n'.repeat(3));
+    const run = await runCli(['import', lines, '--kind', 'turn', '--dry-run', '--json']);
+    expect(run.code, run.stderr).toBe(6);
+    const said = run.stderr.split('\n').filter((l) => l.startsWith(lines));
+    expect(said, run.stderr).toEqual([expect.stringContaining(`${lines}:1: `)]);
+    expect(said[0]).toContain('this looks like JSON Lines, not CSV; give --format jsonl');
     // Text that merely starts like a magic number is text.
     const lookalike = join(dir.path, 'bzh.csv');
     writeFileSync(lookalike, 'BZh9,user_id,user,assistant,timestamp\nx,alice,hi,a,2025-01-06T10:00:00Z\n');

@@ -2,7 +2,7 @@ import { accessSync, constants, readFileSync, type Stats, statSync } from 'node:
 import { buildMappingSpec, type MappingSpec } from '../importer/mapping-spec.js';
 import { sniffPreset } from '../importer/presets/detect.js';
 import { isPresetName, PRESET_NAMES, type PresetName } from '../importer/presets/preset.js';
-import { detectFormat, type InputFile } from '../importer/sources.js';
+import { detectFormat, type InputFile, unreadableFile } from '../importer/sources.js';
 import { MAX_SESSION_GAP_MS } from '../shared/event-bodies.js';
 import { fileErrorReason } from '../shared/file-errors.js';
 import { canonicalPath } from '../shared/file-path.js';
@@ -137,11 +137,14 @@ function inputFiles(
       }
       if (!stats.isFile()) throw new UsageError(notAFile(path, stats));
       // Refused here, naming the input: opened later, EACCES read as the data directory's (exit 5).
+      let what: string | undefined;
       try {
         accessSync(path, constants.R_OK);
+        what = unreadableFile(path);
       } catch (error) {
         throw unreadable(path, error);
       }
+      if (what !== undefined) throw new UsageError(`${path}: ${what}`);
     }
     // A preset reads JSON whatever the file is called.
     const detected = detectFormat(path, format ?? (preset === undefined ? undefined : 'jsonl'));

@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
@@ -83,6 +83,20 @@ function unreadableHead(b: Buffer): string | undefined {
     return compressed('xz', 'unxz');
   if (b.subarray(0, 4).equals(Buffer.from([0x28, 0xb5, 0x2f, 0xfd]))) return compressed('zstd', 'unzstd');
   return undefined;
+}
+
+/**
+ * What a file is, when cas cannot read it (unreadableHead), from its first bytes: refused before the
+ * run, naming the file, as a ZIP by its name was, where the others were a rejected record (exit 6).
+ */
+export function unreadableFile(path: string): string | undefined {
+  const head = Buffer.alloc(16);
+  const fd = openSync(path, 'r');
+  try {
+    return unreadableHead(head.subarray(0, readSync(fd, head, 0, head.length, 0)));
+  } finally {
+    closeSync(fd);
+  }
 }
 
 class UnreadableInputError extends Error {
