@@ -178,7 +178,7 @@ async function provesIdentity(
   if (full !== undefined) {
     // A server at its connection or rate limits is no stranger: its file stays, and connect() asks
     // again while it waits for the lock. Removing it left the directory unusable while it ran.
-    say(`cas: ${file.url} (${where}) is busy (${full}); asking again`);
+    say(`cas: ${file.url} (${where}) is busy (${full}); asked again while it holds the data directory`);
     return false;
   }
   const proof =
