@@ -24,6 +24,9 @@ interface OpenSession {
   id: string;
   /** The user/device key of a derived session. */
   key: string | undefined;
+  /** The sorted run's group of its records (staging.ts). */
+  group: string;
+  /** Where its events are sent: `laneOfSession`. */
   lane: string;
   last: number | null;
   source: SourceRef;
@@ -46,6 +49,17 @@ const IN_CONVERSATION: ReadonlySet<unknown> = new Set([
   EVENT_NAMES.conversationUsage,
   EVENT_NAMES.conversationFunction,
 ]);
+
+/**
+ * The lane of a session opened by this record: its device's, if it names one, so every session on a
+ * device is sent in the run's order. By session, the claims of a device (a session of a user on it)
+ * and the sessions of its anonymous user raced across lanes: which user the anonymous history merged
+ * into depended on --concurrency and timing (found by probing). Else the session's own group.
+ */
+function laneOfSession(s: Staged): string {
+  const device = s.event.device_id;
+  return typeof device === 'string' && device !== '' ? `device:${device}` : s.g;
+}
 
 /** The lane of every identify and alias record (delivery.ts), so they are stored in time order. */
 const IDENTITY_LANE = 'identity';
@@ -247,7 +261,7 @@ export class Sessionizer {
 
   private sessionFor(s: Staged, index: number): OpenSession {
     const open = this.current;
-    if (open && open.lane === s.g) {
+    if (open && open.group === s.g) {
       if (s.g[0] !== GROUP.derived) return open;
       const quiet =
         s.ms !== null && open.last !== null ? s.ms - open.last > this.options.gapMs : s.ms !== open.last;
@@ -262,7 +276,8 @@ export class Sessionizer {
     this.current = {
       id,
       key: derived,
-      lane: s.g,
+      group: s.g,
+      lane: laneOfSession(s),
       last: s.ms,
       source: s.source,
       seq: index,

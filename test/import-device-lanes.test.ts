@@ -1,0 +1,77 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from './helpers/cli.js';
+import { tempDir } from './helpers/temp.js';
+
+/**
+ * A device's anonymous sessions and the sessions of the people who use it later, imported in one
+ * run: which person the anonymous history merges into was decided by whichever lane reached the
+ * service first, so `--concurrency 1` and the default (4) stored different people (found by probing
+ * across transports). Sessions on one device now share a lane.
+ */
+const dir = tempDir('cas-device-lanes-');
+afterAll(() => dir.cleanup());
+
+const RECORDS = [
+  { timestamp: '2025-03-05T20:00:00Z', session_id: 's3', device_id: 'dev-Q', user: 'q1', assistant: 'a1' },
+  {
+    timestamp: '2025-03-10T10:00:00Z',
+    session_id: 's4',
+    user_id: 'zed',
+    device_id: 'dev-Q',
+    user: 'q3',
+    assistant: 'a3',
+  },
+  {
+    timestamp: '2025-03-12T10:00:00Z',
+    session_id: 's5',
+    user_id: 'yan',
+    device_id: 'dev-Q',
+    user: 'q4',
+    assistant: 'a4',
+  },
+];
+
+interface Person {
+  aliases: string[];
+  sessions: Array<{ session_id: string }>;
+}
+
+async function importAndShow(concurrency: number, run: number): Promise<Record<string, Person>> {
+  const file = join(dir.path, 'device.jsonl');
+  writeFileSync(file, RECORDS.map((r) => JSON.stringify({ kind: 'turn', ...r })).join('\n'));
+  const dataDir = join(dir.path, `c${concurrency}-${run}`);
+  const imported = await runCli([
+    'import',
+    file,
+    '--data-dir',
+    dataDir,
+    '--concurrency',
+    String(concurrency),
+    '-q',
+  ]);
+  expect(imported.code, imported.stderr).toBe(0);
+  const people: Record<string, Person> = {};
+  for (const id of ['zed', 'yan']) {
+    const shown = await runCli(['users', 'show', id, '--data-dir', dataDir, '--json']);
+    expect(shown.code, shown.stderr).toBe(0);
+    const person = JSON.parse(shown.stdout) as Person;
+    people[id] = {
+      aliases: person.aliases,
+      sessions: person.sessions.map((s) => ({ session_id: s.session_id })),
+    };
+  }
+  return people;
+}
+
+describe('the sessions of one device in one run', () => {
+  it('store the same people whatever --concurrency, run after run', { timeout: 60_000 }, async () => {
+    const one = await importAndShow(1, 0);
+    // The anonymous session goes with the first person the run sends on the device (s4's, zed).
+    expect(one.zed?.sessions.map((s) => s.session_id).sort()).toEqual(['s3', 's4']);
+    expect(one.zed?.aliases).toHaveLength(2);
+    expect(one.yan?.sessions.map((s) => s.session_id)).toEqual(['s5']);
+    for (const run of [1, 2]) expect(await importAndShow(4, run)).toEqual(one);
+  });
+});
