@@ -546,4 +546,76 @@ describe('replaying sessions with new history', () => {
     await post(split, [derived(k, 0, 'a'), derivedEnd(k, 0, 0)]);
     expect(await stored(split)).toEqual(await stored(one));
   });
+
+  // Found by probing: each stored a name twice, or answered 500 for good.
+  describe('the names a replay gives', () => {
+    const click = (id: string, session: string, s: number, key = 'u1') => ({
+      type: 'track',
+      event: 'Clicked',
+      event_id: id,
+      timestamp: at(s),
+      session_id: session,
+      user_id: key,
+      session_key: key,
+      session_gap_ms: GAP,
+    });
+    const rowsOf = async (t: TestService, id: string) => {
+      const [row] = await t.service.db.read.all<{ sessions: bigint; starts: bigint }>(
+        `SELECT (SELECT count(*) FROM sessions WHERE session_id = $1) AS sessions,
+                (SELECT count(*) FROM events WHERE session_id = $1 AND event = 'Session Started') AS starts`,
+        [id],
+      );
+      return { sessions: Number(row?.sessions), starts: Number(row?.starts) };
+    };
+
+    it("a derived session's new name that a caller's session already has: 409, and the name stored once", async () => {
+      const t = await service();
+      const taken = derivedSessionId('u1', Date.parse(at(0)));
+      // A caller's own session id of the form the service derives (an earlier export's, say).
+      const own = await t.post('/bc/v1/events/queue', [
+        {
+          type: 'track',
+          event: 'Exported',
+          event_id: 'p1',
+          timestamp: at(0),
+          session_id: taken,
+          user_id: 'u1',
+        },
+      ]);
+      expect(own.status).toBe(200);
+      await post(t, [click('w1', 'w', 300)]);
+      // Extends u1's derived session back to 0: renamed derivedSessionId(u1, 0), the caller's id.
+      const refused = await t.post('/bc/v1/events/queue?history=true', [click('w2', 'v', 0)]);
+      expect(refused.status).toBe(409);
+      expect(JSON.stringify(refused.json)).toContain(`named \\"${taken}\\", which another session has`);
+      expect(await rowsOf(t, taken)).toEqual({ sessions: 1, starts: 1 });
+    });
+
+    it('two parts of one instant after a final end: the later one is refused, not a second start in one session', async () => {
+      const t = await service();
+      const end = (id: string) => ({ ...click(id, 'x', 600), type: 'end_session', event: undefined });
+      await post(t, [end('endA')]);
+      const second = await t.post('/bc/v1/events/queue?history=true', [end('endB')]);
+      expect(second.status).toBe(409);
+      expect(JSON.stringify(second.json)).toContain('its end is final');
+      const [row] = await t.service.db.read.all<{ starts: bigint; ends: bigint }>(
+        `SELECT count(*) FILTER (WHERE event = 'Session Started') AS starts,
+                count(*) FILTER (WHERE event = 'Session Ended') AS ends FROM events`,
+      );
+      expect([Number(row?.starts), Number(row?.ends)]).toEqual([1, 1]);
+    });
+
+    it('a refused request whose derived session the service renamed leaves nothing behind: the same events alone are stored', async () => {
+      const t = await service();
+      await post(t, [click('c0', 's15', 5 * 3600)]);
+      const start = { type: 'start_session', session_id: 'z', user_id: 'u9', timestamp: at(0) };
+      const refused = await t.post('/bc/v1/events/queue?history=true', [click('c1', 'a', 0), start, start]);
+      expect(refused.status).toBe(409);
+      for (let i = 0; i < 2; i++) {
+        const again = await t.post('/bc/v1/events/queue?history=true', [click('c1', 'a', 0)]);
+        expect(again.status, JSON.stringify(again.json)).toBe(200);
+      }
+      expect(await rowsOf(t, derivedSessionId('u1', Date.parse(at(0))))).toEqual({ sessions: 1, starts: 1 });
+    });
+  });
 });

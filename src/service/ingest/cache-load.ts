@@ -8,6 +8,7 @@ import type { Queryable } from '../store/database.js';
 import { int, rows, rowsByKeys, text, texts } from '../store/statements.js';
 import { type ConversationKey, conversationKey, conversationKeySql, keyOf } from './conversation-key.js';
 import { EventIdFilter, KnownIds } from './known-ids.js';
+import { unloadedPlanNames } from './plan-names.js';
 import { ProjectCache } from './project-cache.js';
 import { reopenPlan, replayedSessions } from './reopen-plan.js';
 import { loadHistory } from './replay-rows.js';
@@ -291,8 +292,11 @@ export async function prefetch(
     }
   }
   await loadIdentity(q, cache.projectId, cache.identity, { ids, devices, users });
-  const replayed = replayedSessions(reopenPlan(cache, events, [], Date.now(), history));
+  const plan = reopenPlan(cache, events, [], Date.now(), history);
+  const replayed = replayedSessions(plan);
   await loadHistory(q, cache, replayed);
+  const names = unloadedPlanNames(plan, cache, events);
+  if (names.length > 0) await loadSessions(q, cache, names);
   // A replay plans its stored events again, and one naming a device links it (plan-session.ts).
   const historyDevices = replayed
     .flatMap((id) => cache.history.get(id) ?? [])

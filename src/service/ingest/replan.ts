@@ -74,8 +74,38 @@ export function replanSession(p: Planner, replay: Replay, events: readonly WireE
   const provisional = sessions.some(({ s }) => s.provisionalEnd !== null);
   if (provisional && (segments.length > 1 || !extended)) endAgain(p, last, target);
   const known = merged.some((r) => namedDevice(r) !== null);
+  const ids = segments.map((segment, n) =>
+    n === 0 ? target : derivedSessionId(replay.key!, segment[0]!.ts),
+  );
+  // A name another session has (a caller's own id of that form, or a session of the request), or
+  // one nobody loaded: opened afresh, it was stored twice (found by probing).
+  const taken = ids.find(
+    (id) => !replay.sessions.includes(id) && (p.cache.sessions.has(id) || p.cache.needsSession(id)),
+  );
+  if (taken !== undefined) {
+    p.conflict(
+      at,
+      'session_id',
+      `the session this history makes is named "${taken}", which another session has; send its events with a session_id`,
+    );
+    return;
+  }
+  // Two parts starting at the same instant, after an end the data states, have one name: planned
+  // as one session, it held two starts and two ends (found by probing). The later part is refused,
+  // as an event after a session's final end is.
+  const twice = ids.find((id, n) => ids.indexOf(id) !== n);
+  if (twice !== undefined) {
+    const n = ids.lastIndexOf(twice);
+    const index = segments[n]!.find((r) => r.index !== undefined)?.index ?? at;
+    p.conflict(
+      index,
+      'session_id',
+      `session "${twice}" ended at ${iso(segments[n]![0]!.ts)}: its end is final`,
+    );
+    return;
+  }
   for (const [n, segment] of segments.entries()) {
-    const id = n === 0 ? target : derivedSessionId(replay.key!, segment[0]!.ts);
+    const id = ids[n]!;
     // Events stored before their devices were recorded (migration 6) name none: the session keeps its own.
     const device = known ? firstDevice(segment) : n === 0 ? owner.deviceId : null;
     replaySegment(p, segment, id, owner, device, replay.key, at);
