@@ -1,7 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CAS_BIN, cleanEnv, startServe, stopChild } from './helpers/cli.js';
 import { spawnTracked } from './helpers/processes.js';
+import { startServiceOn } from './helpers/service.js';
 import { tempDir } from './helpers/temp.js';
 
 /**
@@ -135,4 +137,41 @@ describe('a COMMIT that fails (the disk refuses the WAL)', () => {
       await stopChild(child);
     }
   }, 150_000); // ~10 s idle; 14 s beside other test runs on 2 cores, and over 30 s under heavier load.
+});
+
+// Once the stored data filled a small --memory-limit, every COMMIT failed ("failed to pin block")
+// and was answered 500 "internal error" (found by probing with 28 MB).
+describe('a COMMIT DuckDB has no memory for', () => {
+  it('is a 503 saying so, and what was answered 200 is what is stored', { timeout: 120_000 }, async () => {
+    const t = await startServiceOn(join(dir.path, 'memory'), { memoryLimit: '28MB' });
+    const statuses: number[] = [];
+    let acknowledged = 0;
+    try {
+      for (let r = 0; r < 40 && !statuses.includes(503); r++) {
+        const events = Array.from({ length: 12 }, (_, i) => ({
+          type: 'track',
+          event: 'Big',
+          user_id: `u${r}`,
+          session_id: `s${r}`,
+          event_id: `e${r}-${i}`,
+          timestamp: new Date(Date.UTC(2025, 0, 1, 0, r, i)).toISOString(),
+          properties: Object.fromEntries(
+            Array.from({ length: 15 }, (_, k) => [`k${k}`, `${'x'.repeat(9000)}${r}-${i}-${k}`]),
+          ),
+        }));
+        const res = await t.post('/bc/v1/events/queue', events);
+        statuses.push(res.status);
+        if (res.status === 200) acknowledged += events.length;
+        else expect(JSON.stringify(res.json)).toContain('ran out of memory storing this request');
+      }
+      expect(statuses).not.toContain(500);
+      expect(statuses).toContain(503);
+      const [row] = await t.service.db.read.all<{ n: bigint }>(
+        "SELECT count(*) AS n FROM events WHERE event = 'Big'",
+      );
+      expect(Number(row?.n)).toBe(acknowledged);
+    } finally {
+      await t.stop();
+    }
+  });
 });

@@ -63,3 +63,27 @@ export function storageUnavailable(error: unknown, log: (line: string) => void):
     `the service cannot use its storage: ${causeOf(problem)}; nothing of this request was stored`,
   );
 }
+
+/** DuckDB out of the memory `--memory-limit` gives it: an allocation, or a block it cannot pin. */
+const OUT_OF_MEMORY = /Out of Memory Error|failed to pin block|failed to allocate data of size/i;
+
+/**
+ * A write DuckDB had no memory for (its COMMIT too: "failed to pin block", once the service's data
+ * fills `--memory-limit`) as 503: the request was fine and nothing of it was stored. It was a 500,
+ * "internal error", on every request until a restart (found by probing with a 28 MB limit).
+ * Checkpointing to free memory and retrying was tried: under such a limit the CHECKPOINT itself ran
+ * out of memory and DuckDB invalidated the database.
+ */
+export function outOfMemory(error: unknown, log: (line: string) => void): ServiceError | undefined {
+  if (!(error instanceof Error) || !OUT_OF_MEMORY.test(error.message)) return undefined;
+  log(`out of memory: ${firstLine(error)}`);
+  return new ServiceError(
+    503,
+    'unavailable',
+    'the service ran out of memory storing this request (raise its --memory-limit); nothing of it was stored',
+  );
+}
+
+/** What the service reports for a failure of its own resources: storage, then memory. */
+export const resourceFailure = (error: unknown, log: (line: string) => void): ServiceError | undefined =>
+  storageUnavailable(error, log) ?? outOfMemory(error, log);

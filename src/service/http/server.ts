@@ -10,7 +10,7 @@ import { type Issue, issuesFromZod } from '../../shared/errors.js';
 import { routeErrorMap } from '../../shared/event-bodies.js';
 import { FORBIDDEN_KEY_MESSAGE } from '../../shared/json-problem.js';
 import { LIMITS, type Limits } from '../../shared/limits.js';
-import { invalidInput, SecretProbeError, ServiceError, storageUnavailable } from '../errors.js';
+import { invalidInput, resourceFailure, SecretProbeError, ServiceError } from '../errors.js';
 import type { Scope } from '../identity/identity.js';
 import { encodeRpcStatus, errorMessageOf } from '../otlp/status.js';
 import type { Tenants } from '../store/tenants.js';
@@ -179,7 +179,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     if (error instanceof ServiceError) return send(reply, error);
     const mapped = toServiceError(error);
     if (mapped) return send(reply, mapped);
-    const storage = storageUnavailable(error, options.log);
+    const storage = resourceFailure(error, options.log);
     if (storage) return send(reply, storage);
     options.log(`internal error: ${error.name}: ${error.message.split('\n')[0]}`);
     return send(reply, new ServiceError(500, 'internal', 'internal error; the service logged it'));

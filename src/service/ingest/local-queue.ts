@@ -1,7 +1,7 @@
 import type { WireEvent } from '../../shared/events.js';
 import type { Limits } from '../../shared/limits.js';
 import type { LocalQueue, ParseLimits } from '../../shared/local-queue.js';
-import { ServiceError, storageUnavailable } from '../errors.js';
+import { resourceFailure, ServiceError } from '../errors.js';
 import { oneLineMessage } from '../http/error-reply.js';
 import type { Tenants } from '../store/tenants.js';
 import type { Ingestor } from './ingestor.js';
@@ -37,7 +37,7 @@ export function localQueue(
       return { status: 200, body: await queueEvents(ingestor, limits, tenant, events, undefined, history) };
     } catch (error) {
       const known =
-        error instanceof ServiceError ? error : (storageUnavailable(error, log) ?? internal(error, log));
+        error instanceof ServiceError ? error : (resourceFailure(error, log) ?? internal(error, log));
       const body = known.toBody();
       return { status: known.status, body: { ...body, message: oneLineMessage(body.message) } };
     }
