@@ -215,6 +215,39 @@ describe('Delivery', () => {
     expect(settled.map((x) => x.id).sort()).toEqual(['a', 'a-b', 'b-c', 'c-d', 'x-y']);
   });
 
+  // A session's own identify is sent with its session, after the identities' drain: an alias of the
+  // id only it makes was refused there, where one run of the app's order stored it (found by probing).
+  it('keeps an alias refused at the identities drain for the final one, after the sessions', async () => {
+    const known = new Set<string>();
+    const stored: string[] = [];
+    const send = async (events: WireJson[]) => {
+      const issues = events.flatMap((e, i) =>
+        e.type === 'alias' && !known.has(String(e.previous_id))
+          ? [{ path: `[${i}].previous_id`, message: `no user has the id "${e.previous_id}"` }]
+          : [],
+      );
+      if (issues.length > 0) throw new Refused({ status: 409, message: 'conflict', issues });
+      for (const e of events) {
+        known.add(String(e.type === 'alias' ? e.id : e.user_id));
+        stored.push(String(e.event_id));
+      }
+      return { accepted: events.length, duplicates: 0 };
+    };
+    const { d, settled } = delivery(send, 10, 2);
+    const record = (event: WireJson, n: number, lane = '-'): OutEvent => ({ ...ev(lane, n), event });
+    d.push(record({ type: 'alias', event_id: 'carol-x', previous_id: 'carol', id: 'carol@x' }, 0));
+    d.push(record({ type: 'alias', event_id: 'nobody-y', previous_id: 'nobody', id: 'y' }, 1));
+    expect(await d.drain(false)).toBe(true);
+    expect(stored).toEqual([]);
+    expect(settled).toEqual([]);
+    // The session's identify, in its own lane.
+    d.push(record({ type: 'identify', event_id: 'carol', user_id: 'carol', session_id: 's1' }, 2, 's1'));
+    expect(await d.drain()).toBe(true);
+    expect(stored).toEqual(['carol', 'carol-x']);
+    expect(settled.filter((x) => x.refusal).map((x) => x.id)).toEqual(['nobody-y']);
+    expect(settled.map((x) => x.id).sort()).toEqual(['carol', 'carol-x', 'nobody-y']);
+  });
+
   it('ends a batch at its size in JSON as at its count, and holds back the producer by size too', async () => {
     const batches: number[] = [];
     const d = new Delivery({

@@ -173,8 +173,11 @@ export class Delivery {
   /**
    * Sends what is left and waits for every lane to finish: true when everything was delivered,
    * false when sending stopped first (too many rejections, or aborted). Never waits on a stopped lane.
+   * Not `final` (the identities' drain, before the sessions), aliases still refused for a previous_id
+   * no one has are kept for the final drain: a session's own identify (one naming a session_id) is
+   * sent with its session, after every alias, and may be what makes it (found by probing).
    */
-  async drain(): Promise<boolean> {
+  async drain(final = true): Promise<boolean> {
     this.flush();
     for (;;) {
       while (this.failure === undefined && this.outstanding > this.deferred.length && this.proceeding()) {
@@ -182,9 +185,9 @@ export class Delivery {
       }
       if (this.failure !== undefined) throw this.failure;
       if (this.deferred.length === 0 || this.outstanding > this.deferred.length || !this.proceeding()) break;
-      await this.retryDeferred();
+      if (!(await this.retryDeferred(final))) break;
     }
-    return this.outstanding === 0;
+    return this.outstanding === (final ? 0 : this.deferred.length);
   }
 
   /** An event no longer waiting to be sent. */
@@ -198,18 +201,20 @@ export class Delivery {
    * an alias of its id: an alias could come before the record that makes its previous_id, and be
    * refused where the same records in another order were stored (found by probing). Such aliases are
    * sent again, in order, once everything before the drain is stored, round after round while a
-   * round stores any; what none stores is refused with its own reason.
+   * round stores any; what none stores by the final drain is refused with its own reason.
    */
-  private async retryDeferred(): Promise<void> {
+  private async retryDeferred(final: boolean): Promise<boolean> {
     const round = this.deferred;
     this.deferred = [];
     for (let i = 0; i < round.length; i += this.o.batchSize) {
       await this.deliver(round.slice(i, i + this.o.batchSize).map((r) => r.event));
     }
-    if (this.deferred.length < round.length || !this.proceeding()) return;
+    if (this.deferred.length < round.length) return true;
+    if (!final || !this.proceeding()) return false;
     const left = this.deferred;
     this.deferred = [];
     for (const { event, refusal } of left) this.settle(event, refusalText(refusal));
+    return false;
   }
 
   private wake(): void {

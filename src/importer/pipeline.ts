@@ -310,7 +310,7 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
         if (identity && s.g[0] !== GROUP.identity) {
           // Users and aliases are in place before any session names them (see staging.ts).
           identity = false;
-          if (delivery && !(await delivery.drain())) break merge;
+          if (delivery && !(await delivery.drain(false))) break merge;
         }
         if (i % GRAIN === 0) {
           if (delivery?.full) await delivery.room();

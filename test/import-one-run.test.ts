@@ -5,12 +5,12 @@ import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
 
 /**
- * A device's anonymous sessions and the sessions of the people who use it later, imported in one
- * run: which person the anonymous history merges into was decided by whichever lane reached the
- * service first, so `--concurrency 1` and the default (4) stored different people (found by probing
- * across transports). Sessions on one device now share a lane.
+ * What one run stores, found different from an app's or another --concurrency's by probing across
+ * transports: a device's anonymous sessions and the sessions of the people who use it later (which
+ * person the anonymous history merged into was decided by whichever lane reached the service first;
+ * sessions on one device now share a lane), and an alias of an id only a session's identify makes.
  */
-const dir = tempDir('cas-device-lanes-');
+const dir = tempDir('cas-one-run-');
 afterAll(() => dir.cleanup());
 
 const RECORDS = [
@@ -73,5 +73,28 @@ describe('the sessions of one device in one run', () => {
     expect(one.zed?.aliases).toHaveLength(2);
     expect(one.yan?.sessions.map((s) => s.session_id)).toEqual(['s5']);
     for (const run of [1, 2]) expect(await importAndShow(4, run)).toEqual(one);
+  });
+});
+
+describe("an alias of the id a session's identify makes", () => {
+  it('is stored: the identify goes with its session, after the aliases, and the alias is sent again', async () => {
+    const file = join(dir.path, 'alias.jsonl');
+    const records = [
+      {
+        kind: 'identify',
+        timestamp: '2025-03-05T20:05:00Z',
+        session_id: 's1',
+        id: 'carol',
+        device_id: 'dev-C',
+      },
+      { kind: 'alias', timestamp: '2025-03-06T09:00:00Z', id: 'carol@example.com', previous_id: 'carol' },
+    ];
+    writeFileSync(file, records.map((r) => JSON.stringify(r)).join('\n'));
+    const dataDir = join(dir.path, 'alias');
+    const imported = await runCli(['import', file, '--data-dir', dataDir, '-q']);
+    expect(imported.code, imported.stderr).toBe(0);
+    const shown = await runCli(['users', 'show', 'carol@example.com', '--data-dir', dataDir, '--json']);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ aliases: ['carol', 'carol@example.com'] });
   });
 });
