@@ -248,6 +248,31 @@ describe('Delivery', () => {
     expect(settled.map((x) => x.id).sort()).toEqual(['carol', 'carol-x', 'nobody-y']);
   });
 
+  it('does not count the aliases it keeps for the final drain as events waiting in a lane', async () => {
+    const send = async (events: WireJson[]) => {
+      const issues = events.flatMap((e, i) =>
+        e.type === 'alias' ? [{ path: `[${i}].previous_id`, message: 'no user has the id' }] : [],
+      );
+      if (issues.length > 0) throw new Refused({ status: 409, message: 'conflict', issues });
+      return { accepted: events.length, duplicates: 0 };
+    };
+    // Full at 2 × 3 batches of 1 lane: 6 events.
+    const { d, settled } = delivery(send, 2, 1);
+    for (let i = 0; i < 10; i++)
+      d.push({
+        ...ev('-', i),
+        event: { type: 'alias', event_id: `a${i}`, previous_id: `p${i}`, id: `n${i}` },
+      });
+    expect(await d.drain(false)).toBe(true);
+    expect(d.full).toBe(false);
+    // A producer waiting for room would have waited for good.
+    await d.room();
+    for (let i = 0; i < 4; i++) d.push(ev('s', 10 + i));
+    expect(await d.drain()).toBe(true);
+    expect(settled.filter((x) => x.refusal).length).toBe(10);
+    expect(settled.length).toBe(14);
+  });
+
   it('ends a batch at its size in JSON as at its count, and holds back the producer by size too', async () => {
     const batches: number[] = [];
     const d = new Delivery({
