@@ -591,6 +591,40 @@ describe('replaying sessions with new history', () => {
       expect(await rowsOf(t, taken)).toEqual({ sessions: 1, starts: 1 });
     });
 
+    it.each(['u9', 'u1'])(
+      "a new derived session named as a caller's session (of user %s): 409 every time, never joined",
+      async (owner) => {
+        const t = await service();
+        const taken = derivedSessionId('u1', Date.parse(at(0)));
+        const own = await t.post('/bc/v1/events/queue', [
+          {
+            type: 'track',
+            event: 'Exported',
+            event_id: 'p1',
+            timestamp: at(0),
+            session_id: taken,
+            user_id: owner,
+          },
+        ]);
+        expect(own.status).toBe(200);
+        // u1 has a derived session far from 0, so the new one is named by the service.
+        await post(t, [click('c0', 's15', 10 * 3600)]);
+        for (const session of ['a', taken]) {
+          for (let i = 0; i < 2; i++) {
+            const res = await t.post('/bc/v1/events/queue?history=true', [click('c1', session, 0)]);
+            expect(res.status, JSON.stringify(res.json)).toBe(409);
+            expect(JSON.stringify(res.json)).toContain('which another session has');
+          }
+        }
+        expect(await rowsOf(t, taken)).toEqual({ sessions: 1, starts: 1 });
+        const [row] = await t.service.db.read.all<{ n: bigint }>(
+          `SELECT count(*) AS n FROM events WHERE session_id = $1`,
+          [taken],
+        );
+        expect(Number(row?.n)).toBe(2);
+      },
+    );
+
     it('two parts of one instant after a final end: the later one is refused, not a second start in one session', async () => {
       const t = await service();
       const end = (id: string) => ({ ...click(id, 'x', 600), type: 'end_session', event: undefined });

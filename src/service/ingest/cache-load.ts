@@ -296,7 +296,12 @@ export async function prefetch(
   const replayed = replayedSessions(plan);
   await loadHistory(q, cache, replayed);
   const names = unloadedPlanNames(plan, cache, events);
-  if (names.length > 0) await loadSessions(q, cache, names);
+  if (names.length > 0) {
+    await loadSessions(q, cache, names);
+    // Their users too, as for every session the batch reaches (a refusal may name the owner).
+    const owners = names.flatMap((id) => cache.sessions.get(id)?.userId ?? []);
+    if (owners.length > 0) await loadIdentity(q, cache.projectId, cache.identity, { users: owners });
+  }
   // A replay plans its stored events again, and one naming a device links it (plan-session.ts).
   const historyDevices = replayed
     .flatMap((id) => cache.history.get(id) ?? [])

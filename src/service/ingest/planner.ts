@@ -107,9 +107,28 @@ export class Planner {
       }
       const ts = e.timestamp === undefined ? this.receivedAt : Date.parse(e.timestamp);
       const target = reroute.get(index);
+      if (this.namedByAnother(e, target ?? e.session_id, index)) return;
       const event = target === undefined ? e : ({ ...e, session_id: target } as WireEvent);
       this.planOne(event, { index, ts, eventId: e.event_id ?? newEventId(this.receivedAt) });
     });
+  }
+
+  /**
+   * An event of a derived session (the import's `session_key`) whose name another session has (a
+   * caller's own id of the derived form, or a session of another key): 409. It joined that session,
+   * or stored a second row of its name when a replay renamed it (found by probing).
+   */
+  private namedByAnother(e: WireEvent, id: string | undefined, index: number): boolean {
+    const key = 'session_key' in e ? e.session_key : undefined;
+    if (key === undefined || id === undefined) return false;
+    const s = this.cache.session(id);
+    if (s === undefined || s.derivedKey === key) return false;
+    this.conflict(
+      index,
+      'session_id',
+      `the session these events make is named "${id}", which another session has; send its events with a session_id`,
+    );
+    return true;
   }
 
   /** One event of the request, counted as accepted (or as a duplicate, when its plan says so). */
