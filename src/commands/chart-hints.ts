@@ -4,13 +4,23 @@ import { eventCounts, listEventNames, listProperties, listUserTraits } from '../
 import { eventStats, propertyStats } from '../client/stats-routes.js';
 import { EVENT_NAMES } from '../shared/event-names.js';
 import type { EventStat } from '../shared/event-stats.js';
-import { nearestNames } from '../shared/nearest-names.js';
 import { formatInZone, resolveInstant } from '../shared/time-bins.js';
+import { groupHints, optional } from './group-hints.js';
+import {
+  exactRegex,
+  quoteList,
+  unknownEventLine,
+  unknownPropertyLine,
+  unknownTraitLine,
+} from './hint-lines.js';
+
+export { exactRegex, quoteList, unknownEventLine, unknownPropertyLine, unknownTraitLine };
 
 /**
  * Why a chart came back empty (issue 18): a range where the project has no data, an event name that
  * does not exist, a property or trait nobody has. Looked up only when the chart (or a segmentation
- * series) is all zeros, so a chart with data costs nothing more. Lines for stderr; the chart and its
+ * series) is all zeros, so a chart with data costs nothing more, unless a group of it is `(none)`
+(group-hints.ts). Lines for stderr; the chart and its
  * exit code stay as they are, and a lookup that fails (an older service, a timeout) says nothing.
  */
 
@@ -87,30 +97,6 @@ export function allZero(value: unknown): boolean {
   return true;
 }
 
-/** `"a"`, `"a" or "b"`, `"a", "b" or "c"`. */
-export function quoteList(names: readonly string[]): string {
-  const quoted = names.map((n) => `"${n}"`);
-  if (quoted.length <= 1) return quoted.join('');
-  return `${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)}`;
-}
-
-function didYouMean(name: string, known: readonly string[]): string {
-  const near = nearestNames(name, known);
-  return near.length > 0 ? `; did you mean ${quoteList(near)}?` : '';
-}
-
-export function unknownEventLine(name: string, known: readonly string[]): string {
-  return `cas: no event named "${name}" in this project${didYouMean(name, known)}`;
-}
-
-export function unknownPropertyLine(event: string, property: string, known: readonly string[]): string {
-  return `cas: no "${event}" event has a property "${property}" (nor any user a trait of that name)${didYouMean(property, known)}`;
-}
-
-export function unknownTraitLine(trait: string, known: readonly string[]): string {
-  return `cas: no user has a trait "${trait}"${didYouMean(trait, known)}`;
-}
-
 export interface ChartRangeBounds {
   start: string;
   end: string;
@@ -181,11 +167,6 @@ export function emptyParts(kind: string, raw: unknown): { chart: boolean; series
   return { chart, series: raw.flatMap((series, i) => (allZero(series) ? [i] : [])) };
 }
 
-/** `^name$` with RE2's metacharacters escaped, for the `/agg/*` regex parameters. */
-export function exactRegex(name: string): string {
-  return `^${name.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&')}$`;
-}
-
 /** Charts that count only conversations with intents (or users who showed one). */
 const INTENT_KINDS = new Set(['intent-distribution', 'sentiment-analysis', 'intent-analysis']);
 const INTENT_ANALYSES = new Set(['intentConversion', 'firstIntentFriction', 'newIntents']);
@@ -215,14 +196,6 @@ export interface HintInput {
   raw: unknown;
 }
 
-async function optional<T>(call: Promise<T>): Promise<T | undefined> {
-  try {
-    return await call;
-  } catch {
-    return undefined;
-  }
-}
-
 /** The lines to print on stderr for this chart; empty when it shows data or nothing can be said. */
 export async function chartHints(
   input: HintInput,
@@ -231,10 +204,11 @@ export async function chartHints(
 ): Promise<string[]> {
   const parts = emptyParts(input.kind, input.raw);
   const named = namedInControls(input.parsed);
-  const grouped = named.groupedBy.properties.length > 0 || named.groupedBy.traits.length > 0;
-  if (!parts.chart && parts.series.length === 0 && !grouped) return [];
   const signal = AbortSignal.timeout(timeoutMs);
   const { client } = deps;
+  // A chart with data: only its groups can be of a name nothing has.
+  const grouped = parts.chart ? [] : await groupHints(named, input.raw, client, signal);
+  if (!parts.chart && parts.series.length === 0) return grouped;
   let checked = named.events;
   if (!parts.chart) {
     const seriesNames = new Set(
@@ -244,9 +218,7 @@ export async function chartHints(
         return isRecord(filter) && typeof filter.event_name === 'string' ? [filter.event_name] : [];
       }),
     );
-    checked = named.events
-      .filter((e) => seriesNames.has(e.name))
-      .concat(named.groupedBy.properties.map((g) => ({ name: g.event, properties: [g.property] })));
+    checked = named.events.filter((e) => seriesNames.has(e.name));
   }
   const lines: string[] = [];
   let stats: EventStat[] | undefined;
@@ -315,10 +287,10 @@ export async function chartHints(
       lines.push(unknownPropertyLine(event.name, property, properties));
     }
   }
-  if (traitsKnown !== undefined) {
-    for (const trait of parts.chart ? named.traits : named.groupedBy.traits) {
+  if (parts.chart && traitsKnown !== undefined) {
+    for (const trait of named.traits) {
       if (!traitsKnown.includes(trait)) lines.push(unknownTraitLine(trait, traitsKnown));
     }
   }
-  return [...new Set(lines)];
+  return [...new Set([...lines, ...grouped])];
 }
