@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CAS_BIN, cleanEnv, startServe, stopChild } from './helpers/cli.js';
 import { spawnTracked } from './helpers/processes.js';
-import { startServiceOn } from './helpers/service.js';
+import { startServiceOn, type TestService } from './helpers/service.js';
 import { tempDir } from './helpers/temp.js';
 
 /**
@@ -140,36 +140,66 @@ describe('a COMMIT that fails (the disk refuses the WAL)', () => {
 });
 
 // Once the stored data filled a small --memory-limit, every COMMIT failed ("failed to pin block")
-// and was answered 500 "internal error" (found by probing with 28 MB).
+// and was answered 500 "internal error" (found by probing with 28 MB); the embedded import, whose
+// limit is its own (64 MB), stopped that way on 135 KB events.
 describe('a COMMIT DuckDB has no memory for', () => {
-  it('is a 503 saying so, and what was answered 200 is what is stored', { timeout: 120_000 }, async () => {
-    const t = await startServiceOn(join(dir.path, 'memory'), { memoryLimit: '28MB' });
+  /** Requests of 12 events of ~135 KB (each text past DuckDB's inline strings), until one is refused. */
+  async function fill(t: TestService, rounds: number) {
     const statuses: number[] = [];
     let acknowledged = 0;
+    for (let r = 0; r < rounds && !statuses.includes(503); r++) {
+      const events = Array.from({ length: 12 }, (_, i) => ({
+        type: 'track',
+        event: 'Big',
+        user_id: `u${r}`,
+        session_id: `s${r}`,
+        event_id: `e${r}-${i}`,
+        timestamp: new Date(Date.UTC(2025, 0, 1, 0, r, i)).toISOString(),
+        properties: Object.fromEntries(
+          Array.from({ length: 15 }, (_, k) => [`k${k}`, `${'x'.repeat(9000)}${r}-${i}-${k}`]),
+        ),
+      }));
+      const res = await t.post('/bc/v1/events/queue', events);
+      statuses.push(res.status);
+      if (res.status === 200) acknowledged += events.length;
+      else expect(JSON.stringify(res.json)).toContain('ran out of memory for this request');
+    }
+    const [row] = await t.service.db.read.all<{ n: bigint }>(
+      "SELECT count(*) AS n FROM events WHERE event = 'Big'",
+    );
+    return { statuses, acknowledged, stored: Number(row?.n) };
+  }
+
+  it('is a 503 saying so under the limit cas serve was given, and what was answered 200 is what is stored', {
+    timeout: 120_000,
+  }, async () => {
+    const t = await startServiceOn(join(dir.path, 'memory'), { memoryLimit: '28MB' });
     try {
-      for (let r = 0; r < 40 && !statuses.includes(503); r++) {
-        const events = Array.from({ length: 12 }, (_, i) => ({
-          type: 'track',
-          event: 'Big',
-          user_id: `u${r}`,
-          session_id: `s${r}`,
-          event_id: `e${r}-${i}`,
-          timestamp: new Date(Date.UTC(2025, 0, 1, 0, r, i)).toISOString(),
-          properties: Object.fromEntries(
-            Array.from({ length: 15 }, (_, k) => [`k${k}`, `${'x'.repeat(9000)}${r}-${i}-${k}`]),
-          ),
-        }));
-        const res = await t.post('/bc/v1/events/queue', events);
-        statuses.push(res.status);
-        if (res.status === 200) acknowledged += events.length;
-        else expect(JSON.stringify(res.json)).toContain('ran out of memory storing this request');
-      }
+      const { statuses, acknowledged, stored } = await fill(t, 40);
       expect(statuses).not.toContain(500);
       expect(statuses).toContain(503);
-      const [row] = await t.service.db.read.all<{ n: bigint }>(
-        "SELECT count(*) AS n FROM events WHERE event = 'Big'",
+      expect(stored).toBe(acknowledged);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it('grows the limit up to its ceiling where the service has one (the embedded one), and stores every request', {
+    timeout: 120_000,
+  }, async () => {
+    const t = await startServiceOn(join(dir.path, 'memory-ceiling'), {
+      memoryLimit: '28MB',
+      memoryCeiling: '256MB',
+    });
+    try {
+      const { statuses, acknowledged, stored } = await fill(t, 20);
+      expect(statuses).toEqual(Array.from({ length: 20 }, () => 200));
+      expect(stored).toBe(acknowledged);
+      const [limit] = await t.service.db.read.all<{ limit: string }>(
+        "SELECT current_setting('memory_limit') AS limit",
       );
-      expect(Number(row?.n)).toBe(acknowledged);
+      // Grown from 28 MB (DuckDB shows it in MiB).
+      expect(limit?.limit).not.toMatch(/^2[67]\.\d MiB$/);
     } finally {
       await t.stop();
     }

@@ -13,6 +13,7 @@ import { startService } from './service.js';
 export interface WorkerStart {
   dataDir: string;
   memoryLimit: string;
+  memoryCeiling: string;
   prices?: string | undefined;
 }
 
@@ -51,12 +52,15 @@ function options(given: WorkerStart | { warm: true }): Promise<WorkerStart> | Wo
 }
 
 async function run(): Promise<void> {
-  const { dataDir, memoryLimit, prices } = await options(workerData as WorkerStart | { warm: true });
+  const { dataDir, memoryLimit, memoryCeiling, prices } = await options(
+    workerData as WorkerStart | { warm: true },
+  );
   try {
     const service = await startService({
       dataDir,
       port: 0,
       memoryLimit,
+      memoryCeiling,
       prices,
       log: (line) => post({ log: line }),
       diagnostics: (line) => post({ diagnostic: line }),

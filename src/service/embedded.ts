@@ -77,6 +77,14 @@ export const EMBEDDED_MEMORY_LIMIT = '128MB';
  */
 export const IMPORT_MEMORY_LIMIT = '64MB';
 
+/**
+ * How far either may grow when a write runs out of it (store/database.ts `memoryCeiling`): large texts
+ * wait in memory, twice their size, until a checkpoint, and the import's 64 MB stopped an import of
+ * 135 KB events. The limit doubles only for an input that needs it; a machine too small for this
+ * fails the write as before (503).
+ */
+export const EMBEDDED_MEMORY_CEILING = '1GB';
+
 const memoryLimitFor = (options: EmbeddedOptions): string =>
   options.workload === 'import' ? IMPORT_MEMORY_LIMIT : EMBEDDED_MEMORY_LIMIT;
 
@@ -88,6 +96,7 @@ async function startInline(options: EmbeddedOptions): Promise<EmbeddedService> {
     log: options.log,
     diagnostics: options.diagnostics ?? options.log,
     memoryLimit: memoryLimitFor(options),
+    memoryCeiling: EMBEDDED_MEMORY_CEILING,
     prices: options.prices,
     ...(options.holdsProcess === false ? { holdsProcess: false } : {}),
   });
@@ -262,6 +271,7 @@ async function start(options: EmbeddedOptions): Promise<EmbeddedService> {
   const worker = newWorker(entry, {
     dataDir: options.dataDir,
     memoryLimit: memoryLimitFor(options),
+    memoryCeiling: EMBEDDED_MEMORY_CEILING,
     prices: options.prices,
   });
   let onClosed: () => void = () => undefined;

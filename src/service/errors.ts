@@ -64,8 +64,12 @@ export function storageUnavailable(error: unknown, log: (line: string) => void):
   );
 }
 
-/** DuckDB out of the memory `--memory-limit` gives it: an allocation, or a block it cannot pin. */
-const OUT_OF_MEMORY = /Out of Memory Error|failed to pin block|failed to allocate data of size/i;
+/** DuckDB out of the memory its limit gives it: an allocation, or a block its COMMIT cannot pin. */
+const OUT_OF_MEMORY =
+  /^(Out of Memory Error|TransactionContext Error: Failed to commit: failed to pin block)/;
+
+export const isOutOfMemory = (error: unknown): boolean =>
+  error instanceof Error && OUT_OF_MEMORY.test(error.message);
 
 /**
  * A write DuckDB had no memory for (its COMMIT too: "failed to pin block", once the service's data
@@ -75,12 +79,12 @@ const OUT_OF_MEMORY = /Out of Memory Error|failed to pin block|failed to allocat
  * out of memory and DuckDB invalidated the database.
  */
 export function outOfMemory(error: unknown, log: (line: string) => void): ServiceError | undefined {
-  if (!(error instanceof Error) || !OUT_OF_MEMORY.test(error.message)) return undefined;
+  if (!isOutOfMemory(error)) return undefined;
   log(`out of memory: ${firstLine(error)}`);
   return new ServiceError(
     503,
     'unavailable',
-    'the service ran out of memory storing this request (raise its --memory-limit); nothing of it was stored',
+    'the service ran out of memory for this request (cas serve --memory-limit sets it); nothing of it was stored',
   );
 }
 

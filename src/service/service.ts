@@ -57,6 +57,8 @@ export interface ServiceOptions {
   intents?: { value: unknown; source: string };
   /** DuckDB's memory limit: the embedded service's (embedded.ts) or `cas serve --memory-limit`. */
   memoryLimit?: string;
+  /** How far DuckDB's memory may grow when a write runs out (store/database.ts): the embedded service's. */
+  memoryCeiling?: string;
   /** A price file merged over the built-in table (`--prices`, price-table.ts); the built-in table alone when absent. */
   prices?: string | undefined;
   /** Reader pool, query time and response-size budgets (`cas serve` flags); READ_LIMITS when absent. */
@@ -93,7 +95,11 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-async function open(dataDir: string, memoryLimit: string | undefined, reads: ReadLimits): Promise<Database> {
+async function open(
+  dataDir: string,
+  memory: Pick<ServiceOptions, 'memoryLimit' | 'memoryCeiling'>,
+  reads: ReadLimits,
+): Promise<Database> {
   const path = databasePath(dataDir);
   const fresh = !existsSync(path);
   try {
@@ -103,7 +109,11 @@ async function open(dataDir: string, memoryLimit: string | undefined, reads: Rea
     const wal = checkWal(`${path}.wal`);
     if (!wal.ok) throw new DataDirError('damaged', dataDir, `${basename(path)}.wal: ${wal.reason}`);
     const readPool = { connections: reads.readConnections, timeoutMs: reads.queryTimeoutMs };
-    return await openDatabase(path, { readPool, ...(memoryLimit === undefined ? {} : { memoryLimit }) });
+    return await openDatabase(path, {
+      readPool,
+      ...(memory.memoryLimit === undefined ? {} : { memoryLimit: memory.memoryLimit }),
+      ...(memory.memoryCeiling === undefined ? {} : { memoryCeiling: memory.memoryCeiling }),
+    });
   } catch (error) {
     const problem = classifyDataDirError(error, dataDir);
     // A store the full disk cut short at its creation: left behind, it was "damaged" (exit 9) once
@@ -127,7 +137,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   setActivePrices(options.prices === undefined ? builtIn : builtIn.mergedWith(readPriceFile(options.prices)));
   ensureDataDir(options.dataDir);
   const reads: ReadLimits = { ...READ_LIMITS, ...options.reads };
-  const db = await open(options.dataDir, options.memoryLimit, reads);
+  const db = await open(options.dataDir, options, reads);
   const files = protectDataFiles(options.dataDir);
   const limits: Limits = { ...LIMITS, ...options.limits };
   const log = options.log ?? (() => undefined);

@@ -1,5 +1,6 @@
 import type { ConversationAnalyser } from '../analysis/analyser.js';
 import type { IntentRule } from '../analysis/intent-rules.js';
+import { isOutOfMemory } from '../errors.js';
 import { type IdentityTouch, onIdentityTouched, type Scope } from '../identity/identity.js';
 import type { Database, Queryable } from '../store/database.js';
 import { loadProjectCache } from './cache-load.js';
@@ -288,23 +289,38 @@ export class Ingestor {
    * others); a request that fails alone gets its own error.
    */
   private async retryAlone(jobs: Job[], error: unknown): Promise<void> {
-    if (jobs.length === 1) {
+    const grown = await this.grewFor(error);
+    if (jobs.length === 1 && !grown) {
       jobs[0]!.reject(error);
       return;
     }
     for (const job of jobs) {
-      let prepared: Prepared;
-      try {
-        prepared = await this.prepare([job]);
-      } catch (alone) {
-        job.reject(alone);
-        continue;
-      }
-      const inFlight = await this.execute(prepared);
-      if (inFlight) {
-        const failed = await this.finish(inFlight);
-        if (failed) job.reject(failed.error);
+      for (;;) {
+        let prepared: Prepared;
+        try {
+          prepared = await this.prepare([job]);
+        } catch (alone) {
+          job.reject(alone);
+          break;
+        }
+        // A failed write is retried, or rejected, by execute itself (through here).
+        const inFlight = await this.execute(prepared);
+        const failed = inFlight && (await this.finish(inFlight));
+        if (!failed) break;
+        if (await this.grewFor(failed.error)) continue;
+        job.reject(failed.error);
+        break;
       }
     }
+  }
+
+  /**
+   * DuckDB had no memory for a write: where its limit may grow (the embedded service's), it grows, and
+   * the write is tried again (store/database.ts memoryCeiling).
+   */
+  private async grewFor(error: unknown): Promise<boolean> {
+    if (!isOutOfMemory(error) || !(await this.db.raiseMemoryLimit())) return false;
+    this.log('ingest: DuckDB ran out of memory; its limit is raised and the write tried again');
+    return true;
   }
 }

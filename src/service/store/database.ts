@@ -41,6 +41,11 @@ export interface Database {
    * settings. Statements on it go through `write()` or `readWritten`, which hold its lease.
    */
   readonly writer: DuckDBConnection;
+  /**
+   * Doubles DuckDB's memory limit, up to `DatabaseOptions.memoryCeiling`: true when it grew. For a
+   * write that ran out (the caller tries it again).
+   */
+  raiseMemoryLimit(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -146,6 +151,15 @@ export function checkpointThreshold(memoryLimit: string | undefined): string {
 export interface DatabaseOptions {
   /** DuckDB's `memory_limit` (for example `'128MB'`); DuckDB's own default (80% of RAM) when absent. */
   memoryLimit?: string;
+  /**
+   * How far `raiseMemoryLimit` may take it (none: the limit is the caller's, `cas serve
+   * --memory-limit`). Committed rows wait in memory until a checkpoint, and large texts (each past
+   * DuckDB's 4 KB inline strings in its own overflow blocks, up to twice its size) filled the embedded
+   * import's 64 MB: every COMMIT after that failed, an import of 500 events of 135 KB stopped at 231
+   * (found by probing). A CHECKPOINT then, or at a lower threshold, ran out too and invalidated the
+   * database: it rewrites the table's open row group, large texts and all.
+   */
+  memoryCeiling?: string;
   /** The reader pool; READ_POOL_DEFAULTS for what is absent. */
   readPool?: Partial<ReadPoolOptions>;
 }
@@ -211,10 +225,23 @@ export async function openDatabase(path: string, options: DatabaseOptions = {}):
     return next;
   }
 
+  let limitBytes = options.memoryLimit === undefined ? undefined : sizeInBytes(options.memoryLimit);
+  const ceilingBytes = options.memoryCeiling === undefined ? undefined : sizeInBytes(options.memoryCeiling);
+  const read = queryable(readerConnection, new Lease());
+
   return {
     path,
     writer: writerConnection,
-    read: queryable(readerConnection, new Lease()),
+    read,
+    async raiseMemoryLimit() {
+      if (limitBytes === undefined || ceilingBytes === undefined || limitBytes >= ceilingBytes) return false;
+      limitBytes = Math.min(limitBytes * 2, ceilingBytes);
+      const limit = `${Math.floor(limitBytes / 1e6)}MB`;
+      // Both are the instance's settings, whichever connection sets them.
+      await read.run(`SET memory_limit = '${limit}'`);
+      await read.run(`SET checkpoint_threshold = '${checkpointThreshold(limit)}'`);
+      return true;
+    },
     reads,
     readWritten: queryable(writerConnection, writerLease),
     async write<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
