@@ -98,3 +98,33 @@ describe("an alias of the id a session's identify makes", () => {
     expect(JSON.parse(shown.stdout)).toMatchObject({ aliases: ['carol', 'carol@example.com'] });
   });
 });
+
+// Found by split-run fuzzing: the replay opened its session as a user prefetch never loaded, a 500
+// on every run after.
+describe('a device-only record before a stored derived session of another person on that device', () => {
+  it('is stored in a later run', async () => {
+    const first = join(dir.path, 'device-a.jsonl');
+    const later = join(dir.path, 'device-b.jsonl');
+    const at = (m: number) => `2025-03-01T10:${String(m).padStart(2, '0')}:00Z`;
+    writeFileSync(
+      first,
+      [
+        { kind: 'identify', timestamp: at(0), id: 'u1', device_id: 'd1' },
+        { kind: 'event', timestamp: at(10), device_id: 'd1', event: 'Click' },
+        { kind: 'event', timestamp: at(9), user_id: 'u2', device_id: 'd1', event: 'Click' },
+      ]
+        .map((r) => JSON.stringify(r))
+        .join('\n'),
+    );
+    writeFileSync(
+      later,
+      JSON.stringify({ kind: 'event', timestamp: at(5), device_id: 'd1', event: 'Click' }),
+    );
+    const dataDir = join(dir.path, 'device-split');
+    const a = await runCli(['import', first, '--data-dir', dataDir, '-q']);
+    expect(a.code, a.stderr).toBe(0);
+    const b = await runCli(['import', later, '--data-dir', dataDir, '-q', '--retries', '0']);
+    expect(b.code, b.stderr).toBe(0);
+    expect(b.stderr).not.toContain('internal error');
+  });
+});

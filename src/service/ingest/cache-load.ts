@@ -277,7 +277,12 @@ export async function prefetch(
   // each one's user; another event of the batch naming that user cannot be relied on, since a failed
   // group clears the identity maps while untouched sessions stay cached (ProjectCache.forget).
   const { replays, reroute } = reopenPlan(cache, events, [], Date.now(), history);
-  const reached = new Set<string>([...reroute.values(), ...[...replays.values()].map((r) => r.target)]);
+  // A replay's sessions too, not only its name: the replay opens its target as the first one's user
+  // (a 500 for good where that user was not loaded, found by split-run fuzzing).
+  const reached = new Set<string>([
+    ...reroute.values(),
+    ...[...replays.values()].flatMap((r) => [r.target, ...r.sessions]),
+  ]);
   for (const e of events) {
     if (e.user_id !== undefined) ids.push(e.user_id);
     if (e.kind === 'alias') ids.push(e.id, e.previous_id);
