@@ -128,3 +128,42 @@ describe('a device-only record before a stored derived session of another person
     expect(b.stderr).not.toContain('internal error');
   });
 });
+
+// Found by split-run fuzzing: the replay of the earlier run's session dropped the end that run added,
+// for this run's own end to close it, and this run's end was refused (exception: it is dated before a
+// stored record): the session stayed open for good, without its summaries.
+describe('an end the data states, refused in a later run', () => {
+  it('leaves the session ended as the import ends it, after its last record', async () => {
+    const turn = (m: number, text: string) => ({
+      kind: 'turn',
+      timestamp: `2025-03-01T10:${m}:00Z`,
+      user_id: 'u1',
+      session_id: 'S1',
+      user: text,
+      assistant: 'b',
+    });
+    const first = join(dir.path, 'end-1.jsonl');
+    const later = join(dir.path, 'end-2.jsonl');
+    writeFileSync(first, JSON.stringify(turn(30, 'a')));
+    writeFileSync(
+      later,
+      [
+        turn(0, 'x'),
+        { kind: 'end_session', timestamp: '2025-03-01T10:10:00Z', user_id: 'u1', session_id: 'S1' },
+        { kind: 'event', timestamp: '2025-03-01T10:40:00Z', user_id: 'u1', session_id: 'S1', event: 'Click' },
+      ]
+        .map((r) => JSON.stringify(r))
+        .join('\n'),
+    );
+    const dataDir = join(dir.path, 'end-refused');
+    expect((await runCli(['import', first, '--data-dir', dataDir, '-q'])).code).toBe(0);
+    const refused = await runCli(['import', later, '--data-dir', dataDir, '-q']);
+    expect(refused.code).toBe(6);
+    expect(refused.stderr).toContain('has events until');
+    const shown = await runCli(['users', 'show', 'u1', '--data-dir', dataDir, '--json']);
+    const session = (
+      JSON.parse(shown.stdout) as { sessions: Array<{ session_id: string; ended_at: unknown }> }
+    ).sessions[0];
+    expect(session).toMatchObject({ session_id: 'S1', ended_at: '2025-03-01T10:40:00.000Z' });
+  });
+});
