@@ -167,3 +167,43 @@ describe('an end the data states, refused in a later run', () => {
     expect(session).toMatchObject({ session_id: 'S1', ended_at: '2025-03-01T10:40:00.000Z' });
   });
 });
+
+// Found by split-run fuzzing: an older record joining a stored session did not move its id's first
+// use back, so the aliases' order (by first use, README) depended on the split.
+describe("an older record of a user's stored session, in a later run", () => {
+  it('lists the aliases in the order of first use, as one run does', async () => {
+    const turn = (m: string, text: string) => ({
+      kind: 'turn',
+      timestamp: `2025-03-01T10:${m}:00Z`,
+      user_id: 'z',
+      session_id: 'S1',
+      user: text,
+      assistant: 'ok',
+    });
+    const identity = [
+      { kind: 'identify', timestamp: '2025-03-01T10:05:00Z', id: 'x' },
+      { kind: 'alias', timestamp: '2025-03-01T10:30:00Z', id: 'z', previous_id: 'x' },
+    ];
+    const write = (name: string, records: object[]) => {
+      const file = join(dir.path, name);
+      writeFileSync(file, records.map((r) => JSON.stringify(r)).join('\n'));
+      return file;
+    };
+    const aliasesAfter = async (name: string, files: string[]) => {
+      const dataDir = join(dir.path, name);
+      for (const file of files)
+        expect((await runCli(['import', file, '--data-dir', dataDir, '-q'])).code).toBe(0);
+      const shown = await runCli(['users', 'show', 'z', '--data-dir', dataDir, '--json']);
+      return (JSON.parse(shown.stdout) as { aliases: string[] }).aliases;
+    };
+    const one = await aliasesAfter('aliases-one', [
+      write('aliases-all.jsonl', [...identity, turn('08', 'hi'), turn('02', 'hey')]),
+    ]);
+    const split = await aliasesAfter('aliases-split', [
+      write('aliases-a.jsonl', [...identity, turn('08', 'hi')]),
+      write('aliases-b.jsonl', [turn('02', 'hey')]),
+    ]);
+    expect(one).toEqual(['z', 'x']);
+    expect(split).toEqual(one);
+  });
+});

@@ -65,6 +65,15 @@ function usedAt(maps: IdentityMaps, ch: IdentityChanges, id: string, at: number)
   if (!ch.isNewId(id)) ch.idUsesLowered.add(id);
 }
 
+/**
+ * A record naming a caller id of a known user at `at`: the id's first use moves back to it if it is
+ * earlier, as it does for a record that makes a session. A record joining a stored session did not,
+ * so aliases were listed in another order after a split import (found by split-run fuzzing).
+ */
+export function idSeen(maps: IdentityMaps, ch: IdentityChanges, id: string, at: number): void {
+  if (userOfCallerId(maps, id) !== undefined) usedAt(maps, ch, id, at);
+}
+
 /** Records that the user was seen at `at`: created_at is the earliest timestamp seen (imports go back). */
 export function seenAt(maps: IdentityMaps, ch: IdentityChanges, userId: string, at: number): void {
   const info = maps.user(userId);

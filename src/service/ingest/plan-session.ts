@@ -1,6 +1,6 @@
 import type { WireEvent, WireEventOf } from '../../shared/event-bodies.js';
 import { EVENT_NAMES } from '../../shared/event-names.js';
-import { alias, claimDevice, identify, identifyUser, userOfCallerId } from '../identity/rules.js';
+import { alias, claimDevice, identify, identifyUser, idSeen, userOfCallerId } from '../identity/rules.js';
 import { type EventCtx, iso, type Planner } from './planner.js';
 import { generatedId } from './rows.js';
 import { mergeProps, newSession, type SessionState } from './state.js';
@@ -44,6 +44,7 @@ export function sessionFor(
       return undefined;
     }
     p.touchSession(existing, x.ts);
+    if (e.user_id !== undefined) idSeen(p.maps, p.ch, e.user_id, x.ts);
     // A session's device is the first one its events name, whichever event opened it.
     if (existing.deviceId === null && e.device_id !== undefined) existing.deviceId = e.device_id;
     if (e.device_id !== undefined) claimForUser(p, existing, e.user_id, e.device_id, x.ts);
