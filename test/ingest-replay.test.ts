@@ -559,6 +559,18 @@ describe('replaying sessions with new history', () => {
       session_key: key,
       session_gap_ms: GAP,
     });
+    /** A caller's own session, `id`, of `user`, with one event at 0 (not a derived session). */
+    const ownSession = async (t: TestService, id: string, user: string) => {
+      const event = {
+        type: 'track',
+        event: 'Exported',
+        event_id: 'p1',
+        timestamp: at(0),
+        session_id: id,
+        user_id: user,
+      };
+      expect((await t.post('/bc/v1/events/queue', [event])).status).toBe(200);
+    };
     const rowsOf = async (t: TestService, id: string) => {
       const [row] = await t.service.db.read.all<{ sessions: bigint; starts: bigint }>(
         `SELECT (SELECT count(*) FROM sessions WHERE session_id = $1) AS sessions,
@@ -572,17 +584,7 @@ describe('replaying sessions with new history', () => {
       const t = await service();
       const taken = derivedSessionId('u1', Date.parse(at(0)));
       // A caller's own session id of the form the service derives (an earlier export's, say).
-      const own = await t.post('/bc/v1/events/queue', [
-        {
-          type: 'track',
-          event: 'Exported',
-          event_id: 'p1',
-          timestamp: at(0),
-          session_id: taken,
-          user_id: 'u1',
-        },
-      ]);
-      expect(own.status).toBe(200);
+      await ownSession(t, taken, 'u1');
       await post(t, [click('w1', 'w', 300)]);
       // Extends u1's derived session back to 0: renamed derivedSessionId(u1, 0), the caller's id.
       const refused = await t.post('/bc/v1/events/queue?history=true', [click('w2', 'v', 0)]);
@@ -596,17 +598,7 @@ describe('replaying sessions with new history', () => {
       async (owner) => {
         const t = await service();
         const taken = derivedSessionId('u1', Date.parse(at(0)));
-        const own = await t.post('/bc/v1/events/queue', [
-          {
-            type: 'track',
-            event: 'Exported',
-            event_id: 'p1',
-            timestamp: at(0),
-            session_id: taken,
-            user_id: owner,
-          },
-        ]);
-        expect(own.status).toBe(200);
+        await ownSession(t, taken, owner);
         // u1 has a derived session far from 0, so the new one is named by the service.
         await post(t, [click('c0', 's15', 10 * 3600)]);
         for (const session of ['a', taken]) {

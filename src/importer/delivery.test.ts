@@ -40,6 +40,26 @@ function service(bad: (e: WireJson) => boolean, namesIndexes = true) {
   return { stored, send, max: () => maxInFlight };
 }
 
+/** Users as the service keeps them: an identify makes its id, an alias needs its previous_id. */
+function usersService() {
+  const known = new Set<string>();
+  const stored: string[] = [];
+  const send = async (events: WireJson[]) => {
+    const issues = events.flatMap((e, i) =>
+      e.type === 'alias' && !known.has(String(e.previous_id))
+        ? [{ path: `[${i}].previous_id`, message: `no user has the id "${e.previous_id}"` }]
+        : [],
+    );
+    if (issues.length > 0) throw new Refused({ status: 409, message: 'conflict', issues });
+    for (const e of events) {
+      known.add(String(e.type === 'alias' ? e.id : e.user_id));
+      stored.push(String(e.event_id));
+    }
+    return { accepted: events.length, duplicates: 0 };
+  };
+  return { send, stored };
+}
+
 function delivery(
   send: (events: WireJson[]) => Promise<{ accepted: number; duplicates: number }>,
   batchSize = 3,
@@ -182,22 +202,7 @@ describe('Delivery', () => {
   });
 
   it('sends an alias refused for an unknown previous_id again once the records after it are stored', async () => {
-    // Users as the service keeps them: an identify makes its id, an alias needs its previous_id.
-    const known = new Set<string>();
-    const stored: string[] = [];
-    const send = async (events: WireJson[]) => {
-      const issues = events.flatMap((e, i) =>
-        e.type === 'alias' && !known.has(String(e.previous_id))
-          ? [{ path: `[${i}].previous_id`, message: `no user has the id "${e.previous_id}"` }]
-          : [],
-      );
-      if (issues.length > 0) throw new Refused({ status: 409, message: 'conflict', issues });
-      for (const e of events) {
-        known.add(String(e.type === 'alias' ? e.id : e.user_id));
-        stored.push(String(e.event_id));
-      }
-      return { accepted: events.length, duplicates: 0 };
-    };
+    const { send, stored } = usersService();
     const { d, settled } = delivery(send, 10, 1);
     const record = (event: WireJson, n: number): OutEvent => ({ ...ev('-', n), event });
     // As a sort by content may leave them: the chain's last link first, the identify last.
@@ -218,21 +223,7 @@ describe('Delivery', () => {
   // A session's own identify is sent with its session, after the identities' drain: an alias of the
   // id only it makes was refused there, where one run of the app's order stored it (found by probing).
   it('keeps an alias refused at the identities drain for the final one, after the sessions', async () => {
-    const known = new Set<string>();
-    const stored: string[] = [];
-    const send = async (events: WireJson[]) => {
-      const issues = events.flatMap((e, i) =>
-        e.type === 'alias' && !known.has(String(e.previous_id))
-          ? [{ path: `[${i}].previous_id`, message: `no user has the id "${e.previous_id}"` }]
-          : [],
-      );
-      if (issues.length > 0) throw new Refused({ status: 409, message: 'conflict', issues });
-      for (const e of events) {
-        known.add(String(e.type === 'alias' ? e.id : e.user_id));
-        stored.push(String(e.event_id));
-      }
-      return { accepted: events.length, duplicates: 0 };
-    };
+    const { send, stored } = usersService();
     const { d, settled } = delivery(send, 10, 2);
     const record = (event: WireJson, n: number, lane = '-'): OutEvent => ({ ...ev(lane, n), event });
     d.push(record({ type: 'alias', event_id: 'carol-x', previous_id: 'carol', id: 'carol@x' }, 0));
