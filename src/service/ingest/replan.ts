@@ -66,16 +66,17 @@ export function replanSession(p: Planner, replay: Replay, events: readonly WireE
   // New history within the stored sessions' time leaves an end the import added where it was: the
   // run sending it may end its own session elsewhere (with an end the data states), and then no end
   // of that run would come to close what is now open. History past it reopens the session, for the
-  // run's own end to close, when the request holds one: sent without (its end the data states was
-  // refused, or comes in a later request), the session was left open for good, its summaries gone
-  // (found by split-run fuzzing); ended again, a later end of the run replays it once more.
+  // run's own end to close, when the request holds one: an import's history sent without (its end
+  // the data states was refused, or comes in a later request) left the session open for good, its
+  // summaries gone (found by split-run fuzzing); ended again, a later end of the run replays it once
+  // more. A client's late event (not history) reopens it as before, for the client to go on.
   const storedLast = Math.max(...sessions.map(({ s }) => s.lastEventAt));
   const extended = merged.some(
     (r) => r.index !== undefined && r.event.kind !== 'end_session' && r.ts > storedLast,
   );
-  const endsIt = merged.some((r) => r.index !== undefined && r.event.kind === 'end_session');
+  const unended = p.history && !merged.some((r) => r.index !== undefined && r.event.kind === 'end_session');
   const provisional = sessions.some(({ s }) => s.provisionalEnd !== null);
-  if (provisional && (segments.length > 1 || !extended || !endsIt)) endAgain(p, last, target);
+  if (provisional && (segments.length > 1 || !extended || unended)) endAgain(p, last, target);
   const known = merged.some((r) => namedDevice(r) !== null);
   const ids = segments.map((segment, n) =>
     n === 0 ? target : derivedSessionId(replay.key!, segment[0]!.ts),
