@@ -80,7 +80,14 @@ describe('the in-process queue', () => {
 
   it("takes the importer's own events (built) normalized, and refuses one it changed into an invalid one as HTTP does", async () => {
     const send = localQueueSender(service.localQueue, credentials(service), { built: true });
-    const batch = [turn(30), { ...turn(31), session_key: 'lq-user', session_gap_ms: 60_000 }];
+    // A derived session's events all carry its key (one without it was of another session: 409).
+    const derived = (i: number) => ({
+      ...turn(i),
+      session_id: 'lq-derived',
+      session_key: 'lq-user',
+      session_gap_ms: 60_000,
+    });
+    const batch = [derived(30), derived(31)];
     expect(await send(batch)).toEqual({ status: 'ok', accepted: 2, duplicates: 0 });
     const bad = [turn(32), { ...turn(33), session_id: 'x'.repeat(101) }];
     const local = await refusal(send(bad));
