@@ -36,7 +36,7 @@ export function addServeReadOptions(command: Command): Command {
     .addOption(
       new Option(
         '--memory-limit <size>',
-        `DuckDB's memory; larger work spills to disk or is refused as too expensive (default: ${SERVE_MEMORY_LIMIT})`,
+        `DuckDB's memory; larger work spills to disk or is refused as too expensive, a write it has no room for with 503 (default: ${SERVE_MEMORY_LIMIT})`,
       ).argParser(parseSize),
     )
     .addOption(

@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  allZero,
-  emptyParts,
-  emptyRangeLine,
-  exactRegex,
-  namedInControls,
-  quoteList,
-  readsIntents,
-  spanOf,
-  unknownEventLine,
-  unknownPropertyLine,
-} from './chart-hints.js';
+import { allZero, emptyParts, emptyRangeLine, namedInControls, readsIntents, spanOf } from './chart-hints.js';
+import { exactRegex, quoteList, unknownEventLine, unknownPropertyLine } from './hint-lines.js';
 
 const stat = (event: string, first: string, last: string) => ({ event, count: 1, users: 1, first, last });
 

@@ -14,8 +14,6 @@ import {
   unknownTraitLine,
 } from './hint-lines.js';
 
-export { exactRegex, quoteList, unknownEventLine, unknownPropertyLine, unknownTraitLine };
-
 /**
  * Why a chart came back empty (issue 18): a range where the project has no data, an event name that
  * does not exist, a property or trait nobody has. Looked up only when the chart (or a segmentation

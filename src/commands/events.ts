@@ -4,9 +4,9 @@ import { listEventNames, listProperties, listPropertyValues } from '../client/ro
 import { eventStats, propertyStats } from '../client/stats-routes.js';
 import { PROPERTY_TOP_MAX } from '../shared/event-stats.js';
 import type { Scalar } from '../shared/primitives.js';
-import { exactRegex } from './chart-hints.js';
 import { UsageError } from './errors.js';
 import { namingFlags } from './flag-refusals.js';
+import { exactRegex } from './hint-lines.js';
 import { wholeNumber } from './users.js';
 
 /**

@@ -1,6 +1,7 @@
 import type { ErrorBody, ErrorCode, Issue } from '../shared/errors.js';
 import { summarizeIssues } from '../shared/errors.js';
 import { causeOf, firstLine, storageProblemOf } from './lock-error.js';
+import { isOutOfMemory } from './store/read-pool.js';
 
 /** A failure the service reports to the caller as-is; anything else becomes a generic 500. */
 export class ServiceError extends Error {
@@ -63,13 +64,6 @@ export function storageUnavailable(error: unknown, log: (line: string) => void):
     `the service cannot use its storage: ${causeOf(problem)}; nothing of this request was stored`,
   );
 }
-
-/** DuckDB out of the memory its limit gives it: an allocation, or a block its COMMIT cannot pin. */
-const OUT_OF_MEMORY =
-  /^(Out of Memory Error|TransactionContext Error: Failed to commit: failed to pin block)/;
-
-export const isOutOfMemory = (error: unknown): boolean =>
-  error instanceof Error && OUT_OF_MEMORY.test(error.message);
 
 /**
  * A write DuckDB had no memory for (its COMMIT too: "failed to pin block", once the service's data

@@ -1,5 +1,5 @@
-import { unknownEventLine } from '../../commands/chart-hints.js';
 import { runEvents, runProperties } from '../../commands/events.js';
+import { unknownEventLine } from '../../commands/hint-lines.js';
 import { runUserShow, runUsersList } from '../../commands/users.js';
 import { renderEvents, renderProperties } from '../../render/events.js';
 import type { ListingOptions } from '../../render/listing.js';

@@ -1,8 +1,8 @@
 import type { ConversationAnalyser } from '../analysis/analyser.js';
 import type { IntentRule } from '../analysis/intent-rules.js';
-import { isOutOfMemory } from '../errors.js';
 import { type IdentityTouch, onIdentityTouched, type Scope } from '../identity/identity.js';
 import type { Database, Queryable } from '../store/database.js';
+import { isOutOfMemory } from '../store/read-pool.js';
 import { loadProjectCache } from './cache-load.js';
 import type { CommitListener } from './commit-listener.js';
 import {

@@ -11,7 +11,15 @@ import type { ReopenPlan, Replay } from './reopen-plan.js';
  */
 function candidates(replay: Replay, cache: ProjectCache, events: readonly WireEvent[]): string[] {
   const names = new Set<string>([replay.target]);
-  if (replay.key !== null) {
+  // Only an end the data states splits a replay into parts (replan.ts segmentsOf); history keeps
+  // only such ends (an import's own is not loaded), so without one no part needs a name hashed.
+  const splits =
+    replay.sessions.some((id) => cache.history.get(id)?.some((row) => row.type === 'end_session')) ||
+    replay.indices.some((i) => {
+      const e = events[i];
+      return e?.kind === 'end_session' && e.provisional !== true;
+    });
+  if (replay.key !== null && splits) {
     const key = replay.key;
     for (const id of replay.sessions)
       for (const row of cache.history.get(id) ?? []) names.add(derivedSessionId(key, row.ts));

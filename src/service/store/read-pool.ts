@@ -52,8 +52,12 @@ export class QueryOutOfMemoryError extends Error {
   }
 }
 
-const isOutOfMemory = (error: unknown): boolean =>
-  error instanceof Error && /^Out of Memory Error/i.test(error.message);
+/** DuckDB out of the memory its limit gives it: an allocation, or a block its COMMIT cannot pin. */
+const OUT_OF_MEMORY =
+  /^(Out of Memory Error|TransactionContext Error: Failed to commit: failed to pin block)/;
+
+export const isOutOfMemory = (error: unknown): boolean =>
+  error instanceof Error && OUT_OF_MEMORY.test(error.message);
 
 /** No connection could be had in time (or too many of the tenant's leases wait already). */
 export class ReadPoolBusyError extends Error {
