@@ -64,11 +64,11 @@ describe('parseTimestamp', () => {
   });
 
   // Found by probing: ISO 8601's basic format was "not ISO 8601".
-  it("reads ISO 8601's basic format, with its T; eight digits alone stay epoch seconds", () => {
+  it("reads ISO 8601's basic format, with its T; eight digits alone are no basic date", () => {
     expect(iso('20250406T000000Z')).toBe('2025-04-06T00:00:00.000Z');
     expect(iso('20250406T103015.25+0200')).toBe('2025-04-06T08:30:15.250Z');
     expect(iso('20250406T1030-05')).toBe('2025-04-06T15:30:00.000Z');
-    expect(iso('20250406')).toBe(new Date(20_250_406_000).toISOString());
+    expect(iso('20250406')).toMatch(/ambiguous/);
     expect(parseTimestamp('20250230T000000Z', 'UTC')).toMatchObject({ ok: false });
   });
 
@@ -125,6 +125,30 @@ describe('parseTimestamp', () => {
     expect(iso(true)).toMatch(/string or number/);
     expect(parseTimestamp('', 'UTC')).toBeUndefined();
     expect(parseTimestamp(undefined, 'UTC')).toBeUndefined();
+  });
+
+  it('reads years 0-99 as written, not as 1900-1999 (Go and .NET placeholders land outside the range)', () => {
+    expect(iso('0001-01-01T00:00:00Z')).toBe('0001-01-01T00:00:00.000Z');
+    expect(iso('0050-06-01T12:00:00+01:00')).toBe('0050-06-01T11:00:00.000Z');
+    expect(iso('00991231T000000Z')).toBe('0099-12-31T00:00:00.000Z');
+    expect(iso('0000-01-01')).toBe('0000-01-01T00:00:00.000Z');
+    expect(iso('0100-02-29T00:00:00Z')).toMatch(/not a valid date/);
+  });
+
+  it('truncates fractions finer than nanoseconds too, as the service reads them', () => {
+    expect(iso('2024-01-02T03:04:05.1234567891Z')).toBe('2024-01-02T03:04:05.123Z');
+    expect(iso('20240102T030405,99999999999Z')).toBe('2024-01-02T03:04:05.999Z');
+  });
+
+  it('refuses eight digits that also name a day, giving both readings', () => {
+    expect(iso('20240102')).toBe(
+      'timestamp 20240102 is ambiguous: the date 2024-01-02 or epoch seconds (1970-08-23T06:15:02.000Z); write 2024-01-02 (or 20240102T000000Z), or the time in milliseconds',
+    );
+    expect(iso(20240102)).toMatch(/ambiguous: the date 2024-01-02/);
+    // Eight digits that are no day, and other lengths, stay epoch times.
+    expect(iso('86400000')).toBe('1972-09-27T00:00:00.000Z');
+    expect(iso('20241302')).toBe('1970-08-23T06:35:02.000Z');
+    expect(iso('1704164645')).toBe('2024-01-02T03:04:05.000Z');
   });
 
   // Every quarter hour of local time on every day the offset changes in 2024-2026 (and the evening

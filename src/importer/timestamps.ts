@@ -17,14 +17,40 @@ const MS_BELOW = 1e14;
 
 /** An offset may have seconds (`-00:44:30`): charts print a zone's offset before ~1972 so, and read it back. */
 const ISO =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2}(?::\d{2})?)?)?$/;
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2}(?::\d{2})?)?)?$/;
 /**
  * ISO 8601's basic format (`20250406T000000Z`), which the extended one's pattern refused (found by
- * probing). Only with its `T`: eight digits alone are an epoch time in seconds.
+ * probing). Only with its `T`: eight digits alone are refused when they also read as a date
+ * (`basicDateAlone`), else an epoch time in seconds.
  */
 const ISO_BASIC =
-  /^(\d{4})(\d{2})(\d{2})[Tt](\d{2})(\d{2})(?:(\d{2})(?:[.,](\d{1,9}))?)?(Z|z|[+-]\d{2}(?:\d{2})?)?$/;
+  /^(\d{4})(\d{2})(\d{2})[Tt](\d{2})(\d{2})(?:(\d{2})(?:[.,](\d+))?)?(Z|z|[+-]\d{2}(?:\d{2})?)?$/;
 const NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+const EIGHT_DIGITS = /^\d{8}$/;
+/** 400 Gregorian years, a whole number of days: how `utcMs` reads years 0-99 that `Date.UTC` moves. */
+const CYCLE_MS = 146_097 * 86_400_000;
+
+/** `Date.UTC` of the fields as written: it reads years 0-99 as 1900-1999 (`0001-01-01` became 1901). */
+function utcMs(y: number, mo: number, d: number, h: number, mi: number, s: number): number {
+  return y < 100 ? Date.UTC(y + 400, mo, d, h, mi, s) - CYCLE_MS : Date.UTC(y, mo, d, h, mi, s);
+}
+
+/**
+ * Eight digits that name a calendar day (`20240102`, GA4's `event_date`) are ISO 8601's basic date as
+ * much as epoch seconds (1970-08-23): refused with both readings, never guessed.
+ */
+function basicDateAlone(text: string): TimeResult | undefined {
+  if (!EIGHT_DIGITS.test(text)) return undefined;
+  const [y, mo, d] = [Number(text.slice(0, 4)), Number(text.slice(4, 6)) - 1, Number(text.slice(6))];
+  const day = new Date(utcMs(y, mo, d, 0, 0, 0));
+  if (y < 1900 || day.getUTCMonth() !== mo || day.getUTCDate() !== d) return undefined;
+  const date = `${text.slice(0, 4)}-${text.slice(4, 6)}-${text.slice(6)}`;
+  const seconds = toIso(Number(text) * 1000);
+  return {
+    ok: false,
+    reason: `timestamp ${text} is ambiguous: the date ${date} or epoch seconds (${seconds}); write ${date} (or ${text}T000000Z), or the time in milliseconds`,
+  };
+}
 
 /**
  * `n` seconds in whole milliseconds, truncated, read off its decimal digits: `n * 1000` in binary
@@ -131,8 +157,8 @@ function fromIso(m: RegExpExecArray, text: string, tz: string): TimeResult {
   const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', zone] = m;
   const fields = [Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)] as const;
   // Truncated to the millisecond, as `Date` and the service read a finer fraction.
-  const wall = Date.UTC(...fields) + Number(`${frac}000`.slice(0, 3));
-  const check = new Date(Date.UTC(...fields));
+  const check = new Date(utcMs(...fields));
+  const wall = check.getTime() + Number(`${frac}000`.slice(0, 3));
   if (
     check.getUTCMonth() !== fields[1] ||
     check.getUTCDate() !== fields[2] ||
@@ -162,11 +188,11 @@ function fromIso(m: RegExpExecArray, text: string, tz: string): TimeResult {
 /** Any accepted timestamp value → instant. `undefined`/empty means "no timestamp", not an error. */
 export function parseTimestamp(value: unknown, tz: string): TimeResult | undefined {
   if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value === 'number') return fromEpoch(value);
+  if (typeof value === 'number') return basicDateAlone(String(value)) ?? fromEpoch(value);
   if (typeof value !== 'string')
     return { ok: false, reason: `timestamp must be a string or number, got ${typeof value}` };
   const text = value.trim();
-  if (NUMERIC.test(text)) return fromEpoch(Number(text), text);
+  if (NUMERIC.test(text)) return basicDateAlone(text) ?? fromEpoch(Number(text), text);
   const m = ISO.exec(text) ?? ISO_BASIC.exec(text);
   if (!m)
     return {

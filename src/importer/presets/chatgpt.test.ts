@@ -348,6 +348,36 @@ describe('chatgpt preset', () => {
     ]);
   });
 
+  it('refuses a conversation whose create_time is given but no epoch time, where it took the time before', async () => {
+    const withTime = (id: string, conversationTime: unknown, replyTime: unknown) => ({
+      id,
+      create_time: conversationTime,
+      current_node: 'a',
+      mapping: {
+        u: node('u', null, ['a'], msg('u', 'user', T, text('q'))),
+        a: node('a', 'u', [], { ...msg('a', 'assistant', null, text('a')), create_time: replyTime }),
+      },
+    });
+    const file = [
+      withTime('conv-text', T, String(T + 5)),
+      withTime('conv-zero', T, 0),
+      withTime('conv-iso', '2025-03-04T10:00:00Z', T + 5),
+      withTime('conv-ok', T, T + 5),
+    ];
+    const { events, rejections } = await mapPresetFiles(
+      dir.path,
+      'chatgpt',
+      { 't.json': JSON.stringify(file) },
+      ['user_id=me'],
+    );
+    expect(rejections.map((r) => r.reason)).toEqual([
+      `[0].mapping.a.message.create_time: "${T + 5}" is not a time in epoch seconds`,
+      '[1].mapping.a.message.create_time: 0 is not a time in epoch seconds',
+      '[2].create_time: "2025-03-04T10:00:00Z" is not a time in epoch seconds',
+    ]);
+    expect(events.map((e) => [e.session_id, e.timestamp])).toEqual([['conv-ok', iso(T + 5)]]);
+  });
+
   // The later export holding the reply stored it again as another turn (found by probing).
   it('stores a last question without a reply yet as no turn; a question answered later, once', async () => {
     const pending = (current: string, extra: Record<string, unknown> = {}) => ({

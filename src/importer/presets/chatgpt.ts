@@ -9,7 +9,7 @@ import { fillTimes, type PresetItem, type PresetRecord } from './record.js';
  * its id (one whose `current_node` is missing or names no node is refused: its branch is unknown).
  * Each user message and the assistant's text replies up to the next user message make a
  * turn, timed at the reply (a message without `create_time` at the one before it, else at the
- * conversation's); assistant messages addressed to a tool (`recipient` other than `all`)
+ * conversation's; one whose `create_time` is no epoch time is refused); assistant messages addressed to a tool (`recipient` other than `all`)
  * and the tool's answer make a function call. The export has no user id (`--set user_id=`) and no
  * token counts, so turns carry the model but no cost.
  */
@@ -50,6 +50,13 @@ export function activeBranch(
     id = parent;
   }
   return { nodes: out.reverse(), ...(broken ? { broken } : {}) };
+}
+
+/** A `create_time` given (not null) that is no positive epoch time: ChatGPT writes a number of seconds. */
+const unreadableTime = (v: unknown): boolean => v !== undefined && v !== null && secondsMs(v) === undefined;
+
+function badTime(at: string, v: unknown): PresetItem {
+  return { ok: false, at, reason: `${JSON.stringify(v)} is not a time in epoch seconds` };
 }
 
 const hasMessage = (mapping: Obj): boolean => Object.values(mapping).some((n) => obj(obj(n)?.message));
@@ -136,12 +143,17 @@ function mapConversation(value: unknown): PresetItem[] {
   };
   // A message without create_time takes the time of the message before it in the branch (else the
   // conversation's): never the import's, and never earlier than what it follows.
+  if (unreadableTime(c.create_time)) return [badTime('create_time', c.create_time)];
   let last = secondsMs(c.create_time);
   const branch = activeBranch(mapping, current);
   if (branch.broken) return [{ ok: false, ...branch.broken }];
   for (const { id: nodeId, node } of branch.nodes) {
     const m = obj(node.message);
     if (!m) continue;
+    // A time given but unreadable is refused, not replaced by the one before (found by probing).
+    if (unreadableTime(m.create_time)) {
+      return [badTime(`mapping.${nodeId}.message.create_time`, m.create_time)];
+    }
     const own = secondsMs(m.create_time);
     const ms = own ?? last;
     last = ms;
