@@ -256,6 +256,9 @@ describe('the socket itself', () => {
       [`${base}/bc/v1/user/identify`, { Authorization: `Bearer ${key}` }, 404],
       // The API key itself is not a socket key.
       [`${base}/bc/v1/live-events/ws`, { Authorization: `Bearer ${t.apiKey}` }, 401],
+      // Naming another tenant is a 403, as on every HTTP route; the socket opened (found by probing).
+      [`${base}/bc/v1/live-events/ws?app_id=another-project`, { Authorization: `Bearer ${key}` }, 403],
+      [`${base}/?organization_id=org_other`, { Authorization: `Bearer ${key}` }, 403],
     ];
     for (const [url, headers, status] of cases) {
       const refused = await openSocket(url, headers).catch((e: unknown) => e);
@@ -271,6 +274,12 @@ describe('the socket itself', () => {
     );
     browser.ws.close();
     expect((await browser.closed).code).toBe(1005);
+    // Its own project and organization named, or an empty value, open as before.
+    const own = await openSocket(
+      `${base}/bc/v1/live-events/ws?app_id=${encodeURIComponent(t.projectId)}&organization_id=&authorization_key=${encodeURIComponent(key)}`,
+    );
+    own.ws.close();
+    expect((await own.closed).code).toBe(1005);
     // realtime itself authenticates like every route.
     expect((await t.get('/bc/v1/live-events/realtime', { authorization: '', 'x-app-id': '' })).status).toBe(
       401,

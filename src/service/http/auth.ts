@@ -37,12 +37,18 @@ export function authenticate(request: FastifyRequest, tenants: Tenants): { tenan
  * value names nothing.
  */
 export function checkNamedTenant(query: unknown, tenant: Scope): void {
-  if (typeof query !== 'object' || query === null) return;
+  const problem = namedOtherTenant(query, tenant);
+  if (problem !== undefined) throw new ServiceError(403, 'forbidden', problem);
+}
+
+/** Why the query names another tenant than `tenant`, if it does (the live socket's handshake asks too). */
+export function namedOtherTenant(query: unknown, tenant: Scope): string | undefined {
+  if (typeof query !== 'object' || query === null) return undefined;
   const q = query as Record<string, unknown>;
   const other = (value: unknown, own: string) =>
     (Array.isArray(value) ? value : [value]).some((v) => v !== undefined && v !== '' && v !== own);
-  if (other(q.app_id, tenant.projectId))
-    throw new ServiceError(403, 'forbidden', 'app_id names another project than X-App-ID');
+  if (other(q.app_id, tenant.projectId)) return 'app_id names another project than X-App-ID';
   if (other(q.organization_id, tenant.orgId))
-    throw new ServiceError(403, 'forbidden', "organization_id names another organization than the API key's");
+    return "organization_id names another organization than the API key's";
+  return undefined;
 }

@@ -4,6 +4,7 @@ import { WebSocketServer } from 'ws';
 import type { ErrorBody, ErrorCode } from '../../shared/errors.js';
 import { LIMITS } from '../../shared/limits.js';
 import { LIVE_CLOSE, LIVE_PING_MS, LIVE_SOCKET_PATH, REALTIME_PATH } from '../../shared/live-events.js';
+import { namedOtherTenant } from '../http/auth.js';
 import type { LiveHub } from './hub.js';
 import { QueueBudget, SocketSubscriber } from './subscriber.js';
 import type { LiveScope, LiveTokens } from './token.js';
@@ -78,6 +79,15 @@ function scopeOf(
   // A client naming its project (the hosted SDKs' X-App-ID) must name the key's own.
   const project = header(req, 'x-app-id');
   if (project !== '' && project !== scope.projectId) throw new Refusal(401, 'unauthorized', BAD_KEY);
+  // As every HTTP route answers them (README): the socket opened anyway (found by probing).
+  const other = namedOtherTenant(
+    {
+      app_id: url.searchParams.getAll('app_id'),
+      organization_id: url.searchParams.getAll('organization_id'),
+    },
+    scope,
+  );
+  if (other !== undefined) throw new Refusal(403, 'forbidden', other);
   // As the HTTP routes refuse them: an empty session_id opened a socket on the whole project, and a
   // second one was ignored (found by probing).
   const sessions = url.searchParams.getAll('session_id');
