@@ -83,3 +83,42 @@ describe('Ingestor groups', () => {
     expect(row).toEqual({ started: Date.parse(at(5)) / 1000, last: Date.parse(at(30)) / 1000 });
   });
 });
+
+describe('Ingestor project caches', () => {
+  it('holds at most its bound of project caches; a project let go carries on from the database', async () => {
+    const bounded = new Ingestor(db, new LexicalAnalyser(), () => undefined, 2);
+    try {
+      const scopeOf = (projectId: string) => ({ orgId: 'org', projectId });
+      const open = { type: 'start_session', session_id: 'lru', device_id: 'd', timestamp: at(1) };
+      const known = { ...turn('lru', 2), event_id: 'lru-t2' };
+      await bounded.ingest(scopeOf('lru-1'), events([open, known]), Date.now());
+      await bounded.ingest(scopeOf('lru-2'), events([open]), Date.now());
+      expect(bounded.cachedProjects).toEqual(['lru-1', 'lru-2']);
+      await bounded.ingest(scopeOf('lru-3'), events([open]), Date.now());
+      expect(bounded.cachedProjects).toEqual(['lru-2', 'lru-3']);
+      // lru-1 again, its cache loaded anew: the re-sent turn is a duplicate, the next joins its session.
+      await expect(
+        bounded.ingest(scopeOf('lru-1'), events([known, turn('lru', 3)]), Date.now()),
+      ).resolves.toEqual({ accepted: 1, duplicates: 1 });
+      expect(bounded.cachedProjects).toEqual(['lru-3', 'lru-1']);
+      // A use moves a project to the end: lru-3 is let go next, not lru-1.
+      await bounded.ingest(scopeOf('lru-1'), events([turn('lru', 4)]), Date.now());
+      await bounded.ingest(scopeOf('lru-2'), events([turn('lru', 4)]), Date.now());
+      expect(bounded.cachedProjects).toEqual(['lru-1', 'lru-2']);
+      const sessions = await db.read.all<{ started: number; last: number; ended: number | null }>(
+        `SELECT epoch(started_at)::INTEGER AS started, epoch(last_event_at)::INTEGER AS last,
+                epoch(ended_at)::INTEGER AS ended
+           FROM sessions WHERE project_id = 'lru-1'`,
+      );
+      expect(sessions).toEqual([
+        { started: Date.parse(at(1)) / 1000, last: Date.parse(at(4)) / 1000, ended: null },
+      ]);
+      const turns = await db.read.one<{ n: number }>(
+        `SELECT count(*)::INTEGER AS n FROM events WHERE project_id = 'lru-1' AND event = 'Conversation Turn'`,
+      );
+      expect(turns?.n).toBe(3);
+    } finally {
+      bounded.close();
+    }
+  });
+});
