@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply } from 'fastify';
 import type { ErrorBody } from '../../shared/errors.js';
+import { afterOwedAnswers } from './pipelined.js';
 
 /**
  * Failures fastify (or Node's HTTP parser) answers before any route runs: a request line or headers
@@ -24,13 +25,16 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
         }
       : { status: 400, code: 'invalid_input', message: 'the request is not valid HTTP' };
   const text = JSON.stringify(body);
-  if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${body.status} ${STATUS_CODES[body.status] ?? ''}\r\nContent-Length: ${Buffer.byteLength(text)}\r\n` +
-        `Content-Type: application/json\r\nConnection: close\r\n\r\n${text}`,
-    );
-  }
-  socket.destroy();
+  // After the answers owed to requests before it on the connection, or a client reads it as theirs.
+  afterOwedAnswers(socket, () => {
+    if (socket.writable) {
+      socket.write(
+        `HTTP/1.1 ${body.status} ${STATUS_CODES[body.status] ?? ''}\r\nContent-Length: ${Buffer.byteLength(text)}\r\n` +
+          `Content-Type: application/json\r\nConnection: close\r\n\r\n${text}`,
+      );
+    }
+    socket.destroy();
+  });
 }
 
 /** Router failures (bad percent-encoding in the path, an over-long parameter): 400, our body. */

@@ -25,6 +25,7 @@ import { gunzipBody } from './content-encoding.js';
 import { sendError as send, toServiceError } from './error-reply.js';
 import { parseJsonBody } from './json-body.js';
 import { listenerTimeouts } from './listener-timeouts.js';
+import { takeTurn } from './pipelined.js';
 import { AuthFailureLimiter, type RateLimiter } from './rate-limit.js';
 import { readRefusedBody } from './refused-body.js';
 import type { RouteSpec } from './route.js';
@@ -211,7 +212,9 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   };
   // decisions §1 checks the route first: a request for no route is answered before its body is
   // parsed (fastify would otherwise parse a DELETE's JSON body and answer 400 for a wrong method).
+  // Before that, a pipelined request waits for the answer before it (pipelined.ts).
   app.addHook('onRequest', async (request, reply) => {
+    if (!(await takeTurn(request.raw, reply.raw))) return reply.hijack();
     if (request.is404) return noRoute(request, reply);
   });
   app.setNotFoundHandler(noRoute);
