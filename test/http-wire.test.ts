@@ -156,7 +156,8 @@ describe('wrong methods (issue 15, item 10)', () => {
     ['DELETE', '/bc/v1/events/queue', '{', 'POST'],
     ['PUT', '/bc/v1/user/identify', '{"id":"x"}', 'POST'],
     ['GET', '/bc/v1/events/queue', undefined, 'POST'],
-    ['POST', '/bc/v1/agg/event-names', '[]', 'GET'],
+    ['POST', '/bc/v1/agg/event-names', '[]', 'GET, HEAD'],
+    ['OPTIONS', '/healthz', undefined, 'GET, HEAD'],
   ])(
     '%s %s is 405 with Allow, before its body or credentials are looked at',
     async (method, path, body, allow) => {

@@ -202,7 +202,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         app.hasRoute({ method, url }) || parametric.some((r) => r.method === method && r.pattern.test(url)),
     );
     if (allowed.length > 0) {
-      reply.header('Allow', allowed.join(', '));
+      // fastify answers HEAD wherever GET is routed: Allow says so (found by probing).
+      reply.header('Allow', allowed.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m])).join(', '));
       return send(
         reply,
         new ServiceError(405, 'method_not_allowed', `${request.method} is not allowed on ${url}`),
