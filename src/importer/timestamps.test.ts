@@ -148,6 +148,7 @@ describe('parseTimestamp', () => {
     // Eight digits that are no day, and other lengths, stay epoch times.
     expect(iso('86400000')).toBe('1972-09-27T00:00:00.000Z');
     expect(iso('20241302')).toBe('1970-08-23T06:35:02.000Z');
+    expect(iso('30001231')).toBe(new Date(30_001_231_000).toISOString());
     expect(iso('1704164645')).toBe('2024-01-02T03:04:05.000Z');
   });
 

@@ -43,7 +43,8 @@ function basicDateAlone(text: string): TimeResult | undefined {
   if (!EIGHT_DIGITS.test(text)) return undefined;
   const [y, mo, d] = [Number(text.slice(0, 4)), Number(text.slice(4, 6)) - 1, Number(text.slice(6))];
   const day = new Date(utcMs(y, mo, d, 0, 0, 0));
-  if (y < 1900 || day.getUTCMonth() !== mo || day.getUTCDate() !== d) return undefined;
+  // A day outside the stored years is no reading at all: such digits stay epoch seconds.
+  if (y < 1900 || y > 2199 || day.getUTCMonth() !== mo || day.getUTCDate() !== d) return undefined;
   const date = `${text.slice(0, 4)}-${text.slice(4, 6)}-${text.slice(6)}`;
   const seconds = toIso(Number(text) * 1000);
   return {

@@ -363,6 +363,21 @@ describe('chatgpt preset', () => {
       withTime('conv-zero', T, 0),
       withTime('conv-iso', '2025-03-04T10:00:00Z', T + 5),
       withTime('conv-ok', T, T + 5),
+      // A hidden message's odd time goes unused, as it did: its conversation is stored.
+      {
+        ...withTime('conv-hidden', T, T + 5),
+        current_node: 'a',
+        mapping: {
+          h: node('h', null, ['u'], {
+            ...msg('h', 'system', null, text(''), {
+              metadata: { is_visually_hidden_from_conversation: true },
+            }),
+            create_time: 0,
+          }),
+          u: node('u', 'h', ['a'], msg('u', 'user', T, text('q'))),
+          a: node('a', 'u', [], msg('a', 'assistant', T + 5, text('a'))),
+        },
+      },
     ];
     const { events, rejections } = await mapPresetFiles(
       dir.path,
@@ -375,7 +390,10 @@ describe('chatgpt preset', () => {
       '[1].mapping.a.message.create_time: 0 is not a time in epoch seconds',
       '[2].create_time: "2025-03-04T10:00:00Z" is not a time in epoch seconds',
     ]);
-    expect(events.map((e) => [e.session_id, e.timestamp])).toEqual([['conv-ok', iso(T + 5)]]);
+    expect(events.map((e) => [e.session_id, e.timestamp])).toEqual([
+      ['conv-ok', iso(T + 5)],
+      ['conv-hidden', iso(T + 5)],
+    ]);
   });
 
   // The later export holding the reply stored it again as another turn (found by probing).

@@ -150,10 +150,6 @@ function mapConversation(value: unknown): PresetItem[] {
   for (const { id: nodeId, node } of branch.nodes) {
     const m = obj(node.message);
     if (!m) continue;
-    // A time given but unreadable is refused, not replaced by the one before (found by probing).
-    if (unreadableTime(m.create_time)) {
-      return [badTime(`mapping.${nodeId}.message.create_time`, m.create_time)];
-    }
     const own = secondsMs(m.create_time);
     const ms = own ?? last;
     last = ms;
@@ -163,6 +159,9 @@ function mapConversation(value: unknown): PresetItem[] {
     const type = str(content?.content_type) ?? 'text';
     const metadata = obj(m.metadata);
     if (SKIPPED.has(type) || metadata?.is_visually_hidden_from_conversation === true) continue;
+    // A message it stores whose time is given but unreadable is refused, not dated by the one before
+    // (found by probing); a skipped one's only went unused, as before.
+    if (unreadableTime(m.create_time)) return [badTime(`${at}.create_time`, m.create_time)];
     if (role === 'user') {
       flush();
       user = { text: textOf(content), ms, raw: m, at };

@@ -80,6 +80,8 @@ export function afterOwedAnswers(socket: Socket, answer: () => void): void {
     answer();
     return;
   }
+  // Node's parser stays failed and reports every later chunk again: one answer is queued.
+  if (turns.broken) return;
   turns.broken = true;
   turns.waiting.push(() => {
     if (open(socket)) answer();
