@@ -108,6 +108,8 @@ describe('the embedded default', () => {
     ['removed', null],
     ['emptied', ''],
     ['without its project', '{"api_key":"cas_x"}'],
+    // Another store's file, as when a backed-up database is put into a directory already set up.
+    ['naming a project the store lacks', '{"api_key":"cas_other","project_id":"local_0ther000"}'],
   ])('credentials.json %s: the stored project is kept, under a new key', async (_what, content) => {
     const dir = dataDir();
     const env = { CAS_DATA_DIR: dir };

@@ -137,6 +137,10 @@ export class Tenants {
   }
 
   /** The oldest project whose id starts with `prefix` (a data directory's own: `local_`), if any. */
+  hasProject(projectId: string): boolean {
+    return this.projects.has(projectId);
+  }
+
   async oldestProject(prefix: string): Promise<string | undefined> {
     const mine = [...this.projects.keys()].filter((id) => id.startsWith(prefix));
     if (mine.length < 2) return mine[0];
