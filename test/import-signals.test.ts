@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -196,4 +196,41 @@ describe('a signal off a terminal, with the embedded service', () => {
     }
     expect(interrupted).toBeGreaterThan(0);
   }, 60_000);
+});
+
+describe('a signal while stdin is idle', () => {
+  it.each(['SIGINT', 'SIGTERM'] as const)(
+    '%s stops cas import - at once, while its producer writes nothing more',
+    async (signal) => {
+      // A producer that stalls (`tail -f log | cas import -`): the read waited for its next bytes, and
+      // the signal was heard only then (found by probing: 11-35 s, forever with a stalled producer).
+      const data = join(dir.path, `idle-${signal}`);
+      const child = spawnTracked(
+        process.execPath,
+        [CAS_BIN, 'import', '-', '--format', 'csv', '--data-dir', data, '--json'],
+        { env: cleanEnv(), stdio: ['pipe', 'pipe', 'pipe'] },
+      );
+      live.add(child);
+      let stderr = '';
+      child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const ended = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+      try {
+        child.stdin?.write(`${readFileSync(csv, 'utf8').split('\n').slice(0, 51).join('\n')}\n`);
+        // Its 50 records are read: the import now waits on stdin, which stays open.
+        const deadline = Date.now() + HANG_MS;
+        while (!/reading 50 records/.test(stderr) && Date.now() < deadline) await sleep(20);
+        await sleep(300);
+        child.kill(signal);
+        const code = await Promise.race([ended, sleep(10_000).then(() => 'hung' as const)]);
+        expect(code, stderr).toBe(130);
+        expect(stderr).toMatch(/interrupted/);
+        expect(stderr).not.toMatch(FORBIDDEN);
+      } finally {
+        child.stdin?.destroy();
+        child.kill('SIGKILL');
+        live.delete(child);
+      }
+    },
+    60_000,
+  );
 });

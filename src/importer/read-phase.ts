@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
+import { abortable } from './abortable.js';
 import type { ExternalSorter } from './external-sort.js';
 import type { PipelineEnd, PipelineOptions } from './pipeline.js';
 import { readMapped } from './presets/inputs.js';
@@ -79,7 +80,10 @@ export async function readAll(o: PipelineOptions, sorter: ExternalSorter): Promi
   const afterBytes = helperOptions?.afterBytes ?? HELPER_AFTER_BYTES;
   const expectedBytes = entry ? await knownSize(o.files) : 0;
   // Fields are split where a batch is staged, so that the helper takes that work too.
-  const batches = readInputs(o.files, { skip: 0, onBytes, stdin: o.stdin, deferFields: entry !== undefined });
+  const batches = abortable(
+    readInputs(o.files, { skip: 0, onBytes, stdin: o.stdin, deferFields: entry !== undefined }),
+    o.signal,
+  );
   let helper: ReadHelper | undefined;
   // Outcomes in input order; a helper's arrives later, and reporting waits for it. A helper that
   // fails loses what it held, so the run fails (with its reason) when that outcome's turn comes.
@@ -141,6 +145,9 @@ export async function readAll(o: PipelineOptions, sorter: ExternalSorter): Promi
     }
     await reportAll();
     if (stopAt !== undefined) return await stopAtLimit(undefined, stopAt);
+    // Interrupted while the input was idle (abortable).
+    const stop = interrupted(o);
+    if (stop) return stop;
     if (helper) {
       sorter.adopt(await helper.finish());
       helperOptions?.onDone?.(helper.handled);
@@ -160,7 +167,7 @@ async function readPresets(
   onBytes: (n: number) => void,
 ): Promise<PipelineEnd> {
   const { stats } = o;
-  const batches = readMapped(o.files, { plan, onBytes, stdin: o.stdin });
+  const batches = abortable(readMapped(o.files, { plan, onBytes, stdin: o.stdin }), o.signal);
   for await (const batch of batches) {
     for (const [i, item] of batch.items.entries()) {
       stats.records++;
@@ -180,7 +187,7 @@ async function readPresets(
     const stop = interrupted(o);
     if (stop) return stop;
   }
-  return 'complete';
+  return interrupted(o) ?? 'complete';
 }
 
 /** The inputs' size in bytes as far as known beforehand (stdin and unreadable files count 0). */
