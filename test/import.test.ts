@@ -1,4 +1,4 @@
-import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { startService } from '../src/service/service.js';
@@ -41,6 +41,22 @@ const summaryOf = (stdout: string) =>
   >;
 
 describe('cas import into the embedded service', () => {
+  it('finds its checkpoint in a data directory renamed or reached through a symlink', async (ctx) => {
+    needIngest(ctx);
+    const first = join(dir.path, 'named-once');
+    expect((await runCli(['import', ...fixtures, '--data-dir', first, '--json'])).code).toBe(0);
+    // Named by its path, the checkpoint was lost to a rename or a link: the run read and sent it all again.
+    const renamed = join(dir.path, 'named-twice');
+    renameSync(first, renamed);
+    const link = join(dir.path, 'named-link');
+    symlinkSync(renamed, link);
+    for (const via of [renamed, link]) {
+      const again = await runCli(['import', ...fixtures, '--data-dir', via, '--json']);
+      expect(again.code, again.stderr).toBe(0);
+      expect(summaryOf(again.stdout), via).toMatchObject({ records: 384, skipped: 384, events: 0 });
+    }
+  });
+
   it('stores every fixture event exactly once; a re-run sends nothing, --restart only duplicates', async (ctx) => {
     needIngest(ctx);
     const data = join(dir.path, 'fixtures');

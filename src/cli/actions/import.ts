@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import ora, { type Ora } from 'ora';
 import { type Connection, checkPriceFile, connect, findMovedServer } from '../../commands/connect.js';
 import { InterruptedError } from '../../commands/errors.js';
@@ -164,7 +164,9 @@ export const importAction: Action = async (ctx, args) => {
         movedServer(ctx, stats, (line) => (ctx.config.quiet ? undefined : show.line(line)), used),
       dataDir: ctx.config.dataDir,
       target: {
-        endpoint: ctx.config.endpoint ?? `embedded:${resolve(ctx.config.dataDir)}`,
+        // The checkpoint lives in the data directory itself: naming it by its path lost it to a move,
+        // a rename or a symlink (found by probing), and a copy is told apart by its witnesses.
+        endpoint: ctx.config.endpoint ?? 'embedded',
         project: ctx.config.projectId ?? 'local',
       },
       stats,
