@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userRecordSchema } from '../src/shared/users.js';
 import { VERSION } from '../src/shared/version.js';
 import { CAS_BIN, cleanEnv, runCli, startServe, stopChild } from './helpers/cli.js';
+import { FIXTURES } from './helpers/import.js';
 import { spawnTracked } from './helpers/processes.js';
 import { tempDir } from './helpers/temp.js';
 
@@ -137,6 +138,27 @@ describe('the embedded default', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`the data directory "${file}" is a file, not a directory`);
     expect(run.stderr).not.toMatch(/bug|ENOTDIR/);
+  });
+
+  // Each failed deep inside as "this is a bug" with a raw system error (found by probing).
+  it.each([
+    ['imports', 'file', 'a file, where cas keeps a folder'],
+    ['credentials.json', 'folder', 'a folder, where cas keeps a file'],
+    ['server.json', 'folder', 'a folder, where cas keeps a file'],
+  ])('a data directory whose %s is a %s is a usage error naming it', async (name, kind, said) => {
+    const dir = dataDir();
+    const path = join(dir, name);
+    if (kind === 'file') writeFileSync(path, '');
+    else mkdirSync(path);
+    for (const args of [
+      ['identify', '--id', 'u1'],
+      ['import', join(FIXTURES, 'events.jsonl')],
+    ]) {
+      const run = await runCli([...args, '--data-dir', dir]);
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toContain(`${path} is ${said}`);
+      expect(run.stderr).not.toMatch(/bug|EEXIST|EISDIR/);
+    }
   });
 
   it('a data directory under a file, a link to nothing, or under /proc is a usage error too', async () => {

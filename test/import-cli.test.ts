@@ -297,6 +297,8 @@ describe('cas import flag errors', () => {
     [['--mapping', '/nonexistent.json'], /--mapping: cannot read/],
     // A dry run starts no service, which is what checked it (found by probing).
     [['--prices', '/nonexistent-prices.json'], /--prices \/nonexistent-prices\.json: .*no such file/],
+    // It made a file named `-` (found by probing).
+    [['--reject-file', '-'], /--reject-file: give a file path; "-" is no file/],
   ])('%j exits 2 naming the flag', async (flags, message) => {
     const run = await runCli(['import', join(FIXTURES, 'turns.csv'), ...flags, '--dry-run']);
     expect(run.code).toBe(2);

@@ -1,5 +1,5 @@
 import { lstatSync, readFileSync, readlinkSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { attemptLine, retryLine } from '../client/attempt-lines.js';
 import { type ProbeResult, probeHealth } from '../client/health-probe.js';
@@ -326,7 +326,29 @@ export function refuseUnusableDataDir(dataDir: string): void {
       `the data directory "${dataDir}" is a file, not a directory`,
       `${ANOTHER}, or move the file away`,
     );
+  // Its own entries of the wrong kind failed deep inside as "this is a bug" (EEXIST from mkdir,
+  // EISDIR from a rename or rm: found by probing).
+  for (const [name, folder] of OWN_ENTRIES) {
+    const path = join(dataDir, name);
+    let isFolder: boolean;
+    try {
+      isFolder = statSync(path).isDirectory();
+    } catch {
+      continue;
+    }
+    if (isFolder !== folder) {
+      const [is, want] = folder ? ['a file', 'a folder'] : ['a folder', 'a file'];
+      throw new UsageError(`${path} is ${is}, where cas keeps ${want}`, `move it away (cas makes it again)`);
+    }
+  }
 }
+
+/** What cas keeps in a data directory beside DuckDB's files, and whether each is a folder. */
+const OWN_ENTRIES = [
+  ['imports', true],
+  ['credentials.json', false],
+  ['server.json', false],
+] as const;
 
 function isLink(path: string): boolean {
   try {

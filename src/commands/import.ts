@@ -31,7 +31,7 @@ import {
 import type { ImportSummaryData } from '../render/import-summary.js';
 import { fileErrorReason } from '../shared/file-errors.js';
 import { LIMITS } from '../shared/limits.js';
-import { type ConnectionMode, processAlive } from './connect.js';
+import { type ConnectionMode, processAlive, refuseUnusableDataDir } from './connect.js';
 import { UsageError } from './errors.js';
 import { FollowedConnection } from './followed-connection.js';
 import { detectPresets, type ImportFlags, type ImportSettings, importSettings } from './import-options.js';
@@ -179,6 +179,10 @@ async function extensionsOf(
 /** Opening the reject file is part of checking the flags: a bad path is a usage error (exit 2). */
 async function openRejects(path: string | undefined, append: boolean): Promise<RejectFile | undefined> {
   if (path === undefined) return undefined;
+  // `-` is stdin among the inputs; as a reject file it made a file named `-` (found by probing).
+  if (path === '-') {
+    throw new UsageError('--reject-file: give a file path; "-" is no file (stdout holds the summary)');
+  }
   const file = new RejectFile(path, append);
   try {
     await file.ready();
@@ -200,6 +204,8 @@ export async function runImport(
   deps: ImportDeps,
 ): Promise<ImportResult> {
   const started = Date.now();
+  // Its checkpoints and spills live there whatever the endpoint.
+  refuseUnusableDataDir(deps.dataDir);
   const s = await detectPresets(importSettings(paths, flags), flags);
   const { stats } = deps;
   const { path, totalBytes } = await locate(s, deps);
