@@ -112,17 +112,21 @@ export const LOCAL_PROJECT_PREFIX = 'local_';
 
 /**
  * The local key and project of this data directory, created once (mode 0600: it is a secret). When
- * the file is missing or damaged, `storedProject` is the local project the store already has, if
- * any: it is kept, under a new key (the old key's hash stays in the store, so it still works), where
- * a new project hid every event stored before. `noted` hears what was remade.
+ * the file is missing or damaged, or names a project the store does not hold (`holds`: another
+ * store's file, as a database restored into a directory already set up gives), `storedProject` is the
+ * local project the store already has, if any: it is kept, under a new key (the old key's hash stays
+ * in the store, so it still works), where a new project hid every event stored before. `noted` hears
+ * what was remade.
  */
 export function loadOrCreateCredentials(
   dataDir: string,
   storedProject?: string,
   noted: (line: string) => void = () => undefined,
+  holds: (projectId: string) => boolean = () => true,
 ): Credentials {
   const existing = readCredentials(dataDir);
-  if (existing) {
+  const foreign = existing !== undefined && storedProject !== undefined && !holds(existing.project_id);
+  if (existing && !foreign) {
     restrict(credentialsPath(dataDir), 0o600);
     return existing;
   }
@@ -132,9 +136,10 @@ export function loadOrCreateCredentials(
   };
   writePrivate(credentialsPath(dataDir), `${JSON.stringify(created, null, 2)}\n`);
   if (storedProject !== undefined) {
-    noted(
-      `credentials.json was missing or damaged: a new local key was made for the stored project ${storedProject}`,
-    );
+    const what = foreign
+      ? `named project ${existing.project_id}, which this store does not hold`
+      : 'was missing or damaged';
+    noted(`credentials.json ${what}: a new local key was made for the stored project ${storedProject}`);
   }
   return created;
 }

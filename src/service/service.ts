@@ -144,17 +144,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const diagnostics = options.diagnostics ?? log;
   try {
     const tenants = await Tenants.load(db);
-    const storedLocal = await tenants.oldestProject(LOCAL_PROJECT_PREFIX);
-    let local = loadOrCreateCredentials(options.dataDir, storedLocal, log);
-    if (storedLocal !== undefined && !tenants.hasProject(local.project_id)) {
-      // Another store's file (a database restored into a directory that had set itself up): its
-      // project, provisioned anew, hid every stored event, exit 0 (found by probing).
-      const named = local.project_id;
-      local = renewCredentials(options.dataDir, storedLocal);
-      log(
-        `credentials.json named project ${named}, which this store does not hold: a new local key was made for the stored project ${storedLocal}`,
-      );
-    }
+    // Another store's file, provisioned anew, hid every stored event, exit 0 (found by probing).
+    let local = loadOrCreateCredentials(
+      options.dataDir,
+      await tenants.oldestProject(LOCAL_PROJECT_PREFIX),
+      log,
+      (id) => tenants.hasProject(id),
+    );
     if (tenants.isRevoked(local.api_key)) {
       // Provisioned again, the revoked key worked again, with its old secret (found by probing).
       local = renewCredentials(options.dataDir, local.project_id);
