@@ -5,7 +5,7 @@ import { loadIntentRules } from '../analysis/intent-rules.js';
 import { anonymousId } from '../identity/ids.js';
 import { loadIdentity } from '../identity/store.js';
 import type { Queryable } from '../store/database.js';
-import { int, rows, rowsByKeys, text, texts } from '../store/statements.js';
+import { column, int, rows, rowsByKeys, text, texts } from '../store/statements.js';
 import { type ConversationKey, conversationKey, conversationKeySql, keyOf } from './conversation-key.js';
 import { EventIdFilter, KnownIds } from './known-ids.js';
 import { unloadedPlanNames } from './plan-names.js';
@@ -19,34 +19,87 @@ import { accumulate, type CountedKind } from './totals.js';
 const LOAD_ROWS = 65_536;
 
 /**
- * Adds every value of `expr` over the project's rows of `table` to `into`. DuckDB hands each range of
- * rows as one JSON array: reading 650k event ids value by value through the driver took 1.0-1.6 s,
- * mostly making each string, one JSON.parse per range a third of it. Ranges of rowid keep each text a
- * few MB whatever the table's size (DuckDB skips the row groups outside one), and the event loop
- * turns between them.
+ * Runs `range` over the table's rows in ranges of rowid: DuckDB skips the row groups outside one, so
+ * each statement reads a few MB whatever the table's size, and the event loop turns between them.
+ * Answers false if `stop`, asked before each range, ended it short.
  */
-async function addKnown(
+async function eachRange(
   q: Queryable,
-  into: KnownIds,
-  project: string,
-  from: { table: string; expr: string; where?: string },
-): Promise<void> {
+  table: string,
+  stop: () => boolean,
+  range: (first: number, end: number) => Promise<void>,
+): Promise<boolean> {
   const [bounds] = await rows<{ last: number | null }>(
     q,
-    `SELECT max(rowid)::DOUBLE AS last FROM ${from.table}`,
+    `SELECT max(rowid)::DOUBLE AS last FROM ${table}`,
     [],
   );
   const last = bounds?.last ?? null;
   for (let first = 0; last !== null && first <= last; first += LOAD_ROWS) {
+    if (stop()) return false;
+    await range(first, first + LOAD_ROWS);
+  }
+  return true;
+}
+
+/**
+ * Adds every value of `expr` over the project's rows of `table` to `into`. DuckDB hands each range of
+ * rows as one JSON array: reading 650k event ids value by value through the driver took 1.0-1.6 s,
+ * mostly making each string, one JSON.parse per range a third of it.
+ */
+function addKnown(
+  q: Queryable,
+  into: KnownIds,
+  project: string,
+  from: { table: string; expr: string; where?: string },
+  stop: () => boolean = () => false,
+): Promise<boolean> {
+  return eachRange(q, from.table, stop, async (first, end) => {
     const [found] = await rows<{ ids: string | null }>(
       q,
       `SELECT to_json(list(${from.expr}))::VARCHAR AS ids FROM ${from.table}
         WHERE project_id = $1 AND rowid >= $2 AND rowid < $3 ${from.where ?? ''}`,
-      [text(project), int(first), int(first + LOAD_ROWS)],
+      [text(project), int(first), int(end)],
     );
     if (found?.ids)
       for (const id of JSON.parse(found.ids) as unknown[]) if (typeof id === 'string') into.add(id);
-  }
+  });
+}
+
+/**
+ * The project's callers' event ids: those stored with their hash (migration 12) as one numeric column
+ * per range, no string made; rows stored before it by their text, as `addKnown` reads them.
+ */
+async function addCallerEventIds(
+  q: Queryable,
+  into: KnownIds,
+  project: string,
+  stop: () => boolean = () => false,
+): Promise<boolean> {
+  const hashed = await eachRange(q, 'events', stop, async (first, end) => {
+    const hashes = await column<number>(
+      q,
+      `SELECT id_hash FROM events
+        WHERE project_id = $1 AND rowid >= $2 AND rowid < $3 AND id_hash IS NOT NULL`,
+      [text(project), int(first), int(end)],
+    );
+    for (const h of hashes) into.addHash(h);
+  });
+  if (!hashed) return false;
+  const [older] = await rows<{ n: number }>(
+    q,
+    `SELECT count(*)::DOUBLE AS n FROM events
+      WHERE project_id = $1 AND origin_event_id IS NULL AND id_hash IS NULL`,
+    [text(project)],
+  );
+  if (!older?.n) return true;
+  return addKnown(
+    q,
+    into,
+    project,
+    { table: 'events', expr: 'event_id', where: 'AND origin_event_id IS NULL AND id_hash IS NULL' },
+    stop,
+  );
 }
 
 async function knownFrom(
@@ -78,13 +131,14 @@ export async function loadProjectCache(q: Queryable, project: string): Promise<P
 
 /** The events' filter for one request of the project, loading it once it is due (EventIdFilter). */
 export function eventFilter(q: Queryable, cache: ProjectCache): Promise<KnownIds | null> {
-  return cache.known.events.forRequest((into) =>
-    addKnown(q, into, cache.projectId, {
-      table: 'events',
-      expr: 'event_id',
-      where: 'AND origin_event_id IS NULL',
-    }),
-  );
+  return cache.known.events.forRequest(async (into) => {
+    await addCallerEventIds(q, into, cache.projectId);
+  });
+}
+
+/** The events' filter loaded ahead of its requests, given up between ranges once `stop` says so. */
+export function warmEventFilter(q: Queryable, cache: ProjectCache, stop: () => boolean): Promise<void> {
+  return cache.known.events.warm((into) => addCallerEventIds(q, into, cache.projectId, stop));
 }
 
 type ConversationRow = {

@@ -41,8 +41,13 @@ export class KnownIds {
   }
 
   add(id: string): void {
+    this.addHash(hashId(id));
+  }
+
+  /** An id by its `hashId`, as the events table stores it for its callers' rows (`id_hash`). */
+  addHash(h: number): void {
     if ((this.count + 1) * 4 > this.table.length * 3) this.grow();
-    if (this.insert(hashId(id))) this.count++;
+    if (this.insert(h)) this.count++;
   }
 
   private insert(h: number): boolean {
@@ -66,7 +71,8 @@ export class KnownIds {
 
 /**
  * Two independent 32-bit FNV-1a-style lanes folded into one integer below 2^53 (exact in a double).
- * Never 0, which marks an empty slot.
+ * Never 0, which marks an empty slot. A stored format: each caller event's row keeps its id's hash
+ * (`events.id_hash`, migration 12), so changing this function needs a migration that rewrites those.
  */
 export function hashId(id: string): number {
   let a = 0x811c9dc5;
@@ -123,5 +129,16 @@ export class EventIdFilter {
     await load(this.ids);
     this.state = 'loaded';
     return this.ids;
+  }
+
+  /**
+   * Loads the filter ahead of its requests, while the service has nothing else to do (an embedded
+   * import's reading phase: Ingestor.warm). `load` answers false if it stopped short, as a request
+   * arrived: the filter then stays deferred. The ids it added meanwhile are stored ids, so a later
+   * load adding them again changes nothing.
+   */
+  async warm(load: (into: KnownIds) => Promise<boolean>): Promise<void> {
+    if (this.state === 'loaded') return;
+    if (await load(this.ids)) this.state = 'loaded';
   }
 }

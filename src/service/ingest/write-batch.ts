@@ -5,6 +5,7 @@ import type { Queryable } from '../store/database.js';
 import { StagedAppend } from '../store/staged-append.js';
 import { exec, execWhile, int, ints, rows, text, texts, tsFromMs } from '../store/statements.js';
 import { conversationKeySql, keyOf } from './conversation-key.js';
+import { hashId } from './known-ids.js';
 import type { ProjectCache, Touched } from './project-cache.js';
 import type { EventRow } from './rows.js';
 import type { ConversationRow, ConversationState, SessionRow, SessionState } from './state.js';
@@ -36,6 +37,7 @@ function eventColumns(project: string, parts: readonly RowPart[]): CellValue[][]
   const origins: Array<string | null> = [];
   const received: number[] = [];
   const devices: Array<string | null> = [];
+  const hashes: Array<number | null> = [];
   for (const part of parts) {
     for (const r of part.rows) {
       ids.push(r.eventId);
@@ -49,6 +51,7 @@ function eventColumns(project: string, parts: readonly RowPart[]): CellValue[][]
       origins.push(r.originEventId);
       received.push(part.receivedAt);
       devices.push(r.deviceId ?? null);
+      hashes.push(r.originEventId === null ? hashId(r.eventId) : null);
     }
   }
   const projects = ids.map(() => project);
@@ -65,6 +68,7 @@ function eventColumns(project: string, parts: readonly RowPart[]): CellValue[][]
     origins,
     received,
     devices,
+    hashes,
   ];
 }
 

@@ -93,6 +93,12 @@ export async function rows<T extends Record<string, unknown>>(
   return reader.getRowObjectsJS() as T[];
 }
 
+/** The first column of a statement's rows, as one array (a filter's load reads 65,536 at a time). */
+export async function column<T>(q: Queryable, sql: string, params: readonly Param[]): Promise<T[]> {
+  const reader = await q.use((c) => c.runAndReadAll(sql, ...split(params)));
+  return (reader.getColumnsJS()[0] ?? []) as T[];
+}
+
 /**
  * `sql` once per chunk of `keys`, for lookups by a list of keys: a few thousand keys per statement
  * keep parameter binding cheap.
