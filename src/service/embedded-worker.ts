@@ -79,6 +79,9 @@ async function run(): Promise<void> {
       });
     });
     post({ ready: { url: service.url, apiKey: service.local.api_key, projectId: service.local.project_id } });
+    // This thread serves an import, whose first batch comes once its input is read and sorted:
+    // meanwhile the project's ingest cache is loaded (given up as soon as a batch arrives).
+    void service.warmIngest(service.local.project_id);
   } catch (error) {
     const e =
       classifyDataDirError(error, dataDir) ?? (error instanceof Error ? error : new Error(String(error)));

@@ -91,6 +91,8 @@ export interface RunningService {
   liveSockets(): number;
   /** The queue route without HTTP, for the embedded service's own process (local-queue.ts). */
   localQueue: LocalQueue;
+  /** Loads a project's ingest cache while no request waits (Ingestor.warm); close() waits for it. */
+  warmIngest(projectId: string): Promise<void>;
   /** Stops accepting, lets in-flight requests finish, then closes the database cleanly. */
   close(): Promise<void>;
 }
@@ -212,6 +214,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           });
     let closing: Promise<void> | undefined;
     const queueLocally = handlers.trackCalls(localQueue(ingestor, tenants, limits, diagnostics));
+    const warmLocally = handlers.trackCalls((projectId: string) => ingestor.warm(projectId));
     return {
       url: `http://${urlHost}:${port}`,
       port,
@@ -223,6 +226,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       ...(wsUrl === undefined ? {} : { wsUrl }),
       liveSockets: live.sockets,
       localQueue: (batch) => (closing ? Promise.resolve(SHUTTING_DOWN) : queueLocally(batch)),
+      warmIngest: (projectId) => (closing ? Promise.resolve() : warmLocally(projectId)),
       close() {
         // Held while closing: exiting inside DuckDB's checkpoint would abort the process.
         app.server.ref();

@@ -3,6 +3,7 @@ import { parseQueueBody } from '../../shared/events.js';
 import { LexicalAnalyser } from '../analysis/lexical-analyser.js';
 import { type Database, openDatabase } from '../store/database.js';
 import { Ingestor } from './ingestor.js';
+import { hashId } from './known-ids.js';
 
 let db: Database;
 let ingestor: Ingestor;
@@ -119,6 +120,97 @@ describe('Ingestor project caches', () => {
       expect(turns?.n).toBe(3);
     } finally {
       bounded.close();
+    }
+  });
+});
+
+describe('Ingestor warm-up', () => {
+  const scopeOf = (projectId: string) => ({ orgId: 'org', projectId });
+  const open = (session: string) => ({
+    type: 'start_session',
+    session_id: session,
+    device_id: 'd',
+    timestamp: at(1),
+  });
+  const stored = (project: string) =>
+    ingestor.ingest(
+      scopeOf(project),
+      events([
+        open('w'),
+        { ...turn('w', 2), event_id: `${project}-t2` },
+        { ...turn('w', 3), event_id: `${project}-t3` },
+      ]),
+      Date.now(),
+    );
+
+  it("stores each caller event's id hash with its row, and none for the rows it generated", async () => {
+    await stored('warm-hash');
+    const rows = await db.read.all<{ event_id: string; id_hash: number | null; origin: string | null }>(
+      `SELECT event_id, id_hash, origin_event_id AS origin FROM events WHERE project_id = 'warm-hash'`,
+    );
+    expect(rows.filter((r) => r.origin !== null).length).toBeGreaterThan(0);
+    for (const r of rows) expect(r.id_hash).toBe(r.origin === null ? hashId(r.event_id) : null);
+  });
+
+  it("loads a project's cache and events' filter before its first request; re-sent events stay duplicates at any time", async () => {
+    await stored('warm-1');
+    const fresh = new Ingestor(db, new LexicalAnalyser());
+    try {
+      await fresh.warm('warm-1');
+      expect(fresh.cachedProjects).toEqual(['warm-1']);
+      expect(fresh.eventFilterLoaded('warm-1')).toBe(true);
+      // Re-sent as stored, at other times (outside the span of the stored ones), and without a
+      // time: each is found stored.
+      const { timestamp: _, ...timeless } = { ...turn('w', 3), event_id: 'warm-1-t3' };
+      const again = [{ ...turn('w', 2), event_id: 'warm-1-t2' }];
+      await expect(fresh.ingest(scopeOf('warm-1'), events(again), Date.now())).resolves.toEqual({
+        accepted: 0,
+        duplicates: 1,
+      });
+      const moved = [
+        { ...turn('w', 50), event_id: 'warm-1-t3' },
+        { ...turn('w', 51), event_id: 'warm-1-t2' },
+      ];
+      await expect(fresh.ingest(scopeOf('warm-1'), events(moved), Date.now())).resolves.toEqual({
+        accepted: 0,
+        duplicates: 2,
+      });
+      await expect(fresh.ingest(scopeOf('warm-1'), events([timeless]), Date.now())).resolves.toEqual({
+        accepted: 0,
+        duplicates: 1,
+      });
+      await expect(
+        fresh.ingest(scopeOf('warm-1'), events([{ ...turn('w', 4), event_id: 'warm-1-t4' }]), Date.now()),
+      ).resolves.toEqual({ accepted: 1, duplicates: 0 });
+    } finally {
+      fresh.close();
+    }
+  });
+
+  it("gives the events' filter up for a request that arrives, and answers it", async () => {
+    await stored('warm-2');
+    const fresh = new Ingestor(db, new LexicalAnalyser());
+    try {
+      const warming = fresh.warm('warm-2');
+      const answer = fresh.ingest(
+        scopeOf('warm-2'),
+        events([{ ...turn('w', 2), event_id: 'warm-2-t2' }]),
+        Date.now(),
+      );
+      await warming;
+      await expect(answer).resolves.toEqual({ accepted: 0, duplicates: 1 });
+      expect(fresh.eventFilterLoaded('warm-2')).toBe(false);
+      // While requests are being ingested, a warm-up does nothing.
+      const busy = fresh.ingest(
+        scopeOf('warm-2'),
+        events([{ ...turn('w', 5), event_id: 'warm-2-t5' }]),
+        Date.now(),
+      );
+      await fresh.warm('warm-other');
+      await expect(busy).resolves.toEqual({ accepted: 1, duplicates: 0 });
+      expect(fresh.cachedProjects).toEqual(['warm-2']);
+    } finally {
+      fresh.close();
     }
   });
 });

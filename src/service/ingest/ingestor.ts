@@ -3,7 +3,7 @@ import type { IntentRule } from '../analysis/intent-rules.js';
 import { type IdentityTouch, onIdentityTouched, type Scope } from '../identity/identity.js';
 import type { Database, Queryable } from '../store/database.js';
 import { isOutOfMemory } from '../store/read-pool.js';
-import { loadProjectCache } from './cache-load.js';
+import { loadProjectCache, warmEventFilter } from './cache-load.js';
 import type { CommitListener } from './commit-listener.js';
 import {
   type EventSource,
@@ -89,6 +89,33 @@ export class Ingestor {
 
   close(): void {
     this.unlisten();
+  }
+
+  /**
+   * Loads a project's cache, its events' filter included, while no request waits: an embedded import
+   * reads and sorts its input before its first batch, and a store's filters are a cost proportional
+   * to the store that its first batches paid (issue 16's incremental import: ~0.9 s at 650k events).
+   * The events' filter is given up between ranges once a request arrives (it stays deferred, as
+   * without this), so a small import into a big store waits at most one range. Best effort: a
+   * failure leaves the first request to load what it needs, and meet the failure itself.
+   */
+  async warm(project: string): Promise<void> {
+    if (this.pumping || this.queue.length > 0) return;
+    this.pumping = true;
+    try {
+      const cache = await this.cacheFor(this.db.readWritten, project);
+      await warmEventFilter(this.db.readWritten, cache, () => this.queue.length > 0);
+    } catch {
+      // Nothing to undo: a filter given up half-loaded holds stored ids only and stays deferred.
+    } finally {
+      this.pumping = false;
+      if (this.queue.length > 0) void this.pump();
+    }
+  }
+
+  /** Whether a project's events' filter is loaded; undefined while its cache is not held. */
+  eventFilterLoaded(project: string): boolean | undefined {
+    return this.caches.get(project)?.known.events.loaded;
   }
 
   /** The projects whose caches are held. */
