@@ -35,9 +35,9 @@ async function generate(path: string): Promise<void> {
         json_object('plan', 'p' || (i % 5)), TIMESTAMPTZ '2025-01-01 00:00:00+00', NULL, NULL FROM range(20000) r(i)`);
       await tx.run(`INSERT INTO events SELECT 'big', 'e' || i, 'Turn', 'custom',
         TIMESTAMPTZ '2025-01-01 00:00:00+00' + to_seconds(i * 90), 'u' || (i % 20000), 's' || (i // 20), NULL,
-        json_object('n', i % 1000, 'model', 'm' || (i % 3000)), NULL, now(), NULL FROM range(300000) r(i)`);
+        json_object('n', i % 1000, 'model', 'm' || (i % 3000)), NULL, now(), NULL, NULL FROM range(300000) r(i)`);
       await tx.run(`INSERT INTO events SELECT 'small', 'x' || i, 'Small ' || (i % 7), 'custom',
-        TIMESTAMPTZ '2025-01-01 00:00:00+00' + to_seconds(i * 60), NULL, NULL, NULL, NULL, NULL, now(), NULL
+        TIMESTAMPTZ '2025-01-01 00:00:00+00' + to_seconds(i * 60), NULL, NULL, NULL, NULL, NULL, now(), NULL, NULL
         FROM range(100) r(i)`);
     });
   } finally {

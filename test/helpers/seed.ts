@@ -105,7 +105,7 @@ export async function seedRows(tx: Queryable, project: string, data: SeedData): 
   await insert(
     tx,
     'events',
-    "(?1, ?2, ?3, 'track', ?4::TIMESTAMPTZ, ?5, ?6, ?7, ?8::JSON, NULL, ?4::TIMESTAMPTZ, NULL)",
+    "(?1, ?2, ?3, 'track', ?4::TIMESTAMPTZ, ?5, ?6, ?7, ?8::JSON, NULL, ?4::TIMESTAMPTZ, NULL, NULL)",
     (data.events ?? []).map((e, i) => [
       project,
       `ev-${i}`,
