@@ -17,10 +17,14 @@ import { migrate } from '../src/service/store/migrations.js';
  * - every row the import stores: the turns with their properties and cost (prices joined from the
  *   service's price table), `Session Started`/`Session Ended`, `Conversation Started`/`Ended`/
  *   `Summary` (turns, duration, tokens, cost), the users, user_ids, sessions and conversations rows;
+ *   each caller event's id hash (`idHash`);
  * - one transaction, then CHECKPOINT, so the data is in the database file as the import leaves it.
  * Not included: validation of each value beyond DuckDB's typed read, identity rules (one caller id
  * per user here), deduplication against stored ids, and anything across runs (replays).
  */
+/** Each caller event's id hash (migration 12): DuckDB's own hash here, the service's is computed in JS. */
+const idHash = (id: string): string => `(hash(${id}) >> 11)::DOUBLE`;
+
 export async function nativeImport(file: string, dir: string): Promise<{ seconds: number; rows: number }> {
   mkdirSync(dir, { recursive: true });
   const instance = await DuckDBInstance.create(join(dir, 'native.duckdb'));
@@ -61,7 +65,8 @@ export async function nativeImport(file: string, dir: string): Promise<{ seconds
     await run(
       `INSERT INTO events SELECT 'bench', event_id, 'Conversation Turn', 'track', ts, uid, session_id, conversation_id,
          json_object('user', "user", 'assistant', assistant, 'model', model, 'prompt_tokens', prompt_tokens,
-           'completion_tokens', completion_tokens, 'cost', cost, 'cost_known', cost IS NOT NULL), NULL, now(), NULL
+           'completion_tokens', completion_tokens, 'cost', cost, 'cost_known', cost IS NOT NULL), NULL, now(), NULL,
+         ${idHash('event_id')}
        FROM t`,
     );
     await run(
@@ -71,10 +76,10 @@ export async function nativeImport(file: string, dir: string): Promise<{ seconds
     await run(
       `INSERT INTO events
        SELECT 'bench', first || '#session-started', 'Session Started', 'start_session', started, uid, session_id, NULL,
-         NULL, first, now(), NULL FROM s
+         NULL, first, now(), NULL, NULL FROM s
        UNION ALL
        SELECT 'bench', session_id || '#end', 'Session Ended', 'end_session', ended, uid, session_id, NULL, NULL, NULL,
-         now(), NULL FROM s`,
+         now(), NULL, ${idHash("session_id || '#end'")} FROM s`,
     );
     await run(
       `INSERT INTO sessions SELECT 'bench', session_id, uid, NULL, started, ended, ended, NULL, session_id || '#end', NULL
@@ -89,16 +94,16 @@ export async function nativeImport(file: string, dir: string): Promise<{ seconds
     await run(
       `INSERT INTO events
        SELECT 'bench', first || '#conversation-started:' || conversation_id, 'Conversation Started', 'track', started,
-         uid, session_id, conversation_id, NULL, first, now(), NULL FROM conv
+         uid, session_id, conversation_id, NULL, first, now(), NULL, NULL FROM conv
        UNION ALL
        SELECT 'bench', session_id || '#end#conversation-ended:' || conversation_id, 'Conversation Ended', 'track',
-         ended, uid, session_id, conversation_id, NULL, session_id || '#end', now(), NULL FROM conv
+         ended, uid, session_id, conversation_id, NULL, session_id || '#end', now(), NULL, NULL FROM conv
        UNION ALL
        SELECT 'bench', session_id || '#end#summary:' || conversation_id, 'Conversation Summary', 'track', ended, uid,
          session_id, conversation_id, json_object('turns', turns, 'duration_s', epoch(ended) - epoch(started),
            'cost', cost, 'prompt_tokens', prompt, 'completion_tokens', completion, 'function_calls', 0,
            'function_errors', 0, 'intents', json('[]'), 'cost_known', known),
-         session_id || '#end', now(), NULL FROM conv`,
+         session_id || '#end', now(), NULL, NULL FROM conv`,
     );
     await run(
       `INSERT INTO conversations SELECT 'bench', conversation_id, session_id, started, ended, NULL FROM conv`,
