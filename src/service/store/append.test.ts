@@ -20,6 +20,9 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** Fractions, integers as large as the events' id hashes (below 2^53, exact), and nulls. */
+const doubleOf = (i: number): number | null => (i % 11 === 0 ? null : i % 2 === 0 ? i / 4 : 2 ** 52 + i);
+
 describe('appendColumns (the store: callers give plain values)', () => {
   it('converts epoch ms into TIMESTAMPTZ and numbers into BIGINT, keeps text, JSON, booleans, doubles and nulls', async () => {
     // More rows than one data chunk holds (2,048), with runs of equal timestamps and changes between them.
@@ -33,7 +36,7 @@ describe('appendColumns (the store: callers give plain values)', () => {
         ms.map((_, i) => 2 ** 40 + i),
         ms.map((_, i) => JSON.stringify({ i })),
         ms.map((_, i) => i % 2 === 0),
-        ms.map((_, i) => i / 4),
+        ms.map((_, i) => doubleOf(i)),
       ]),
     );
     const rows = await db.read.all<{
@@ -42,7 +45,7 @@ describe('appendColumns (the store: callers give plain values)', () => {
       n: bigint;
       i: number;
       b: boolean;
-      d: number;
+      d: number | null;
     }>(`SELECT s, epoch_ms(ts)::DOUBLE AS ms, n, (j->>'i')::INTEGER AS i, b, d FROM t ORDER BY n`);
     expect(rows).toHaveLength(n);
     rows.forEach((r, i) => {
@@ -52,7 +55,7 @@ describe('appendColumns (the store: callers give plain values)', () => {
         n: BigInt(2 ** 40 + i),
         i,
         b: i % 2 === 0,
-        d: i / 4,
+        d: doubleOf(i),
       });
     });
   });
@@ -154,5 +157,8 @@ describe('appendColumns (the store: callers give plain values)', () => {
     await expect(
       db.write((tx) => appendColumns(tx, 't', [['x'], ['2025-01-01'], [1], [null], [true], [0]])),
     ).rejects.toThrow(/TIMESTAMP WITH TIME ZONE column takes numbers, not string/);
+    await expect(
+      db.write((tx) => appendColumns(tx, 't', [['x'], [0], [1], [null], [true], ['0.5']])),
+    ).rejects.toThrow(/DOUBLE column takes numbers, not string/);
   });
 });
