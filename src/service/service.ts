@@ -214,7 +214,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           });
     let closing: Promise<void> | undefined;
     const queueLocally = handlers.trackCalls(localQueue(ingestor, tenants, limits, diagnostics));
-    const warmLocally = handlers.trackCalls((projectId: string) => ingestor.warm(projectId));
+    const warmLocally = handlers.trackCalls((projectId: string) =>
+      ingestor.warm(projectId, () => closing !== undefined),
+    );
     return {
       url: `http://${urlHost}:${port}`,
       port,

@@ -209,6 +209,9 @@ describe('Ingestor warm-up', () => {
       await fresh.warm('warm-other');
       await expect(busy).resolves.toEqual({ accepted: 1, duplicates: 0 });
       expect(fresh.cachedProjects).toEqual(['warm-2']);
+      // Told to stop (its service closing): the cache is loaded, the filter left deferred.
+      await fresh.warm('warm-1', () => true);
+      expect(fresh.eventFilterLoaded('warm-1')).toBe(false);
     } finally {
       fresh.close();
     }

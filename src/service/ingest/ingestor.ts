@@ -96,15 +96,16 @@ export class Ingestor {
    * reads and sorts its input before its first batch, and a store's filters are a cost proportional
    * to the store that its first batches paid (issue 16's incremental import: ~0.9 s at 650k events).
    * The events' filter is given up between ranges once a request arrives (it stays deferred, as
-   * without this), so a small import into a big store waits at most one range. Best effort: a
-   * failure leaves the first request to load what it needs, and meet the failure itself.
+   * without this), so a small import into a big store waits at most one range; likewise once `stop`
+   * says so (the service is closing). Best effort: a failure leaves the first request to load what
+   * it needs, and meet the failure itself.
    */
-  async warm(project: string): Promise<void> {
+  async warm(project: string, stop: () => boolean = () => false): Promise<void> {
     if (this.pumping || this.queue.length > 0) return;
     this.pumping = true;
     try {
       const cache = await this.cacheFor(this.db.readWritten, project);
-      await warmEventFilter(this.db.readWritten, cache, () => this.queue.length > 0);
+      await warmEventFilter(this.db.readWritten, cache, () => this.queue.length > 0 || stop());
     } catch {
       // Nothing to undo: a filter given up half-loaded holds stored ids only and stays deferred.
     } finally {
