@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseQueueBody } from '../../shared/events.js';
 import { LexicalAnalyser } from '../analysis/lexical-analyser.js';
-import { type Database, openDatabase } from '../store/database.js';
+import { identifyUser } from '../identity/identity.js';
+import { type Database, openDatabase, type Queryable } from '../store/database.js';
 import { Ingestor } from './ingestor.js';
 import { hashId } from './known-ids.js';
 
@@ -214,6 +215,71 @@ describe('Ingestor warm-up', () => {
       expect(fresh.eventFilterLoaded('warm-1')).toBe(false);
     } finally {
       fresh.close();
+    }
+  });
+
+  it("keeps a user route's identity change made while it loads the cache (found by review)", async () => {
+    const own = await openDatabase(':memory:');
+    try {
+      // The user route writes and commits between two statements of the warm-up's load, as it may
+      // whenever the writer is free: right after the statement that reads the caller ids' filter.
+      let armed = false;
+      const real = own.readWritten;
+      const between: Queryable = {
+        ...real,
+        async use(fn) {
+          let sql = '';
+          const out = await real.use((c) =>
+            fn(
+              new Proxy(c, {
+                get(target, key) {
+                  const value: unknown = Reflect.get(target, key);
+                  if (key === 'runAndReadAll' && typeof value === 'function')
+                    return (text: string, ...rest: unknown[]) => {
+                      sql = text;
+                      return Reflect.apply(value, target, [text, ...rest]);
+                    };
+                  return typeof value === 'function' ? value.bind(target) : value;
+                },
+              }),
+            ),
+          );
+          if (armed && /FROM user_ids/.test(sql) && /to_json/.test(sql)) {
+            armed = false;
+            await own.write((tx) => identifyUser(tx, scope, { id: 'u-new', traits: { a: 1 } }, new Date()));
+          }
+          return out;
+        },
+      };
+      const opened = (session: string, user: string, s: number) => ({
+        type: 'start_session',
+        session_id: session,
+        user_id: user,
+        timestamp: at(s),
+      });
+      const first = new Ingestor(own, new LexicalAnalyser());
+      await first.ingest(scope, events([opened('s0', 'u-old', 1)]), Date.now());
+      first.close();
+      const fresh = new Ingestor({ ...own, readWritten: between }, new LexicalAnalyser());
+      try {
+        armed = true;
+        await fresh.warm(scope.projectId);
+        expect(armed).toBe(false);
+        await fresh.ingest(scope, events([opened('s1', 'u-new', 5)]), Date.now());
+      } finally {
+        fresh.close();
+      }
+      // One user holds the caller id, and the session is theirs.
+      const owners = await own.read.all<{ user_id: string }>(
+        `SELECT user_id FROM user_ids WHERE project_id = 'p' AND id = 'u-new'`,
+      );
+      expect(owners).toHaveLength(1);
+      const session = await own.read.one<{ user_id: string }>(
+        `SELECT user_id FROM sessions WHERE project_id = 'p' AND session_id = 's1'`,
+      );
+      expect(session?.user_id).toBe(owners[0]?.user_id);
+    } finally {
+      await own.close();
     }
   });
 });

@@ -104,10 +104,21 @@ export class Ingestor {
     if (this.pumping || this.queue.length > 0) return;
     this.pumping = true;
     try {
-      const cache = await this.cacheFor(this.db.readWritten, project);
+      // As in prepare(): a user route's identity change made between the load's statements waits,
+      // and reaches the cache once it is held (it was lost, found by review).
+      this.preparing = true;
+      let cache: ProjectCache;
+      try {
+        cache = await this.cacheFor(this.db.readWritten, project);
+      } finally {
+        this.applyPendingTouches();
+      }
       await warmEventFilter(this.db.readWritten, cache, () => this.queue.length > 0 || stop());
-    } catch {
-      // Nothing to undo: a filter given up half-loaded holds stored ids only and stays deferred.
+    } catch (error) {
+      // Nothing to undo: a filter given up half-loaded holds stored ids only and stays deferred. The
+      // first request loads what it needs, and meets the failure itself.
+      const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
+      this.log(`ingest: loading project ${project}'s cache ahead failed (${reason})`);
     } finally {
       this.pumping = false;
       if (this.queue.length > 0) void this.pump();
@@ -246,10 +257,15 @@ export class Ingestor {
     try {
       return await this.plan(jobs, q);
     } finally {
-      this.preparing = false;
-      for (const [project, touch] of this.pendingTouches.splice(0)) {
-        this.caches.get(project)?.identityTouched(touch);
-      }
+      this.applyPendingTouches();
+    }
+  }
+
+  /** Ends a load or plan that held identity changes back, and lets the caches see them. */
+  private applyPendingTouches(): void {
+    this.preparing = false;
+    for (const [project, touch] of this.pendingTouches.splice(0)) {
+      this.caches.get(project)?.identityTouched(touch);
     }
   }
 
