@@ -23,11 +23,9 @@ export async function* abortable<T>(
     for (;;) {
       pending = true;
       const next = await Promise.race([source.next(), aborted]);
+      // Aborted: the read is still pending.
+      if (next === 'aborted') return;
       pending = false;
-      if (next === 'aborted') {
-        pending = true;
-        return;
-      }
       if (next.done) return;
       yield next.value;
     }

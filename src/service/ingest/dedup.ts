@@ -50,9 +50,9 @@ export async function findDuplicates(
  * suspects are almost all re-sent events, stored with the time they carry again: they are looked for
  * first among the rows of their batch's span of time, which DuckDB reads only in the row groups whose
  * times overlap it (a batch of 1,500 of an export's next, overlapping part at 650k events, by hand:
- * 10 ms against 38 ms). Only those not found there
- * (sent again at another time, a hash collision, no time) are looked for everywhere. While the
- * filter is deferred most suspects are new, so all are looked for everywhere at once.
+ * 10 ms against 38 ms). Only those not found there (sent again at another time, a hash collision,
+ * no time) are looked for everywhere. While the filter is deferred most suspects are new, so all are
+ * looked for everywhere at once.
  */
 async function storedAmong(
   q: Queryable,
@@ -62,13 +62,14 @@ async function storedAmong(
   events: readonly WireEvent[] | null,
   firstIndex: ReadonlyMap<string, number>,
 ): Promise<string[]> {
-  const found: string[] = [];
-  let rest = suspects;
+  let seen = new Set<string>();
   const timeOf = new Map<string, number>();
-  for (const id of events === null ? [] : suspects) {
-    const at = events?.[firstIndex.get(id) ?? -1]?.timestamp;
-    const ms = at === undefined ? Number.NaN : Date.parse(at);
-    if (Number.isFinite(ms)) timeOf.set(id, ms);
+  if (events !== null) {
+    for (const id of suspects) {
+      const at = events[firstIndex.get(id) ?? -1]?.timestamp;
+      const ms = at === undefined ? Number.NaN : Date.parse(at);
+      if (Number.isFinite(ms)) timeOf.set(id, ms);
+    }
   }
   if (timeOf.size > 0) {
     const within = await rowsByKeys<{ event_id: string }>(q, [...timeOf.keys()], (chunk) => {
@@ -87,15 +88,14 @@ async function storedAmong(
         params: [text(project), texts(chunk), int(from), int(to)],
       };
     });
-    const seen = new Set(within.map((r) => r.event_id));
-    found.push(...seen);
-    rest = suspects.filter((id) => !seen.has(id));
-    if (rest.length === 0) return found;
+    seen = new Set(within.map((r) => r.event_id));
   }
+  const rest = suspects.filter((id) => !seen.has(id));
+  if (rest.length === 0) return [...seen];
   const everywhere = await rowsByKeys<{ event_id: string }>(q, rest, (chunk) => ({
     sql: `SELECT event_id FROM events
            WHERE project_id = $1 AND event_id IN (SELECT unnest($2))`,
     params: [text(project), texts(chunk)],
   }));
-  return [...found, ...everywhere.map((r) => r.event_id)];
+  return [...seen, ...everywhere.map((r) => r.event_id)];
 }

@@ -136,11 +136,12 @@ export class Tenants {
     return { orgId, projectId: input.projectId };
   }
 
-  /** The oldest project whose id starts with `prefix` (a data directory's own: `local_`), if any. */
+  /** Whether the store holds this project (a data directory's credentials.json may name another's). */
   hasProject(projectId: string): boolean {
     return this.projects.has(projectId);
   }
 
+  /** The oldest project whose id starts with `prefix` (a data directory's own: `local_`), if any. */
   async oldestProject(prefix: string): Promise<string | undefined> {
     const mine = [...this.projects.keys()].filter((id) => id.startsWith(prefix));
     if (mine.length < 2) return mine[0];
