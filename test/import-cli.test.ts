@@ -87,6 +87,23 @@ describe('cas import --dry-run', () => {
     expect(jsonl(plain.stdout).filter((e) => e.event === 'Conversation Turn')).toHaveLength(156);
   });
 
+  // Node's gunzip failed on the bytes after the data and lost the text it had just decoded: 30 records
+  // of 2,000 (found by probing). Two members, as `cat a.gz b.gz` makes, then a tool's trailing bytes.
+  it('reads every gzip member and keeps every record before trailing bytes, naming them', async () => {
+    const csv = readFileSync(join(FIXTURES, 'turns.csv'));
+    const plain = await runCli(['import', join(FIXTURES, 'turns.csv'), '--dry-run', '--json']);
+    const cut = csv.indexOf('\n', csv.length >> 1) + 1;
+    const members = Buffer.concat([gzipSync(csv.subarray(0, cut)), gzipSync(csv.subarray(cut))]);
+    const file = join(dir.path, 'trailing.csv.gz');
+    writeFileSync(file, Buffer.concat([members, Buffer.from('\n<html>503</html>\n')]));
+    const gz = await runCli(['import', file, '--dry-run', '--json']);
+    expect(gz.stdout).toBe(plain.stdout);
+    expect(gz.code).toBe(6);
+    expect(gz.stderr).toContain(
+      `trailing.csv.gz:${csv.toString().trimEnd().split('\n').length + 1}: 18 byte(s) after the gzip data (from byte ${members.length}) are not gzip and were not read`,
+    );
+  });
+
   // unix2dos turned the LF inside a quoted answer into CR LF too, and the re-exported day's multi-line
   // turns were stored again under other ids (found by probing).
   it('gives the same events to a file whose line breaks were converted, inside quoted cells too', async () => {

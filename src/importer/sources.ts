@@ -1,8 +1,7 @@
 import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { basename } from 'node:path';
-import { Readable } from 'node:stream';
-import { createGunzip } from 'node:zlib';
 import { readCsv, splitCsvPending } from './csv-reader.js';
+import { gunzipMembers, type TrailingBytes } from './gunzip-members.js';
 import { parseJsonlPending, readJsonl } from './jsonl-reader.js';
 import type { PresetName } from './presets/preset.js';
 import type { FileBatch, FileItem, InputFormat, PendingRecords, ReadItem } from './types.js';
@@ -40,7 +39,16 @@ export interface ReadOptions {
   chunkBytes?: number | undefined;
   /** Records come as `pending` text, split into fields where they are staged (readCsv, readJsonl). */
   deferFields?: boolean | undefined;
+  /**
+   * Told of bytes after a gzip input's last member that are not gzip, once all before them is read.
+   * Without it they are an error at the end of the input.
+   */
+  onTrailing?: ((trailing: TrailingBytes) => void) | undefined;
 }
+
+/** What a bad record says of a gzip input's trailing bytes: everything before them was read. */
+export const trailingReason = ({ offset, bytes }: TrailingBytes): string =>
+  `${bytes} byte(s) after the gzip data (from byte ${offset}) are not gzip and were not read; every record before them was`;
 
 /**
  * A ZIP archive (`PK\x03\x04`), as ChatGPT and Claude send their exports: read as text, it was a
@@ -129,10 +137,12 @@ export async function* inputBytes(file: InputFile, options: ReadOptions): AsyncG
   const unreadable = unreadableHead(head.value);
   if (unreadable !== undefined) throw new UnreadableInputError(unreadable);
   if (head.value[0] === 0x1f && head.value[1] === 0x8b) {
-    const input = Readable.from(rest());
-    const gunzip = createGunzip();
-    input.on('error', (error) => gunzip.destroy(error));
-    yield* input.pipe(gunzip) as AsyncIterable<Buffer>;
+    const onTrailing =
+      options.onTrailing ??
+      ((t: TrailingBytes) => {
+        throw new UnreadableInputError(trailingReason(t));
+      });
+    yield* gunzipMembers(rest(), onTrailing);
   } else {
     yield* rest();
   }
@@ -165,7 +175,8 @@ export async function* readInputs(
   let ordinal = 0;
   const defer = options.deferFields === true;
   for (const file of files) {
-    const bytes = inputBytes(file, options);
+    let trailing: TrailingBytes | undefined;
+    const bytes = inputBytes(file, { ...options, onTrailing: (t) => (trailing = t) });
     const skip = Math.max(0, options.skip - ordinal);
     const batches = file.format === 'csv' ? readCsv(bytes, skip, defer) : readJsonl(bytes, skip, defer);
     let lastLine = 0;
@@ -177,13 +188,24 @@ export async function* readInputs(
         if (last !== undefined) lastLine = last;
       }
     } catch (error) {
-      const reason = unreadableReason(error);
-      const bad = { source: { file: file.display, line: lastLine + 1 }, ordinal, reason, text: '' };
-      // A re-run hits the same error at the same place, so it takes an ordinal like any record.
-      if (ordinal >= options.skip) yield { items: [{ ok: false, bad }], next: ordinal + 1 };
-      ordinal++;
+      trailing = undefined;
+      yield* unreadable(file, lastLine, ordinal++, options.skip, unreadableReason(error));
     }
+    if (trailing) yield* unreadable(file, lastLine, ordinal++, options.skip, trailingReason(trailing));
   }
+}
+
+/** What could not be read of a file, as one bad record after its last line. */
+function* unreadable(
+  file: InputFile,
+  lastLine: number,
+  ordinal: number,
+  skip: number,
+  reason: string,
+): Generator<ReadBatch> {
+  const bad = { source: { file: file.display, line: lastLine + 1 }, ordinal, reason, text: '' };
+  // A re-run hits the same error at the same place, so it takes an ordinal like any record.
+  if (ordinal >= skip) yield { items: [{ ok: false, bad }], next: ordinal + 1 };
 }
 
 function toReadBatch(file: InputFile, batch: FileBatch, base: number): ReadBatch {

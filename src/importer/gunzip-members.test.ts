@@ -1,0 +1,94 @@
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { GzipError, gunzipMembers, type TrailingBytes } from './gunzip-members.js';
+
+/** `bytes` in pieces of `size` (the last one shorter), as a file or a pipe hands them over. */
+async function* pieces(bytes: Buffer, size: number): AsyncGenerator<Buffer> {
+  for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size);
+}
+
+async function gunzip(bytes: Buffer, size = 64 * 1024): Promise<{ text: string; trailing: TrailingBytes[] }> {
+  const trailing: TrailingBytes[] = [];
+  const out: Buffer[] = [];
+  for await (const b of gunzipMembers(pieces(bytes, size), (t) => trailing.push(t))) out.push(b);
+  return { text: Buffer.concat(out).toString('utf8'), trailing };
+}
+
+/** Lines that compress to a few KB and inflate to ~90 KB: several of zlib's 16 KB output chunks. */
+const text = (tag: string) =>
+  Array.from({ length: 1500 }, (_, i) => `{"tag":"${tag}","i":${i},"x":${(i * 7919) % 1000}}\n`).join('');
+
+/** A member with every optional header field (FEXTRA, FNAME, FCOMMENT, FHCRC), as RFC 1952 lays them out. */
+function withAllHeaderFields(plain: string): Buffer {
+  const bare = gzipSync(plain);
+  const extra = Buffer.from([4, 0, 0x41, 0x42, 1, 0]);
+  const name = Buffer.from('export.jsonl\0', 'latin1');
+  const comment = Buffer.from('nightly\0', 'latin1');
+  const header = Buffer.from(bare.subarray(0, 10));
+  header[3] = 4 | 8 | 16 | 2;
+  return Buffer.concat([header, extra, name, comment, Buffer.from([0xab, 0xcd]), bare.subarray(10)]);
+}
+
+describe('gunzipMembers', () => {
+  it('reads every member in turn, and zero padding between and after them, in any piece size', async () => {
+    const bytes = Buffer.concat([
+      gzipSync(text('a')),
+      Buffer.alloc(37),
+      gzipSync(text('b')),
+      Buffer.alloc(5),
+    ]);
+    for (const size of [1, 7, 10, 4096, 1 << 20]) {
+      const got = await gunzip(bytes, size);
+      expect(got.text).toBe(text('a') + text('b'));
+      expect(got.trailing).toEqual([]);
+    }
+  });
+
+  it('keeps all the text before trailing bytes that are not gzip, and says where they start', async () => {
+    const member = gzipSync(text('a'));
+    for (const garbage of ['garbage', '<html>404</html>\n', '\u001f']) {
+      const tail = Buffer.from(garbage, 'latin1');
+      for (const size of [3, 4096, 1 << 20]) {
+        const got = await gunzip(Buffer.concat([member, tail]), size);
+        expect(got.text).toBe(text('a'));
+        expect(got.trailing).toEqual([{ offset: member.length, bytes: tail.length }]);
+      }
+    }
+  });
+
+  it('skips the optional header fields', async () => {
+    const got = await gunzip(Buffer.concat([withAllHeaderFields(text('a')), gzipSync(text('b'))]), 5);
+    expect(got.text).toBe(text('a') + text('b'));
+  });
+
+  it('refuses a member cut short, one whose checksum does not match, and a header cut short', async () => {
+    const member = gzipSync(text('a'));
+    const cases: Array<[Buffer, RegExp]> = [
+      [member.subarray(0, member.length - 3), /gzip member at byte 0 is cut short/],
+      [member.subarray(0, member.length >> 1), /gzip data is cut short/],
+      [
+        Buffer.concat([member, member.subarray(0, 6)]),
+        new RegExp(`header at byte ${member.length} is cut short`),
+      ],
+    ];
+    const flipped = Buffer.from(member);
+    flipped[flipped.length - 8]! ^= 0xff;
+    cases.push([flipped, /corrupt \(its checksum does not match\)/]);
+    for (const [bytes, message] of cases) {
+      const read = gunzip(bytes, 1000);
+      await expect(read).rejects.toThrow(GzipError);
+      await expect(gunzip(bytes, 1000)).rejects.toThrow(message);
+    }
+  });
+
+  it('hands over text before the member ends (constant memory on a large input)', async () => {
+    const member = gzipSync(text('a').repeat(20));
+    let first = 0;
+    for await (const b of gunzipMembers(pieces(member, 4096), () => undefined)) {
+      first = b.length;
+      break;
+    }
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeLessThan(text('a').length * 20);
+  });
+});
