@@ -1,4 +1,13 @@
-import { copyFileSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { startService } from '../src/service/service.js';
@@ -56,6 +65,37 @@ describe('cas import into the embedded service', () => {
       expect(summaryOf(again.stdout), via).toMatchObject({ records: 384, skipped: 384, events: 0 });
     }
   });
+
+  // It stopped after storing everything, exit 5, saying "the checkpoint is saved" (none was) and
+  // "run as the owner of the data directory" to its owner (found by probing).
+  it('with a checkpoint folder it cannot write: imports everything, says so once, and a re-run sends it all again', async (ctx) => {
+    needIngest(ctx);
+    const data = join(dir.path, 'unwritable-imports');
+    expect((await runCli(['identify', '--id', 'seed', '--data-dir', data])).code).toBe(0);
+    const imports = join(data, 'imports');
+    rmSync(imports, { recursive: true, force: true });
+    // sysfs takes no new files, even from root (CI runs as root, where a folder's mode is no bar).
+    if (process.getuid?.() === 0) symlinkSync('/sys/kernel', imports);
+    else {
+      mkdirSync(imports);
+      chmodSync(imports, 0o555);
+    }
+    for (const run of [1, 2]) {
+      const result = await runCli(['import', ...fixtures, '--data-dir', data, '--json']);
+      expect(result.code, result.stderr).toBe(0);
+      expect(summaryOf(result.stdout)).toMatchObject({
+        records: 384,
+        skipped: 0,
+        events: 474,
+        accepted: run === 1 ? 474 : 0,
+        duplicates: run === 1 ? 0 : 474,
+      });
+      const told = result.stderr.split('\n').filter((line) => line.includes('cannot save the checkpoint'));
+      expect(told).toEqual([
+        `cas: cannot save the checkpoint (permission denied in ${imports}); the import goes on without one: if it stops, running it again reads and sends everything again, and nothing is stored twice`,
+      ]);
+    }
+  }, 120_000);
 
   it('stores every fixture event exactly once; a re-run sends nothing, --restart only duplicates', async (ctx) => {
     needIngest(ctx);

@@ -1,3 +1,4 @@
+import { dirname } from 'node:path';
 import { HttpError } from '../client/errors.js';
 import type { Client } from '../client/http-client.js';
 import { dbFind, postQueue } from '../client/routes.js';
@@ -79,6 +80,11 @@ export interface ImportDeps {
   stdin?: NodeJS.ReadableStream;
   /** Where the run's sort may spill (default: the system's temp folder). */
   tmpDir?: string;
+  /**
+   * The checkpoint could not be saved (why, in words): the run goes on without one, told once on
+   * stderr, since every event is stored once whatever is sent again.
+   */
+  onCheckpointLost?: (reason: string) => void;
 }
 
 /** Requests in flight, each from a lane of its own (the events of a session share a lane). */
@@ -279,7 +285,7 @@ export async function runImport(
       onReject,
       onEndRefused,
       onDropped,
-      onCheckpoint: path ? (data) => save(path, data) : undefined,
+      onCheckpoint: path ? keeper(path, deps) : undefined,
       stats,
       signal: deps.signal,
       stdin: deps.stdin,
@@ -319,6 +325,28 @@ async function stillStored(connection: ImportConnection, eventIds: readonly stri
 }
 
 const pathPrint = (path: string): string => (path.split('/').pop() ?? '').replace(/\.json$/, '');
+
+/**
+ * Saves checkpoints until one cannot be saved (a data directory whose `imports` is not writable, a
+ * full disk); then says so once and saves no more. It stopped the run, every event already stored,
+ * saying "the checkpoint is saved" and blaming the owner of the directory (found by probing).
+ */
+function keeper(path: string, deps: ImportDeps): (data: CheckpointData) => Promise<void> {
+  let lost = false;
+  return async (data) => {
+    if (lost) return;
+    try {
+      await save(path, data);
+    } catch (error) {
+      lost = true;
+      const reason = `${fileErrorReason(error)} in ${dirname(path)}`;
+      deps.onCheckpointLost?.(reason);
+      deps.warn(
+        `cas: cannot save the checkpoint (${reason}); the import goes on without one: if it stops, running it again reads and sends everything again, and nothing is stored twice`,
+      );
+    }
+  };
+}
 
 function save(path: string, data: CheckpointData): Promise<void> {
   const checkpoint: Checkpoint = {

@@ -97,6 +97,11 @@ describe('endingLine', () => {
     expect(endingLine({ ...interrupted, checkpoint: undefined })).toBe(
       'interrupted: input from stdin has no checkpoint; send it all again, and what was stored is not stored twice',
     );
+    // A checkpoint that could not be saved is none either.
+    const lost = 'permission denied in /d/imports';
+    expect(endingLine({ ...interrupted, checkpoint: '/d/imports/ab.json', checkpointLost: lost })).toBe(
+      `interrupted: no checkpoint could be saved (${lost}); running it again reads and sends everything again, and nothing is stored twice`,
+    );
   });
 
   // A re-run over a complete checkpoint counted the earlier run's rejects, exit 6, and listed none.

@@ -39,6 +39,8 @@ export interface ImportOutcome {
   byEvent?: Record<string, number>;
   /** The checkpoint file; undefined when the input has none (stdin). */
   checkpoint?: string | undefined;
+  /** Why the checkpoint could not be saved, when it could not: a re-run starts over. */
+  checkpointLost?: string | undefined;
 }
 
 /** The live counters a progress line reads. */
@@ -203,6 +205,9 @@ export function endingLine(result: ImportOutcome): string {
   // Input from stdin cannot be read again to skip to a place in it: there is no checkpoint.
   if (result.end === 'interrupted' && result.checkpoint === undefined) {
     return 'interrupted: input from stdin has no checkpoint; send it all again, and what was stored is not stored twice';
+  }
+  if (result.end === 'interrupted' && result.checkpointLost !== undefined) {
+    return `interrupted: no checkpoint could be saved (${result.checkpointLost}); running it again reads and sends everything again, and nothing is stored twice`;
   }
   // Stopped while reading, nothing was sent and no checkpoint written: it said "the checkpoint is
   // saved" (found by probing). The next run reads the input again, as this one did.

@@ -119,6 +119,7 @@ export const importAction: Action = async (ctx, args) => {
   // `cas serve`): past Node's default of 10 it printed a MaxListenersExceededWarning, though none leaks.
   setMaxListeners(0, controller.signal);
   const byEvent: Record<string, number> = {};
+  let checkpointLost: string | undefined;
   // `cas import ... --dry-run --json | head`: the reader went away on purpose; stop quietly.
   let stdoutClosed = false;
   // Dry-run events are written in blocks: one write per event costs a third of the run on a pipe.
@@ -170,6 +171,9 @@ export const importAction: Action = async (ctx, args) => {
         project: ctx.config.projectId ?? 'local',
       },
       stats,
+      onCheckpointLost: (reason) => {
+        checkpointLost = reason;
+      },
       warn: (line) => show.line(line),
       note: (line) => {
         if (!ctx.config.quiet) show.line(line);
@@ -195,9 +199,10 @@ export const importAction: Action = async (ctx, args) => {
       // stdout holds the events; the summary goes to stderr so the JSONL stays clean.
       ctx.log(JSON.stringify(result.summary));
     } else {
-      ctx.out(renderImportSummary({ ...result, byEvent }, format, { color: ctx.color }));
+      ctx.out(renderImportSummary({ ...result, byEvent, checkpointLost }, format, { color: ctx.color }));
     }
-    if (format === 'json' && result.end !== 'complete') ctx.warn(`cas: ${endingLine(result)}`);
+    if (format === 'json' && result.end !== 'complete')
+      ctx.warn(`cas: ${endingLine({ ...result, checkpointLost })}`);
     // main.ts exits right after the action; on a pipe, stdout may still hold megabytes of events.
     await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
     if (result.end === 'interrupted') return EXIT.interrupted;
@@ -218,7 +223,7 @@ export const importAction: Action = async (ctx, args) => {
       }
       const fromStdin = args.includes('-');
       ctx.warn(
-        `cas: stopped after ${stats.accepted.toLocaleString('en')} events were stored (${alreadyStored(stats).toLocaleString('en')} already there) of ${stats.records.toLocaleString('en')} records read; ${fromStdin ? 'input from stdin keeps no checkpoint: run it again to send what is missing (nothing is stored twice)' : 'the checkpoint is saved: run the same command again to resume'}`,
+        `cas: stopped after ${stats.accepted.toLocaleString('en')} events were stored (${alreadyStored(stats).toLocaleString('en')} already there) of ${stats.records.toLocaleString('en')} records read; ${resumeHint(fromStdin, checkpointLost)}`,
       );
     }
     throw error;
@@ -230,3 +235,12 @@ export const importAction: Action = async (ctx, args) => {
     process.stdout.off('error', onStdoutError);
   }
 };
+
+/** What running a stopped import again does: resume from its checkpoint, or send everything again. */
+function resumeHint(fromStdin: boolean, checkpointLost: string | undefined): string {
+  if (fromStdin)
+    return 'input from stdin keeps no checkpoint: run it again to send what is missing (nothing is stored twice)';
+  if (checkpointLost !== undefined)
+    return `no checkpoint could be saved (${checkpointLost}): running it again reads and sends everything again, and nothing is stored twice`;
+  return 'the checkpoint is saved: run the same command again to resume';
+}
