@@ -85,6 +85,10 @@ describe('cas import --dry-run', () => {
     const gz = await runCli(['import', file, '--dry-run', '--json']);
     expect(gz.stdout).toBe(plain.stdout);
     expect(jsonl(plain.stdout).filter((e) => e.event === 'Conversation Turn')).toHaveLength(156);
+    // An empty stdin said nothing at all (exit 0).
+    const empty = await runCli(['import', '-', '--format', 'csv', '--dry-run', '--json'], { input: '' });
+    expect([empty.code, empty.stdout]).toEqual([0, '']);
+    expect(empty.stderr).toContain('cas: nothing to import: the input holds no records');
   });
 
   // Node's gunzip failed on the bytes after the data and lost the text it had just decoded: 30 records
@@ -197,7 +201,7 @@ describe('cas import of a ZIP archive', () => {
     expect(run.code, run.stderr).toBe(6);
     const said = run.stderr.split('\n').filter((l) => l.startsWith(lines));
     expect(said, run.stderr).toEqual([expect.stringContaining(`${lines}:1: `)]);
-    expect(said[0]).toContain('this looks like JSON Lines, not CSV; give --format jsonl');
+    expect(said[0]).toContain('this looks like JSON Lines, not CSV; name the file .jsonl, or import it');
     // Text that merely starts like a magic number is text.
     const lookalike = join(dir.path, 'bzh.csv');
     writeFileSync(lookalike, 'BZh9,user_id,user,assistant,timestamp\nx,alice,hi,a,2025-01-06T10:00:00Z\n');
@@ -347,6 +351,12 @@ describe('cas import flag errors', () => {
     expect([piped.code, piped.stderr.trim()]).toEqual([
       2,
       `cas: ${fifo} is a pipe, which cas reads only as stdin: cas import - --format csv|jsonl < ${fifo}`,
+    ]);
+    // /dev/null was "a pipe" too.
+    const device = await runCli(['import', '/dev/null', '--format', 'csv', '--dry-run']);
+    expect([device.code, device.stderr.trim()]).toEqual([
+      2,
+      'cas: /dev/null is a device, which cas reads only as stdin: cas import - --format csv|jsonl < /dev/null',
     ]);
   });
 

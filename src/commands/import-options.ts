@@ -112,7 +112,8 @@ function readMappingFile(path: string): { name: string; json: unknown } {
 function notAFile(path: string, stats: Stats): string {
   if (stats.isDirectory()) return `${path} is a directory: name the files in it (cas import ${path}/*.csv)`;
   if (stats.isFIFO() || stats.isCharacterDevice() || stats.isSocket()) {
-    return `${path} is a pipe, which cas reads only as stdin: cas import - --format csv|jsonl < ${path}`;
+    const kind = stats.isFIFO() ? 'a pipe' : stats.isSocket() ? 'a socket' : 'a device';
+    return `${path} is ${kind}, which cas reads only as stdin: cas import - --format csv|jsonl < ${path}`;
   }
   return `${path} is not a file`;
 }

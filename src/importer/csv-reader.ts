@@ -203,7 +203,7 @@ function goodRecords(seg: Extract<Segment, { type: 'good' }>, state: State, batc
  */
 const looksLikeJson = (header: readonly string[]): boolean => /^\s*[{[]/.test(header[0] ?? '');
 const JSON_HEADER =
-  'the header row is JSON: this looks like JSON Lines, not CSV; give --format jsonl (or name the file .jsonl); file skipped';
+  'the header row is JSON: this looks like JSON Lines, not CSV; name the file .jsonl, or import it in a run of its own with --format jsonl (--format applies to every input of a run); file skipped';
 
 /** A header of one column holding another separator (a spreadsheet's European CSV, TSV): its name. */
 function otherSeparator(header: readonly string[]): string | undefined {

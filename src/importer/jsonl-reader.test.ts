@@ -91,6 +91,23 @@ describe('readJsonl', () => {
     expect(items[1]).toMatchObject({ ok: false, reason: expect.not.stringContaining('JSON Lines') });
   });
 
+  // A CSV given --format jsonl (beside JSON Lines inputs) said only "not valid JSON" on every line.
+  it('says a first line of comma-separated names looks like a CSV header, and only there', async () => {
+    for (const header of ['timestamp,session_id,user', '"timestamp","session_id","user"']) {
+      const { items } = await read(`${header}\n2025-01-01T00:00:00Z,s1,hi\n`);
+      expect(items[0]).toMatchObject({
+        ok: false,
+        line: 1,
+        reason: expect.stringContaining('this looks like a CSV header: name the file .csv, or import it'),
+      });
+      expect(items[1]).toMatchObject({ ok: false, reason: expect.not.stringContaining('CSV') });
+    }
+    for (const broken of ['{"a": 1, "b":', '[1, 2', 'no commas here']) {
+      const first = (await read(`${broken}\n`)).items[0];
+      expect(first).toMatchObject({ ok: false, reason: expect.not.stringContaining('CSV header') });
+    }
+  });
+
   it('passes over the first `skip` records (blank lines do not count)', async () => {
     const { items, skipped } = await read('{"a":1}\n\n{"a":2}\n{"a":3}\n', 4, 2);
     expect(skipped).toBe(2);

@@ -39,6 +39,14 @@ export function parseJsonlPending(p: JsonlPending): FileItem[] {
 const ARRAY_HINT =
   "; this looks like a JSON array, and cas reads JSON Lines (one record per line): convert it with jq -c '.[]' file.json > file.jsonl, or use the --preset of its format";
 
+/**
+ * A first line of comma-separated names (a CSV under a .jsonl name, or given `--format jsonl` with
+ * other inputs): every line was "not valid JSON", which said nothing of why.
+ */
+const CSV_HINT =
+  '; this looks like a CSV header: name the file .csv, or import it in a run of its own with --format csv (--format applies to every input of a run)';
+const looksLikeCsvHeader = (text: string): boolean => /^[^{[]*,[^{[]*$/.test(text.trim());
+
 /** A line's decoded text → a record, or the reason it is not one. */
 function parseText(decoded: string, line: number): FileItem {
   let text = decoded;
@@ -50,7 +58,7 @@ function parseText(decoded: string, line: number): FileItem {
     const detail = error instanceof Error ? error.message : String(error);
     // `[` alone on its line, or the first line with the first record after it (`[{"a":1},`).
     const opens = text.trim() === '[' || (line === 1 && text.trimStart().startsWith('['));
-    const hint = opens ? ARRAY_HINT : '';
+    const hint = opens ? ARRAY_HINT : line === 1 && looksLikeCsvHeader(text) ? CSV_HINT : '';
     return { ok: false, line, reason: `not valid JSON: ${detail}${hint}`, text };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { endingLine, type ProgressStats, progressLine, renderImportSummary } from './import-summary.js';
+import {
+  endingLine,
+  endingWorthSaying,
+  type ProgressStats,
+  progressLine,
+  renderImportSummary,
+} from './import-summary.js';
 
 const stats = (over: Partial<ProgressStats> = {}): ProgressStats => ({
   phase: 'sending',
@@ -84,6 +90,19 @@ describe('endingLine', () => {
     expect(endingLine({ summary: { ...summary, stopped: false }, end: 'complete', dryRun: false })).toBe(
       'import complete',
     );
+  });
+
+  // An empty stdin, or a CSV of its header only, ended "import complete", and with --json said nothing.
+  it('says when the input held no records, a dry run too, and that it is worth saying beside --json', () => {
+    const empty = { ...summary, records: 0, rejected: 0, stopped: false };
+    for (const dryRun of [false, true]) {
+      const run = { summary: empty, end: 'complete', dryRun } as const;
+      expect(endingLine(run)).toBe('nothing to import: the input holds no records');
+      expect(endingWorthSaying(run)).toBe(true);
+    }
+    const done = { summary: { ...summary, stopped: false }, end: 'complete', dryRun: false } as const;
+    expect(endingWorthSaying(done)).toBe(false);
+    expect(endingWorthSaying({ ...done, end: 'interrupted' })).toBe(true);
   });
 
   // Stdin has no checkpoint, yet an interrupted stdin import said "the checkpoint is saved".

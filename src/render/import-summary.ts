@@ -201,6 +201,10 @@ export function renderImportSummary(
 /** How the run ended, in one line (stderr in JSON mode, under the table otherwise). */
 export function endingLine(result: ImportOutcome): string {
   if (result.end === 'max-errors') return maxErrorsLine(result.summary);
+  // An empty stdin or file, or a CSV of its header only, ended "import complete" or, with --json, in silence.
+  if (result.end === 'complete' && result.summary.records === 0) {
+    return 'nothing to import: the input holds no records';
+  }
   if (result.dryRun) return 'dry run: nothing was sent';
   // Input from stdin cannot be read again to skip to a place in it: there is no checkpoint.
   if (result.end === 'interrupted' && result.checkpoint === undefined) {
@@ -221,3 +225,7 @@ export function endingLine(result: ImportOutcome): string {
   }
   return ENDINGS[result.end];
 }
+
+/** Whether a run's ending needs saying beside a --json summary (on stderr): all but a plain success. */
+export const endingWorthSaying = (result: ImportOutcome): boolean =>
+  result.end !== 'complete' || result.summary.records === 0;

@@ -6,7 +6,13 @@ import { InterruptedError } from '../../commands/errors.js';
 import { type ImportFlags, runImport, summarize } from '../../commands/import.js';
 import { importNeedsOwnThread } from '../../commands/import-thread.js';
 import { type ImportStats, newStats } from '../../importer/pipeline.js';
-import { alreadyStored, endingLine, progressLine, renderImportSummary } from '../../render/import-summary.js';
+import {
+  alreadyStored,
+  endingLine,
+  endingWorthSaying,
+  progressLine,
+  renderImportSummary,
+} from '../../render/import-summary.js';
 import { json } from '../../render/output.js';
 import { wantsColor } from '../color.js';
 import type { Action, CliContext } from '../context.js';
@@ -201,7 +207,7 @@ export const importAction: Action = async (ctx, args) => {
     } else {
       ctx.out(renderImportSummary({ ...result, byEvent, checkpointLost }, format, { color: ctx.color }));
     }
-    if (format === 'json' && result.end !== 'complete')
+    if (format === 'json' && endingWorthSaying(result))
       ctx.warn(`cas: ${endingLine({ ...result, checkpointLost })}`);
     // main.ts exits right after the action; on a pipe, stdout may still hold megabytes of events.
     await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
