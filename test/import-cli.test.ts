@@ -108,6 +108,26 @@ describe('cas import --dry-run', () => {
     );
   });
 
+  // A member's text was read, and stored, before its checksum at its end told it wrong (found by
+  // probing: the damaged turn stored, and the mended file's turn beside it).
+  it('reads nothing of a gzip member whose checksum fails, nor after it, and says which', async () => {
+    const csv = readFileSync(join(FIXTURES, 'turns.csv'));
+    const cut = csv.indexOf('\n', csv.length >> 1) + 1;
+    const half = join(dir.path, 'half.csv');
+    writeFileSync(half, csv.subarray(0, cut));
+    const first = gzipSync(csv.subarray(0, cut));
+    const second = gzipSync(csv.subarray(cut));
+    second[second.length - 7]! ^= 0x10;
+    const file = join(dir.path, 'damaged.csv.gz');
+    writeFileSync(file, Buffer.concat([first, second]));
+    const gz = await runCli(['import', file, '--dry-run', '--json']);
+    expect(gz.code).toBe(6);
+    expect(gz.stderr).toContain(
+      `cannot read the rest of the file: the gzip member at byte ${first.length} is corrupt (its checksum does not match)`,
+    );
+    expect(gz.stdout).toBe((await runCli(['import', half, '--dry-run', '--json'])).stdout);
+  });
+
   // unix2dos turned the LF inside a quoted answer into CR LF too, and the re-exported day's multi-line
   // turns were stored again under other ids (found by probing).
   it('gives the same events to a file whose line breaks were converted, inside quoted cells too', async () => {

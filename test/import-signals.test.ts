@@ -225,6 +225,9 @@ describe('a signal while stdin is idle', () => {
         expect(code, stderr).toBe(130);
         expect(stderr).toMatch(/interrupted/);
         expect(stderr).not.toMatch(FORBIDDEN);
+        // Stdin keeps no checkpoint: none is promised.
+        expect(stderr).toContain('cas: interrupted; stopping (');
+        expect(stderr).not.toContain('saving the checkpoint');
       } finally {
         child.stdin?.destroy();
         child.kill('SIGKILL');

@@ -8,10 +8,26 @@ export interface TrailingBytes {
 
 /** A gzip stream cas cannot read past (a bad header, a truncated member, a wrong checksum). */
 export class GzipError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** Where the member it was found in starts. */
+    readonly member: number,
+    /** `check`: the member inflated whole, but its text is not what was compressed. */
+    readonly kind: 'format' | 'check' = 'format',
+  ) {
     super(message);
     this.name = 'GzipError';
   }
+}
+
+export interface GunzipOptions {
+  /** Bytes after the last member that start no member, once all text before them has been yielded. */
+  onTrailing: (trailing: TrailingBytes) => void;
+  /**
+   * A member a first pass (`checkMembers`) found failing its check: reading stops before it. Read
+   * in one pass, its text is handed on before its trailer can tell it wrong.
+   */
+  stopAt?: GzipError | undefined;
 }
 
 /**
@@ -23,63 +39,95 @@ export class GzipError extends Error {
  */
 export async function* gunzipMembers(
   input: AsyncIterable<Buffer>,
-  onTrailing: (trailing: TrailingBytes) => void,
+  options: GunzipOptions,
 ): AsyncGenerator<Buffer> {
   const bytes = new ByteQueue(input[Symbol.asyncIterator]());
   for (let members = 0; ; members++) {
     while ((await bytes.fill(1)) && bytes.at(0) === 0) bytes.take(1);
     if (bytes.length === 0) return;
     const at = bytes.offset;
+    if (at === options.stopAt?.member) throw options.stopAt;
     const isMember = (await bytes.fill(2)) && bytes.at(0) === 0x1f && bytes.at(1) === 0x8b;
     if (!isMember) {
-      if (members === 0) throw new GzipError('not gzip data');
-      onTrailing({ offset: at, bytes: await bytes.drain() });
+      if (members === 0) throw new GzipError('not gzip data', at);
+      options.onTrailing({ offset: at, bytes: await bytes.drain() });
       return;
     }
     await skipHeader(bytes);
     const check = { crc: 0, size: 0 };
-    for await (const text of inflateMember(bytes)) {
+    for await (const text of inflateMember(bytes, at)) {
       check.crc = crc32(text, check.crc);
       check.size = (check.size + text.length) % 2 ** 32;
       yield text;
     }
-    if (!(await bytes.fill(8))) throw new GzipError(`the gzip member at byte ${at} is cut short`);
+    if (!(await bytes.fill(8))) throw new GzipError(`the gzip member at byte ${at} is cut short`, at);
     const trailer = bytes.take(8);
-    if (trailer.readUInt32LE(0) !== check.crc || trailer.readUInt32LE(4) !== check.size)
-      throw new GzipError(`the gzip member at byte ${at} is corrupt (its checksum does not match)`);
+    const wrong =
+      trailer.readUInt32LE(0) !== check.crc
+        ? 'checksum'
+        : trailer.readUInt32LE(4) !== check.size
+          ? 'length'
+          : undefined;
+    if (wrong !== undefined) {
+      const message = `the gzip member at byte ${at} is corrupt (its ${wrong} does not match)`;
+      throw new GzipError(message, at, 'check');
+    }
   }
+}
+
+/**
+ * The first member of a gzip input whose text fails its check (checksum or length), read through
+ * once and kept nowhere; undefined when none does, or when the input breaks off before one does (a
+ * cut, bad data, trailing bytes: the reading pass stops there itself, after what came before).
+ */
+export async function checkMembers(input: AsyncIterable<Buffer>): Promise<GzipError | undefined> {
+  try {
+    for await (const _ of gunzipMembers(input, { onTrailing: () => undefined })) {
+      // Only the members' checks matter here.
+    }
+  } catch (error) {
+    if (error instanceof GzipError && error.kind === 'check') return error;
+  }
+  return undefined;
 }
 
 const FHCRC = 2;
 const FEXTRA = 4;
 const FNAME = 8;
 const FCOMMENT = 16;
+/** Flag bits RFC 1952 reserves: gzip refuses a member that sets them (once, encryption). */
+const RESERVED = 0xe0;
 
 /** RFC 1952's member header: ten bytes, then the optional fields its flags name. */
 async function skipHeader(bytes: ByteQueue): Promise<void> {
   const at = bytes.offset;
-  const short = () => new GzipError(`the gzip header at byte ${at} is cut short`);
+  const refuse = (why: string) => new GzipError(`the gzip header at byte ${at} ${why}`, at);
+  const short = () => refuse('is cut short');
+  const read: Buffer[] = [];
+  const take = (n: number): Buffer => read[read.push(bytes.take(n)) - 1]!;
   if (!(await bytes.fill(10))) throw short();
-  const header = bytes.take(10);
-  if (header[2] !== 8)
-    throw new GzipError(`the gzip member at byte ${at} uses an unknown compression method`);
+  const header = take(10);
+  if (header[2] !== 8) throw refuse('names an unknown compression method');
   const flags = header[3]!;
+  if (flags & RESERVED) throw refuse('sets reserved flags (an encrypted or unknown format)');
   if (flags & FEXTRA) {
     if (!(await bytes.fill(2))) throw short();
-    const length = bytes.take(2).readUInt16LE(0);
+    const length = take(2).readUInt16LE(0);
     if (!(await bytes.fill(length))) throw short();
-    bytes.take(length);
+    take(length);
   }
   for (const flag of [FNAME, FCOMMENT]) {
     if (!(flags & flag)) continue;
     for (;;) {
       if (!(await bytes.fill(1))) throw short();
-      if (bytes.take(1)[0] === 0) break;
+      if (take(1)[0] === 0) break;
     }
   }
   if (flags & FHCRC) {
     if (!(await bytes.fill(2))) throw short();
-    bytes.take(2);
+    const stored = bytes.take(2).readUInt16LE(0);
+    if (stored !== (crc32(Buffer.concat(read)) & 0xffff))
+      throw refuse('is corrupt (its checksum does not match)');
   }
 }
 
@@ -87,7 +135,7 @@ async function skipHeader(bytes: ByteQueue): Promise<void> {
  * One member's deflate data, inflated. A raw inflater stops at the end of the deflate stream and
  * counts the input it used (`bytesWritten`), so what it was given past that end goes back to `bytes`.
  */
-async function* inflateMember(bytes: ByteQueue): AsyncGenerator<Buffer> {
+async function* inflateMember(bytes: ByteQueue, member: number): AsyncGenerator<Buffer> {
   const inflater = createInflateRaw();
   let given = 0;
   let held: Buffer = Buffer.alloc(0);
@@ -120,22 +168,22 @@ async function* inflateMember(bytes: ByteQueue): AsyncGenerator<Buffer> {
   try {
     for await (const text of inflater as AsyncIterable<Buffer>) yield text;
   } catch (error) {
-    throw corrupt(error);
+    throw corrupt(error, member);
   } finally {
     inflater.destroy();
   }
   try {
     await feed;
   } catch (error) {
-    throw corrupt(error);
+    throw corrupt(error, member);
   }
 }
 
-function corrupt(error: unknown): GzipError {
+function corrupt(error: unknown, member: number): GzipError {
   const message = error instanceof Error ? error.message : String(error);
   // zlib's words for deflate data that stops before its end.
-  if (message === 'unexpected end of file') return new GzipError('the gzip data is cut short');
-  return new GzipError(`the gzip data is corrupt (${message})`);
+  if (message === 'unexpected end of file') return new GzipError('the gzip data is cut short', member);
+  return new GzipError(`the gzip data is corrupt (${message})`, member);
 }
 
 /** Input chunks with look-ahead: a member's header is read a byte at a time, the rest a chunk at a time. */

@@ -1,7 +1,7 @@
 import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { basename } from 'node:path';
 import { readCsv, splitCsvPending } from './csv-reader.js';
-import { gunzipMembers, type TrailingBytes } from './gunzip-members.js';
+import { checkMembers, gunzipMembers, type TrailingBytes } from './gunzip-members.js';
 import { parseJsonlPending, readJsonl } from './jsonl-reader.js';
 import type { PresetName } from './presets/preset.js';
 import type { FileBatch, FileItem, InputFormat, PendingRecords, ReadItem } from './types.js';
@@ -39,16 +39,17 @@ export interface ReadOptions {
   chunkBytes?: number | undefined;
   /** Records come as `pending` text, split into fields where they are staged (readCsv, readJsonl). */
   deferFields?: boolean | undefined;
-  /**
-   * Told of bytes after a gzip input's last member that are not gzip, once all before them is read.
-   * Without it they are an error at the end of the input.
-   */
-  onTrailing?: ((trailing: TrailingBytes) => void) | undefined;
+  /** Only the first bytes are read (format detection): a gzip file is not checked through first. */
+  headOnly?: boolean | undefined;
 }
 
-/** What a bad record says of a gzip input's trailing bytes: everything before them was read. */
-export const trailingReason = ({ offset, bytes }: TrailingBytes): string =>
-  `${bytes} byte(s) after the gzip data (from byte ${offset}) are not gzip and were not read; every record before them was`;
+/**
+ * What a bad record says of a gzip input's trailing bytes. They end the input as an error once every
+ * complete line before them has been read (the readers hand each chunk's lines on as they come), so a
+ * last line they may have cut short is not read as a whole record.
+ */
+const trailingReason = ({ offset, bytes }: TrailingBytes): string =>
+  `${bytes} byte(s) after the gzip data (from byte ${offset}) are not gzip and were not read, nor a last line they may cut short; every record before them was`;
 
 /**
  * A ZIP archive (`PK\x03\x04`), as ChatGPT and Claude send their exports: read as text, it was a
@@ -137,12 +138,16 @@ export async function* inputBytes(file: InputFile, options: ReadOptions): AsyncG
   const unreadable = unreadableHead(head.value);
   if (unreadable !== undefined) throw new UnreadableInputError(unreadable);
   if (head.value[0] === 0x1f && head.value[1] === 0x8b) {
-    const onTrailing =
-      options.onTrailing ??
-      ((t: TrailingBytes) => {
-        throw new UnreadableInputError(trailingReason(t));
-      });
-    yield* gunzipMembers(rest(), onTrailing);
+    // A member whose text fails its check is read before its trailer can tell (and it was stored): a
+    // file is checked through first, and read up to such a member. Stdin can be read only once.
+    const stopAt =
+      file.path === '-' || options.headOnly === true
+        ? undefined
+        : await checkMembers(createReadStream(file.path, { highWaterMark: 256 * 1024 }));
+    const onTrailing = (t: TrailingBytes) => {
+      throw new UnreadableInputError(trailingReason(t));
+    };
+    yield* gunzipMembers(rest(), { onTrailing, stopAt });
   } else {
     yield* rest();
   }
@@ -175,8 +180,7 @@ export async function* readInputs(
   let ordinal = 0;
   const defer = options.deferFields === true;
   for (const file of files) {
-    let trailing: TrailingBytes | undefined;
-    const bytes = inputBytes(file, { ...options, onTrailing: (t) => (trailing = t) });
+    const bytes = inputBytes(file, options);
     const skip = Math.max(0, options.skip - ordinal);
     const batches = file.format === 'csv' ? readCsv(bytes, skip, defer) : readJsonl(bytes, skip, defer);
     let lastLine = 0;
@@ -188,24 +192,13 @@ export async function* readInputs(
         if (last !== undefined) lastLine = last;
       }
     } catch (error) {
-      trailing = undefined;
-      yield* unreadable(file, lastLine, ordinal++, options.skip, unreadableReason(error));
+      const reason = unreadableReason(error);
+      const bad = { source: { file: file.display, line: lastLine + 1 }, ordinal, reason, text: '' };
+      // A re-run hits the same error at the same place, so it takes an ordinal like any record.
+      if (ordinal >= options.skip) yield { items: [{ ok: false, bad }], next: ordinal + 1 };
+      ordinal++;
     }
-    if (trailing) yield* unreadable(file, lastLine, ordinal++, options.skip, trailingReason(trailing));
   }
-}
-
-/** What could not be read of a file, as one bad record after its last line. */
-function* unreadable(
-  file: InputFile,
-  lastLine: number,
-  ordinal: number,
-  skip: number,
-  reason: string,
-): Generator<ReadBatch> {
-  const bad = { source: { file: file.display, line: lastLine + 1 }, ordinal, reason, text: '' };
-  // A re-run hits the same error at the same place, so it takes an ordinal like any record.
-  if (ordinal >= skip) yield { items: [{ ok: false, bad }], next: ordinal + 1 };
 }
 
 function toReadBatch(file: InputFile, batch: FileBatch, base: number): ReadBatch {

@@ -150,7 +150,9 @@ export const importAction: Action = async (ctx, args) => {
     show.stop();
     // A SIGTERM from a service manager is no Ctrl-C (found by probing).
     const again = signal === 'SIGINT' ? 'Ctrl-C again' : `${signal} again`;
-    ctx.warn(`cas: interrupted; saving the checkpoint (${again} to quit at once)`);
+    // Stdin keeps no checkpoint: "saving the checkpoint" promised one (found by probing).
+    const saving = args.includes('-') ? 'stopping' : 'saving the checkpoint';
+    ctx.warn(`cas: interrupted; ${saving} (${again} to quit at once)`);
     controller.abort(new InterruptedError());
   };
   process.on('SIGINT', onSignal);

@@ -48,7 +48,7 @@ async function* head(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
 /** Reads a file's first JSON value (an array's first element) and detects its preset. */
 export async function sniffPreset(path: string): Promise<PresetName | undefined> {
   try {
-    const bytes = head(inputBytes({ path, display: path, format: 'jsonl' }, { skip: 0 }));
+    const bytes = head(inputBytes({ path, display: path, format: 'jsonl' }, { skip: 0, headOnly: true }));
     for await (const items of readJsonStream(bytes)) {
       const first = items[0];
       return first?.ok ? detectPreset(first.value) : undefined;

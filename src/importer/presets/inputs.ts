@@ -1,16 +1,8 @@
 import { basename } from 'node:path';
-import type { TrailingBytes } from '../gunzip-members.js';
 import { readJsonl } from '../jsonl-reader.js';
 import { mapRecord } from '../mapper.js';
 import type { AccessPlan } from '../record-access.js';
-import {
-  type InputFile,
-  inputBytes,
-  type ReadOptions,
-  readInputs,
-  trailingReason,
-  unreadableReason,
-} from '../sources.js';
+import { type InputFile, inputBytes, readInputs, unreadableReason } from '../sources.js';
 import {
   type MappedRecord,
   originalRecord,
@@ -42,9 +34,9 @@ const LEADING = new Set([0x20, 0x09, 0x0a, 0x0d, 0xef, 0xbb, 0xbf]);
 async function* valuesOf(
   file: InputFile,
   container: 'lines' | 'document',
-  o: Pick<ReadOptions, 'onBytes' | 'stdin' | 'onTrailing'>,
+  o: { onBytes?: ((n: number) => void) | undefined; stdin?: NodeJS.ReadableStream | undefined },
 ): AsyncGenerator<{ items: JsonStreamItem[]; array: boolean }> {
-  const it = inputBytes(file, { skip: 0, ...o })[Symbol.asyncIterator]();
+  const it = inputBytes(file, { skip: 0, onBytes: o.onBytes, stdin: o.stdin })[Symbol.asyncIterator]();
   const first = await it.next();
   if (first.done) return;
   const rest = async function* (): AsyncGenerator<Buffer> {
@@ -138,12 +130,8 @@ export async function* readMapped(
     const preset = PRESETS[file.preset];
     const mapper = mapperOf(file.preset);
     let line = 0;
-    let trailing: TrailingBytes | undefined;
-    const onTrailing = (t: TrailingBytes) => {
-      trailing = t;
-    };
     try {
-      for await (const { items, array } of valuesOf(file, preset.container, { ...o, onTrailing })) {
+      for await (const { items, array } of valuesOf(file, preset.container, o)) {
         const out: MappedItem[] = [];
         for (const v of items) {
           const source = { file: file.display, line: v.line };
@@ -171,14 +159,8 @@ export async function* readMapped(
         yield { items: out };
       }
     } catch (error) {
-      trailing = undefined;
       const reason = unreadableReason(error);
       const source = { file: file.display, line: line + 1 };
-      yield { items: [{ ok: false, rejection: { source, reason, record: '', seq: ordinal++ } }] };
-    }
-    if (trailing) {
-      const source = { file: file.display, line: line + 1 };
-      const reason = trailingReason(trailing);
       yield { items: [{ ok: false, rejection: { source, reason, record: '', seq: ordinal++ } }] };
     }
   }
