@@ -106,6 +106,14 @@ describe('cas import --dry-run', () => {
     expect(gz.stderr).toContain(
       `trailing.csv.gz:${csv.toString().trimEnd().split('\n').length + 1}: 18 byte(s) after the gzip data (from byte ${members.length}) are not gzip and were not read`,
     );
+    // Data cut mid-line before them: that line is not read as a whole record (it was, as `…,gpt-`).
+    const whole = join(dir.path, 'whole-lines.csv');
+    writeFileSync(whole, csv.subarray(0, cut));
+    const midLine = join(dir.path, 'mid-line.csv.gz');
+    writeFileSync(midLine, Buffer.concat([gzipSync(csv.subarray(0, cut + 40)), Buffer.from('<html>')]));
+    const cutShort = await runCli(['import', midLine, '--dry-run', '--json']);
+    expect(cutShort.code).toBe(6);
+    expect(cutShort.stdout).toBe((await runCli(['import', whole, '--dry-run', '--json'])).stdout);
   });
 
   // A member's text was read, and stored, before its checksum at its end told it wrong (found by
