@@ -1,5 +1,5 @@
 import { Agent, request } from 'undici';
-import { laneBodies } from './ingest-workload.js';
+import { laneBodies, laneProject } from './ingest-workload.js';
 
 /**
  * The benchmark's client, in its own process (as the hosted clients are): builds every request body
@@ -14,6 +14,8 @@ export interface PosterConfig {
   batch: number;
   /** Sessions each lane keeps open at once, their events interleaved. */
   open: number;
+  /** Lane n posts to `${projectId}-${n % projects}` when over 1 (tenants spread over projects). */
+  projects?: number;
 }
 
 export interface PosterReport {
@@ -35,11 +37,11 @@ async function main(): Promise<void> {
     laneBodies(lane, config.eventsPerLane, config.batch, config.open),
   );
   const agent = new Agent({ connections: config.lanes, keepAliveTimeout: 60_000 });
-  const headers = {
+  const headersOf = (lane: number) => ({
     authorization: `Bearer ${config.apiKey}`,
-    'x-app-id': config.projectId,
+    'x-app-id': laneProject(config, lane),
     'content-type': 'application/json',
-  };
+  });
   await new Promise<void>((resolve) => {
     process.once('message', () => resolve());
     process.send?.({ ready: true });
@@ -57,7 +59,8 @@ async function main(): Promise<void> {
   const started = performance.now();
   const cpu0 = process.cpuUsage();
   await Promise.all(
-    lanes.map(async (bodies) => {
+    lanes.map(async (bodies, lane) => {
+      const headers = headersOf(lane);
       for (const body of bodies) {
         const t = performance.now();
         const res = await request(`${config.url}/bc/v1/events/queue`, {

@@ -135,3 +135,7 @@ export function laneBodies(lane: number, events: number, batch: number, open: nu
   if (current.length > 0) bodies.push(JSON.stringify(current));
   return bodies;
 }
+
+/** The project lane `lane` posts to: `${projectId}-${lane % projects}` when spread over several. */
+export const laneProject = (config: { projectId: string; projects?: number }, lane: number): string =>
+  (config.projects ?? 1) > 1 ? `${config.projectId}-${lane % (config.projects ?? 1)}` : config.projectId;

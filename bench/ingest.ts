@@ -6,10 +6,11 @@ import { fileURLToPath } from 'node:url';
 import { startService } from '../src/service/service.js';
 import { bareAppenderRate, baselineRows } from './ingest-baseline.js';
 import type { PosterConfig, PosterReport } from './ingest-poster.js';
+import { laneProject } from './ingest-workload.js';
 import { printTable } from './report.js';
 
 /**
- * `npm run bench -- ingest [--events=1000000] [--batch=1000] [--lanes=2] [--keep] [--no-baseline]`
+ * `npm run bench -- ingest [--events=1000000] [--batch=1000] [--lanes=4] [--projects=1] [--keep] [--no-baseline]`
  *
  * Posts the workload of ingest-workload.ts to POST /bc/v1/events/queue from a separate process and
  * prints events/s, then, in the same run, the rate of a bare DuckDB appender inserting the same events
@@ -51,10 +52,12 @@ export async function run(args: string[]): Promise<void> {
   const batch = flag(args, 'batch', 1000);
   const lanes = flag(args, 'lanes', 4);
   const open = flag(args, 'open', 1);
+  // Tenants: lanes spread over this many projects of one organization (a hosted service's traffic).
+  const projects = flag(args, 'projects', 1);
   const eventsPerLane = Math.ceil(events / lanes);
   const dir = mkdtempSync(join(tmpdir(), 'cas-bench-ingest-'));
   console.log(
-    `${fmt(eventsPerLane * lanes)} events, batches of ${batch}, ${lanes} lanes in order each, ${open} open session(s) per lane; data in ${dir}`,
+    `${fmt(eventsPerLane * lanes)} events, batches of ${batch}, ${lanes} lanes in order each, ${open} open session(s) per lane, ${projects} project(s); data in ${dir}`,
   );
   try {
     const service = await startService({
@@ -64,22 +67,26 @@ export async function run(args: string[]): Promise<void> {
       // The rate limiter is measured elsewhere; here it must not pace the client.
       limits: { ingestRatePerSecond: 1_000_000, ingestBurst: 1_000_000 },
     });
+    const config = {
+      url: service.url,
+      apiKey: 'bench-key',
+      projectId: 'bench',
+      lanes,
+      eventsPerLane,
+      batch,
+      open,
+      projects,
+    };
+    for (let lane = 0; lane < Math.min(lanes, projects); lane++)
+      await service.tenants.provision({ apiKey: 'bench-key', projectId: laneProject(config, lane) });
     let report: PosterReport;
     let stored: number;
     try {
       const cpu0 = process.cpuUsage();
       const wall0 = performance.now();
-      report = await postFromChild({
-        url: service.url,
-        apiKey: 'bench-key',
-        projectId: 'bench',
-        lanes,
-        eventsPerLane,
-        batch,
-        open,
-      });
+      report = await postFromChild(config);
       const row = await service.db.read.one<{ n: bigint }>(
-        "SELECT count(*) AS n FROM events WHERE project_id = 'bench'",
+        "SELECT count(*) AS n FROM events WHERE project_id LIKE 'bench%'",
       );
       stored = Number(row?.n ?? 0);
       const cpu = process.cpuUsage(cpu0);

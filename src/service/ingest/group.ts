@@ -75,13 +75,16 @@ export function newsOf(p: Prepared): EventRow[][] {
   return p.laidOut.map((rows) => rows.filter((row) => !restoredUnchanged(row, deleted)));
 }
 
-/** A written group whose COMMIT is running. */
+/** A written group whose COMMIT is running: one planned part per project, in the order written. */
 export interface InFlight {
-  prepared: Prepared;
+  prepared: Prepared[];
   committed: Promise<void>;
-  /** Per-event route answers, built when the group was written. */
+  /** Per-event route answers, built when the group was written: each part's requests in turn. */
   answers: Array<RouteEvent[] | undefined>;
 }
+
+/** The requests of a group's parts, in the order they were planned and are answered. */
+export const jobsOf = (parts: readonly Prepared[]): Job[] => parts.flatMap((p) => p.jobs);
 
 /** Thrown inside a write when its plan went stale before it could run; the group is planned again. */
 export class StalePlan extends Error {}
