@@ -291,6 +291,7 @@ export async function runImport(
       stdin: deps.stdin,
       keepRaw: rejects !== undefined,
       tmpDir: deps.tmpDir,
+      onNote: deps.warn,
       owner: process.pid,
     });
     return { summary: summarize(stats, started, end), end, dryRun: s.dryRun, checkpoint: path };

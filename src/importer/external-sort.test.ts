@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, readlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/temp.js';
@@ -46,6 +47,31 @@ async function sortAll(n: number, budgetBytes: number, make: (i: number) => Stag
 }
 
 describe('ExternalSorter', () => {
+  // An import whose data directory's `imports` was not writable stopped once it spilled (found by probing).
+  it('spills to the system temp folder when its folder cannot be written, and says so', async () => {
+    let parent = '/sys/kernel'; // sysfs takes no new files, even from root
+    if (process.getuid?.() !== 0) {
+      parent = join(dir.path, 'read-only');
+      mkdirSync(parent, { mode: 0o555 });
+    }
+    const told: string[] = [];
+    const sorter = new ExternalSorter({ parent, budgetBytes: 1, onFallback: (r) => told.push(r) });
+    try {
+      for (let i = 0; i < 50; i++) {
+        sorter.add(item(i));
+        if (sorter.full) await sorter.spill();
+      }
+      expect(sorter.spilled).toBeGreaterThan(1);
+      expect((await sorter.directory()).startsWith(join(tmpdir(), 'sort-'))).toBe(true);
+      expect(told).toEqual([`permission denied in ${parent}`]);
+      let n = 0;
+      for await (const batch of sorter.sorted()) n += batch.length;
+      expect(n).toBe(50);
+    } finally {
+      await sorter.dispose();
+    }
+  });
+
   it('yields the same order from spilled runs as from memory, and removes its files', async () => {
     const n = 5000;
     const memory = await sortAll(n, Number.POSITIVE_INFINITY);

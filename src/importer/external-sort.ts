@@ -2,6 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileErrorReason } from '../shared/file-errors.js';
 import { MERGE_BATCH, mergeRuns } from './run-merge.js';
 import { compareStaged, fromLine, type SortKeys, type Staged, toLine } from './staging.js';
 
@@ -12,7 +13,12 @@ export interface SortOptions {
   owner?: number | undefined;
   /** Memory held before a sorted run is written out. */
   budgetBytes?: number | undefined;
+  /** `parent` could not be written (why, in words): the system's temp folder is used instead. */
+  onFallback?: ((reason: string) => void) | undefined;
 }
+
+/** Errors of a folder that cannot take files (its mode, a read-only or full disk), not of the path. */
+const UNWRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT']);
 
 const DEFAULT_BUDGET = 48 * 1024 * 1024;
 
@@ -119,11 +125,19 @@ export class ExternalSorter {
   /** The folder spill files go to, made on first use; a helper's sorter writes inside it. */
   async directory(): Promise<string> {
     if (this.dir === undefined) {
-      const parent = this.options.parent ?? tmpdir();
-      await mkdir(parent, { recursive: true, mode: 0o700 });
-      this.dir = await mkdtemp(
-        join(parent, this.options.owner === undefined ? 'sort-' : `sort-${this.options.owner}-`),
-      );
+      const { parent, owner, onFallback } = this.options;
+      const prefix = owner === undefined ? 'sort-' : `sort-${owner}-`;
+      try {
+        await mkdir(parent ?? tmpdir(), { recursive: true, mode: 0o700 });
+        this.dir = await mkdtemp(join(parent ?? tmpdir(), prefix));
+      } catch (error) {
+        // An import whose data directory's `imports` is not writable stopped once its input outgrew
+        // the memory budget, blaming the directory's owner (found by probing).
+        const code = (error as NodeJS.ErrnoException).code;
+        if (parent === undefined || code === undefined || !UNWRITABLE.has(code)) throw error;
+        onFallback?.(`${fileErrorReason(error)} in ${parent}`);
+        this.dir = await mkdtemp(join(tmpdir(), prefix));
+      }
     }
     return this.dir;
   }
@@ -174,8 +188,9 @@ export class ExternalSorter {
   }
 
   /** Removes the spill files (always call, in finally). */
+  /** Removes the spill folder, as far as it can: one left behind is removed by a later run. */
   async dispose(): Promise<void> {
     this.buffer = [];
-    if (this.dir) await rm(this.dir, { recursive: true, force: true });
+    if (this.dir) await rm(this.dir, { recursive: true, force: true }).catch(() => undefined);
   }
 }

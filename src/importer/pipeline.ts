@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { MAX_WITNESSES } from './checkpoint.js';
 import { type Ack, Delivery, type Refusal } from './delivery.js';
 import { ExternalSorter } from './external-sort.js';
@@ -130,6 +131,8 @@ export interface PipelineOptions {
   keepRaw?: boolean | undefined;
   /** Where the sort spills (default: the system's temp folder). */
   tmpDir?: string | undefined;
+  /** A line for the user (stderr): `tmpDir` could not be written, the system's temp folder is used. */
+  onNote?: ((line: string) => void) | undefined;
   /** The importing process, named by its spill folder (see `removeStaleSpills`). */
   owner?: number | undefined;
   /** How often checkpoints are written, at most. */
@@ -152,7 +155,14 @@ const GRAIN = 64;
  */
 export async function runPipeline(o: PipelineOptions): Promise<PipelineEnd> {
   const { stats } = o;
-  const sorter = new ExternalSorter({ parent: o.tmpDir, owner: o.owner });
+  const sorter = new ExternalSorter({
+    parent: o.tmpDir,
+    owner: o.owner,
+    onFallback: (reason) =>
+      o.onNote?.(
+        `cas: cannot sort in a folder of the data directory (${reason}); sorting in ${tmpdir()} instead`,
+      ),
+  });
   try {
     const read = await readAll(o, sorter);
     if (read !== 'complete') return read;
