@@ -2,10 +2,12 @@ import {
   chmodSync,
   copyFileSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -94,6 +96,55 @@ describe('cas import into the embedded service', () => {
       expect(told).toEqual([
         `cas: cannot save the checkpoint (permission denied in ${imports}); the import goes on without one: if it stops, running it again reads and sends everything again, and nothing is stored twice`,
       ]);
+    }
+  }, 120_000);
+
+  // Resumed by path, size, time and the first 64 KiB, an input edited in place (its time restored, as
+  // `cp -p` or `rsync -t` do) resumed at a position of another sorted run, or was "already imported";
+  // a position past the end was trusted, and the import marked complete (found by probing: rows lost).
+  it('sets aside a checkpoint of other bytes, or of a position past the input, and imports from the start', async (ctx) => {
+    needIngest(ctx);
+    const data = join(dir.path, 'edited-in-place');
+    const file = join(dir.path, 'edited.csv');
+    await writeTurnsCsv(file, 3000);
+    // A whole second, which utimes gives back exactly.
+    const when = new Date('2025-06-01T12:00:00Z');
+    utimesSync(file, when, when);
+    expect((await runCli(['import', file, '--kind', 'turn', '--data-dir', data, '--json'])).code).toBe(0);
+    const edit = () => {
+      const text = readFileSync(file, 'utf8');
+      // Past the first 64 KiB, the same length: a word of one answer in capitals.
+      const at = text.indexOf('\n', 70_000) + 1;
+      const line = text.slice(at, text.indexOf('\n', at));
+      const edited = line.replace('Open Settings', 'Open SETTINGS');
+      expect(edited).not.toBe(line);
+      writeFileSync(file, text.slice(0, at) + edited + text.slice(at + line.length));
+      utimesSync(file, when, when);
+    };
+    edit();
+    const again = await runCli(['import', file, '--kind', 'turn', '--data-dir', data, '--json']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain(
+      'cas: this input changed since it was imported (its size and time did not)',
+    );
+    expect(summaryOf(again.stdout)).toMatchObject({ records: 3000, skipped: 0 });
+    expect(summaryOf(again.stdout).accepted).toBeGreaterThan(0);
+    // A checkpoint part-way, of other bytes, then of a position past the input's records.
+    const [name] = readdirSync(join(data, 'imports')).filter((f) => f.endsWith('.json'));
+    const path = join(data, 'imports', name ?? '');
+    const written = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+    for (const [change, said] of [
+      [{ content: '00000000', position: 1500 }, 'cas: this input changed since its checkpoint was written'],
+      [
+        { position: 999_999 },
+        'cas: the checkpoint of this input names record 999,999 of its sorted records, but it holds 3,000',
+      ],
+    ] as const) {
+      writeFileSync(path, JSON.stringify({ ...written, complete: false, ...change }));
+      const resumed = await runCli(['import', file, '--kind', 'turn', '--data-dir', data, '--json']);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stderr).toContain(said);
+      expect(summaryOf(resumed.stdout)).toMatchObject({ records: 3000, skipped: 0, accepted: 0 });
     }
   }, 120_000);
 

@@ -8,6 +8,7 @@ import {
   checkpointPath,
   fingerprint,
   identifyFile,
+  inputContent,
   readCheckpoint,
   removeCheckpoint,
   writeCheckpoint,
@@ -225,6 +226,16 @@ export async function runImport(
       `cas: the checkpoint of this input says ${previous.position.toLocaleString('en')} records were imported, but the service does not hold its events (a store restored from a backup?): importing from the start; what is stored is not stored twice`,
     );
     previous = undefined;
+  }
+  // Its size and time kept, an input edited in place was "already imported" (found by probing).
+  if (previous?.complete && previous.content !== undefined) {
+    const now = await inputContent(s.files.map((f) => f.path));
+    if (now !== previous.content) {
+      deps.warn(
+        'cas: this input changed since it was imported (its size and time did not): importing it again; what is stored is not stored twice',
+      );
+      previous = undefined;
+    }
   }
   if (previous?.complete) {
     await connection?.close();

@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { crc32 } from 'node:zlib';
 import { z } from 'zod';
 
 /**
@@ -30,6 +32,8 @@ export const checkpointSchema = z.object({
   witness: z.string().optional(),
   /** More of them, spread over the run (see `CheckpointData.witnesses`). */
   witnesses: z.array(z.string()).max(MAX_WITNESSES).optional(),
+  /** CRC-32 of the input's bytes as read, hex: a resume of other bytes starts afresh. */
+  content: z.string().optional(),
 });
 export type Checkpoint = z.infer<typeof checkpointSchema>;
 
@@ -56,6 +60,19 @@ export async function identifyFile(path: string): Promise<FileIdentity> {
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * The CRC-32 of files' bytes in order, hex, as an import reading them computes it (`ImportStats.content`):
+ * a complete checkpoint is checked against it before its input is called imported.
+ */
+export async function inputContent(paths: readonly string[]): Promise<string> {
+  let crc = 0;
+  for (const path of paths) {
+    for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024 }))
+      crc = crc32(chunk as Buffer, crc);
+  }
+  return crc.toString(16).padStart(8, '0');
 }
 
 export function fingerprint(files: readonly FileIdentity[], options: unknown, target: unknown): string {

@@ -50,6 +50,8 @@ export interface ImportStats {
   batches: number;
   retries: number;
   bytes: number;
+  /** CRC-32 of the input's bytes as read, in order: a checkpoint holds it, and a resume compares it. */
+  content: number;
   /** Records never read because the run stopped (null: unknown, e.g. stdin). */
   unread: number | null;
 }
@@ -72,12 +74,15 @@ export const newStats = (): ImportStats => ({
   batches: 0,
   retries: 0,
   bytes: 0,
+  content: 0,
   unread: 0,
 });
 
 export interface CheckpointData {
   /** Records of the sorted run before this index are stored (or rejected for good). */
   position: number;
+  /** The input's bytes, as `Resume.content` compares them. */
+  content?: string;
   complete: boolean;
   /**
    * Records the service refused before `position` (mapping rejections are found again on resume);
@@ -101,6 +106,45 @@ export interface CheckpointData {
   witnesses?: string[];
 }
 
+/** What a resumed run takes from its checkpoint. */
+export interface Resume {
+  position: number;
+  rejected: number;
+  witness?: string | undefined;
+  witnesses?: string[] | undefined;
+  /** `ImportStats.content` of the run that wrote it, as hex (absent from earlier builds' checkpoints). */
+  content?: string | undefined;
+}
+
+/**
+ * The checkpoint's resume, when it fits the input just read: the same bytes (when it says which), and
+ * a position within the sorted run. Otherwise the run starts from the beginning, saying why; what was
+ * stored is not stored twice. An input edited in place, its size and time kept, resumed at a position
+ * of another sorted run, and a position past the end was trusted and marked the import complete
+ * (found by probing: rows lost either way).
+ */
+function fitting(o: PipelineOptions, stats: ImportStats): Resume | undefined {
+  const resume = o.resume;
+  if (resume === undefined) return undefined;
+  const again = 'importing it from the start; what is stored is not stored twice';
+  if (resume.content !== undefined && resume.content !== contentHex(stats)) {
+    o.onNote?.(
+      `cas: this input changed since its checkpoint was written (its size and time did not): ${again}`,
+    );
+    return undefined;
+  }
+  if (resume.position > stats.staged) {
+    const n = (x: number) => x.toLocaleString('en');
+    o.onNote?.(
+      `cas: the checkpoint of this input names record ${n(resume.position)} of its sorted records, but it holds ${n(stats.staged)}: ${again}`,
+    );
+    return undefined;
+  }
+  return resume;
+}
+
+const contentHex = (stats: ImportStats): string => stats.content.toString(16).padStart(8, '0');
+
 export interface PipelineOptions {
   files: readonly InputFile[];
   spec: MappingSpec;
@@ -109,9 +153,9 @@ export interface PipelineOptions {
   concurrency: number;
   maxErrors: number;
   /** Where a resumed run starts (an index into the sorted run), and its earlier refusals. */
-  resume?:
-    | { position: number; rejected: number; witness?: string | undefined; witnesses?: string[] | undefined }
-    | undefined;
+  resume?: Resume | undefined;
+  /** A line for the user (stderr): a checkpoint set aside, a spill folder moved. */
+  onNote?: ((line: string) => void) | undefined;
   /** How events reach the service; absent for a dry run. */
   send?:
     | { send: (events: WireJson[]) => Promise<Ack>; refusal: (error: unknown) => Refusal | undefined }
@@ -131,8 +175,6 @@ export interface PipelineOptions {
   keepRaw?: boolean | undefined;
   /** Where the sort spills (default: the system's temp folder). */
   tmpDir?: string | undefined;
-  /** A line for the user (stderr): `tmpDir` could not be written, the system's temp folder is used. */
-  onNote?: ((line: string) => void) | undefined;
   /** The importing process, named by its spill folder (see `removeStaleSpills`). */
   owner?: number | undefined;
   /** How often checkpoints are written, at most. */
@@ -175,15 +217,17 @@ export async function runPipeline(o: PipelineOptions): Promise<PipelineEnd> {
 
 async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<PipelineEnd> {
   const { stats } = o;
+  const resume = fitting(o, stats);
+  const content = contentHex(stats);
   stats.phase = 'sending';
   stats.phaseStartedAt = Date.now();
   const frontier = new Frontier();
   const every = o.checkpointEveryMs ?? 2000;
   const refusedSeqs: number[] = [];
-  let witness = o.resume?.witness;
-  const witnesses = [...(o.resume?.witnesses ?? [])];
+  let witness = resume?.witness;
+  const witnesses = [...(resume?.witnesses ?? [])];
   let acknowledged = 0;
-  const before = o.resume?.rejected ?? 0;
+  const before = resume?.rejected ?? 0;
   stats.rejected += before;
 
   const delivery = o.send
@@ -272,8 +316,8 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
    * or the first after the users and aliases), a checkpoint at `index` skipped that record on resume
    * (found by CI: `timeout -s INT 5 cas import` then a re-run stored 119,999 of 120,000 turns).
    */
-  let placedTo = o.resume?.position ?? 0;
-  let written = o.resume?.position ?? -1;
+  let placedTo = resume?.position ?? 0;
+  let written = resume?.position ?? -1;
   let lastWrite = Date.now();
   const checkpoint = async (force: boolean, complete = false): Promise<void> => {
     if (!o.onCheckpoint || !delivery) return;
@@ -281,6 +325,7 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
       await o.onCheckpoint({
         position: index,
         complete: true,
+        content,
         rejected: stats.rejected,
         records: stats.records,
         ...(witness === undefined ? {} : { witness }),
@@ -295,6 +340,7 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
     await o.onCheckpoint({
       position,
       complete: false,
+      content,
       rejected,
       ...(witness === undefined ? {} : { witness }),
       ...(witnesses.length === 0 ? {} : { witnesses: [...witnesses] }),
@@ -305,7 +351,7 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
 
   const idle = setInterval(() => delivery?.flushIdle(), 1000);
   idle.unref();
-  const skip = o.resume?.position ?? 0;
+  const skip = resume?.position ?? 0;
   let identity = true;
   let end: PipelineEnd = 'complete';
   try {

@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
+import { crc32 } from 'node:zlib';
 import { abortable } from './abortable.js';
 import type { ExternalSorter } from './external-sort.js';
 import type { PipelineEnd, PipelineOptions } from './pipeline.js';
@@ -68,8 +69,11 @@ export async function readAll(o: PipelineOptions, sorter: ExternalSorter): Promi
     stats.staged = at + 1 - rejectedHere;
     return 'max-errors';
   };
-  const onBytes = (n: number) => {
+  const onBytes = (n: number, chunk: Buffer) => {
     stats.bytes += n;
+    // What a checkpoint's resume compares: an input edited in place, its size and time kept, resumed
+    // at a position of another sorted run (found by probing: edited rows stored in their old form).
+    stats.content = crc32(chunk, stats.content);
   };
   if (o.files.some((f) => f.preset !== undefined)) return readPresets(o, sorter, plan, reject, onBytes);
   const keepRaw = o.keepRaw === true;
@@ -164,7 +168,7 @@ async function readPresets(
   sorter: ExternalSorter,
   plan: AccessPlan,
   reject: (r: Rejection) => void,
-  onBytes: (n: number) => void,
+  onBytes: (n: number, chunk: Buffer) => void,
 ): Promise<PipelineEnd> {
   const { stats } = o;
   const batches = abortable(readMapped(o.files, { plan, onBytes, stdin: o.stdin }), o.signal);

@@ -34,7 +34,7 @@ export interface ReadOptions {
   /** Records of the whole run to pass over (a resume), counted across files in order. */
   skip: number;
   /** Called with raw (possibly compressed) bytes as they are read, for progress. */
-  onBytes?: ((n: number) => void) | undefined;
+  onBytes?: ((n: number, chunk: Buffer) => void) | undefined;
   stdin?: NodeJS.ReadableStream | undefined;
   chunkBytes?: number | undefined;
   /** Records come as `pending` text, split into fields where they are staged (readCsv, readJsonl). */
@@ -153,10 +153,13 @@ export async function* inputBytes(file: InputFile, options: ReadOptions): AsyncG
   }
 }
 
-async function* countBytes(source: AsyncIterable<Buffer | string>, onBytes?: (n: number) => void) {
+async function* countBytes(
+  source: AsyncIterable<Buffer | string>,
+  onBytes?: (n: number, chunk: Buffer) => void,
+) {
   for await (const chunk of source) {
     const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    onBytes?.(buf.length);
+    onBytes?.(buf.length, buf);
     yield buf;
   }
 }

@@ -20,7 +20,7 @@ export type MappedItem = { ok: true; mapped: MappedRecord } | { ok: false; rejec
 
 export interface MappedReadOptions {
   plan: AccessPlan;
-  onBytes?: ((n: number) => void) | undefined;
+  onBytes?: ((n: number, chunk: Buffer) => void) | undefined;
   stdin?: NodeJS.ReadableStream | undefined;
 }
 
@@ -34,7 +34,10 @@ const LEADING = new Set([0x20, 0x09, 0x0a, 0x0d, 0xef, 0xbb, 0xbf]);
 async function* valuesOf(
   file: InputFile,
   container: 'lines' | 'document',
-  o: { onBytes?: ((n: number) => void) | undefined; stdin?: NodeJS.ReadableStream | undefined },
+  o: {
+    onBytes?: ((n: number, chunk: Buffer) => void) | undefined;
+    stdin?: NodeJS.ReadableStream | undefined;
+  },
 ): AsyncGenerator<{ items: JsonStreamItem[]; array: boolean }> {
   const it = inputBytes(file, { skip: 0, onBytes: o.onBytes, stdin: o.stdin })[Symbol.asyncIterator]();
   const first = await it.next();
