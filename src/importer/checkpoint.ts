@@ -9,7 +9,9 @@ import { z } from 'zod';
  * Checkpoints live in `<data dir>/imports/<fingerprint>.json`. The fingerprint covers what decides
  * the events an input produces: each file (absolute path, size, mtime, hash of its first 64 KiB),
  * the options that shape events (kind, mappings, --set, --tz, gap, --no-end), and the target
- * (endpoint and project), so a changed file, other options or another service start afresh.
+ * (endpoint and project), so a changed file, other options or another service start afresh. It also
+ * keeps the CRC-32 of the input's bytes (`content`): a file edited in place with its size and time
+ * kept has the same fingerprint, and its resume or "already imported" is set aside by that.
  */
 export const CHECKPOINT_VERSION = 2;
 const HEAD_BYTES = 64 * 1024;
