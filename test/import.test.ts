@@ -94,7 +94,7 @@ describe('cas import into the embedded service', () => {
       });
       const told = result.stderr.split('\n').filter((line) => line.includes('cannot save the checkpoint'));
       expect(told).toEqual([
-        `cas: cannot save the checkpoint (permission denied in ${imports}); the import goes on without one: if it stops, running it again reads and sends everything again, and nothing is stored twice`,
+        `cas: cannot save the checkpoint (permission denied in ${imports}); the import goes on without one: if it stops, running it again resumes from an earlier one if any, else sends everything again, and nothing is stored twice`,
       ]);
     }
   }, 120_000);
@@ -146,6 +146,25 @@ describe('cas import into the embedded service', () => {
       expect(resumed.stderr).toContain(said);
       expect(summaryOf(resumed.stdout)).toMatchObject({ records: 3000, skipped: 0, accepted: 0 });
     }
+    // A resume set aside reports its rejections, as any run from the start does (review).
+    const bad = join(dir.path, 'one-bad.csv');
+    writeFileSync(
+      bad,
+      'timestamp,user_id,user,assistant\n2025-01-01T00:00:00Z,u,hi,yo\nnot a time,u,hi,yo\n',
+    );
+    const badData = join(dir.path, 'one-bad');
+    expect((await runCli(['import', bad, '--kind', 'turn', '--data-dir', badData, '--json'])).code).toBe(6);
+    const [badName] = readdirSync(join(badData, 'imports')).filter((f) => f.endsWith('.json'));
+    const badPath = join(badData, 'imports', badName ?? '');
+    const badPoint = JSON.parse(readFileSync(badPath, 'utf8')) as Record<string, unknown>;
+    writeFileSync(
+      badPath,
+      JSON.stringify({ ...badPoint, complete: false, position: 1, content: '00000000' }),
+    );
+    const reported = await runCli(['import', bad, '--kind', 'turn', '--data-dir', badData, '--json']);
+    expect(reported.code).toBe(6);
+    expect(reported.stderr).toContain('cas: this input changed since its checkpoint was written');
+    expect(reported.stderr).toContain(`${bad}:3: `);
   }, 120_000);
 
   it('stores every fixture event exactly once; a re-run sends nothing, --restart only duplicates', async (ctx) => {

@@ -227,15 +227,15 @@ export async function runImport(
     );
     previous = undefined;
   }
-  // Its size and time kept, an input edited in place was "already imported" (found by probing).
-  if (previous?.complete && previous.content !== undefined) {
-    const now = await inputContent(s.files.map((f) => f.path));
-    if (now !== previous.content) {
-      deps.warn(
-        'cas: this input changed since it was imported (its size and time did not): importing it again; what is stored is not stored twice',
-      );
-      previous = undefined;
-    }
+  // Its size and time kept, an input edited in place was "already imported", or resumed at a position
+  // of another sorted run (found by probing: rows lost).
+  const content = previous?.content;
+  if (content !== undefined && content !== (await inputContent(s.files.map((f) => f.path)))) {
+    const since = previous?.complete ? 'it was imported' : 'its checkpoint was written';
+    deps.warn(
+      `cas: this input changed since ${since} (its size and time did not): importing it from the start; what is stored is not stored twice`,
+    );
+    previous = undefined;
   }
   if (previous?.complete) {
     await connection?.close();
@@ -303,6 +303,7 @@ export async function runImport(
       keepRaw: rejects !== undefined,
       tmpDir: deps.tmpDir,
       onNote: deps.warn,
+      inputBytes: totalBytes,
       owner: process.pid,
     });
     return { summary: summarize(stats, started, end), end, dryRun: s.dryRun, checkpoint: path };
@@ -354,7 +355,7 @@ function keeper(path: string, deps: ImportDeps): (data: CheckpointData) => Promi
       const reason = `${fileErrorReason(error)} in ${dirname(path)}`;
       deps.onCheckpointLost?.(reason);
       deps.warn(
-        `cas: cannot save the checkpoint (${reason}); the import goes on without one: if it stops, running it again reads and sends everything again, and nothing is stored twice`,
+        `cas: cannot save the checkpoint (${reason}); the import goes on without one: if it stops, running it again resumes from an earlier one if any, else sends everything again, and nothing is stored twice`,
       );
     }
   };

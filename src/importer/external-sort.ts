@@ -17,8 +17,8 @@ export interface SortOptions {
   onFallback?: ((reason: string) => void) | undefined;
 }
 
-/** Errors of a folder that cannot take files (its mode, a read-only or full disk), not of the path. */
-const UNWRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT']);
+/** Errors of a folder that cannot take files (its mode, a read-only disk), not of the path. */
+const UNWRITABLE = new Set(['EACCES', 'EPERM', 'EROFS']);
 
 const DEFAULT_BUDGET = 48 * 1024 * 1024;
 

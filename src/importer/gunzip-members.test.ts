@@ -1,6 +1,12 @@
+import { createReadStream, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { crc32, gzipSync } from 'node:zlib';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../../test/helpers/temp.js';
 import { checkMembers, GzipError, gunzipMembers, type TrailingBytes } from './gunzip-members.js';
+
+const dir = tempDir('cas-gunzip-');
+afterAll(() => dir.cleanup());
 
 /** `bytes` in pieces of `size` (the last one shorter), as a file or a pipe hands them over. */
 async function* pieces(bytes: Buffer, size: number): AsyncGenerator<Buffer> {
@@ -114,6 +120,27 @@ describe('gunzipMembers', () => {
     // A cut or trailing bytes are no check failure: the reading pass meets them itself.
     expect(await checkMembers(pieces(Buffer.concat([good, Buffer.from('junk')]), 999))).toBeUndefined();
     expect(await checkMembers(pieces(good.subarray(0, 100), 999))).toBeUndefined();
+  });
+
+  // A file stopped at a failing member stayed open: one descriptor per import of it (found by review).
+  it('closes its input wherever it stops', async () => {
+    const bad = gzipSync(text('b'));
+    bad[bad.length - 6]! ^= 0x40;
+    const file = join(dir.path, 'stops.gz');
+    writeFileSync(file, Buffer.concat([gzipSync(text('a')), bad, gzipSync(text('c'))]));
+    const open = () => readdirSync('/proc/self/fd').length;
+    const before = open();
+    for (let i = 0; i < 20; i++) {
+      const stopAt = await checkMembers(createReadStream(file));
+      const read = gunzipMembers(createReadStream(file), { onTrailing: () => undefined, stopAt });
+      await expect(async () => {
+        for await (const _ of read) {
+          // read up to the failing member
+        }
+      }).rejects.toThrow(GzipError);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(open()).toBeLessThanOrEqual(before + 2);
   });
 
   it('hands over text before the member ends (constant memory on a large input)', async () => {

@@ -42,14 +42,23 @@ export async function* gunzipMembers(
   options: GunzipOptions,
 ): AsyncGenerator<Buffer> {
   const bytes = new ByteQueue(input[Symbol.asyncIterator]());
-  for (let members = 0; ; members++) {
+  try {
+    yield* members(bytes, options);
+  } finally {
+    // A file stopped at a member (or left early) stays open otherwise: one descriptor per input.
+    await bytes.close();
+  }
+}
+
+async function* members(bytes: ByteQueue, options: GunzipOptions): AsyncGenerator<Buffer> {
+  for (let count = 0; ; count++) {
     while ((await bytes.fill(1)) && bytes.at(0) === 0) bytes.take(1);
     if (bytes.length === 0) return;
     const at = bytes.offset;
     if (at === options.stopAt?.member) throw options.stopAt;
     const isMember = (await bytes.fill(2)) && bytes.at(0) === 0x1f && bytes.at(1) === 0x8b;
     if (!isMember) {
-      if (members === 0) throw new GzipError('not gzip data', at);
+      if (count === 0) throw new GzipError('not gzip data', at);
       options.onTrailing({ offset: at, bytes: await bytes.drain() });
       return;
     }
@@ -242,6 +251,13 @@ class ByteQueue {
     this.chunks.unshift(chunk);
     this.length += chunk.length;
     this.offset -= chunk.length;
+  }
+
+  /** Lets the input go (its file is closed), wherever reading stopped. */
+  async close(): Promise<void> {
+    this.chunks = [];
+    this.length = 0;
+    await this.source.return?.();
   }
 
   /** Reads the input to its end; returns how many bytes were left. */

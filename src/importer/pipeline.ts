@@ -117,33 +117,30 @@ export interface Resume {
 }
 
 /**
- * The checkpoint's resume, when it fits the input just read: the same bytes (when it says which), and
- * a position within the sorted run. Otherwise the run starts from the beginning, saying why; what was
- * stored is not stored twice. An input edited in place, its size and time kept, resumed at a position
- * of another sorted run, and a position past the end was trusted and marked the import complete
- * (found by probing: rows lost either way).
+ * The checkpoint's resume, when its position lies within the sorted run just read; otherwise the run
+ * starts from the beginning, saying so (what was stored is not stored twice). A position past the end
+ * was trusted, and marked the import complete (found by probing: rows never stored). Its bytes were
+ * compared before the run (`inputContent`).
  */
 function fitting(o: PipelineOptions, stats: ImportStats): Resume | undefined {
   const resume = o.resume;
-  if (resume === undefined) return undefined;
-  const again = 'importing it from the start; what is stored is not stored twice';
-  if (resume.content !== undefined && resume.content !== contentHex(stats)) {
-    o.onNote?.(
-      `cas: this input changed since its checkpoint was written (its size and time did not): ${again}`,
-    );
-    return undefined;
-  }
-  if (resume.position > stats.staged) {
-    const n = (x: number) => x.toLocaleString('en');
-    o.onNote?.(
-      `cas: the checkpoint of this input names record ${n(resume.position)} of its sorted records, but it holds ${n(stats.staged)}: ${again}`,
-    );
-    return undefined;
-  }
-  return resume;
+  if (resume === undefined || resume.position <= stats.staged) return resume;
+  const n = (x: number) => x.toLocaleString('en');
+  o.onNote?.(
+    `cas: the checkpoint of this input names record ${n(resume.position)} of its sorted records, but it holds ${n(stats.staged)}: importing it from the start; what is stored is not stored twice`,
+  );
+  return undefined;
 }
 
-const contentHex = (stats: ImportStats): string => stats.content.toString(16).padStart(8, '0');
+/**
+ * `ImportStats.content` as a checkpoint keeps it: only of an input read to its end (`inputBytes`
+ * bytes), as `inputContent` computes it; an input read in part (a gzip member failing its check, an
+ * unreadable rest) would never match.
+ */
+const contentOf = (o: PipelineOptions, stats: ImportStats): string | undefined =>
+  o.inputBytes !== undefined && stats.bytes === o.inputBytes
+    ? stats.content.toString(16).padStart(8, '0')
+    : undefined;
 
 export interface PipelineOptions {
   files: readonly InputFile[];
@@ -154,6 +151,8 @@ export interface PipelineOptions {
   maxErrors: number;
   /** Where a resumed run starts (an index into the sorted run), and its earlier refusals. */
   resume?: Resume | undefined;
+  /** The inputs' size in bytes (files only): a checkpoint keeps their content once all are read. */
+  inputBytes?: number | undefined;
   /** A line for the user (stderr): a checkpoint set aside, a spill folder moved. */
   onNote?: ((line: string) => void) | undefined;
   /** How events reach the service; absent for a dry run. */
@@ -218,7 +217,7 @@ export async function runPipeline(o: PipelineOptions): Promise<PipelineEnd> {
 async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<PipelineEnd> {
   const { stats } = o;
   const resume = fitting(o, stats);
-  const content = contentHex(stats);
+  const content = contentOf(o, stats);
   stats.phase = 'sending';
   stats.phaseStartedAt = Date.now();
   const frontier = new Frontier();
@@ -325,7 +324,7 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
       await o.onCheckpoint({
         position: index,
         complete: true,
-        content,
+        ...(content === undefined ? {} : { content }),
         rejected: stats.rejected,
         records: stats.records,
         ...(witness === undefined ? {} : { witness }),
@@ -340,7 +339,7 @@ async function sendAll(o: PipelineOptions, sorter: ExternalSorter): Promise<Pipe
     await o.onCheckpoint({
       position,
       complete: false,
-      content,
+      ...(content === undefined ? {} : { content }),
       rejected,
       ...(witness === undefined ? {} : { witness }),
       ...(witnesses.length === 0 ? {} : { witnesses: [...witnesses] }),

@@ -132,8 +132,13 @@ export async function* inputBytes(file: InputFile, options: ReadOptions): AsyncG
   const head = await it.next();
   if (head.done) return;
   const rest = async function* (): AsyncGenerator<Buffer> {
-    yield head.value;
-    for (let n = await it.next(); !n.done; n = await it.next()) yield n.value;
+    try {
+      yield head.value;
+      for (let n = await it.next(); !n.done; n = await it.next()) yield n.value;
+    } finally {
+      // Left early (a gzip member failing its check): the file is closed, not left open.
+      await it.return?.();
+    }
   };
   const unreadable = unreadableHead(head.value);
   if (unreadable !== undefined) throw new UnreadableInputError(unreadable);

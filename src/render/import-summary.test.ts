@@ -119,7 +119,7 @@ describe('endingLine', () => {
     // A checkpoint that could not be saved is none either.
     const lost = 'permission denied in /d/imports';
     expect(endingLine({ ...interrupted, checkpoint: '/d/imports/ab.json', checkpointLost: lost })).toBe(
-      `interrupted: no checkpoint could be saved (${lost}); running it again reads and sends everything again, and nothing is stored twice`,
+      `interrupted: no checkpoint could be saved (${lost}); running it again resumes from an earlier one if any, else sends everything again, and nothing is stored twice`,
     );
   });
 

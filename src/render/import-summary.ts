@@ -211,7 +211,7 @@ export function endingLine(result: ImportOutcome): string {
     return 'interrupted: input from stdin has no checkpoint; send it all again, and what was stored is not stored twice';
   }
   if (result.end === 'interrupted' && result.checkpointLost !== undefined) {
-    return `interrupted: no checkpoint could be saved (${result.checkpointLost}); running it again reads and sends everything again, and nothing is stored twice`;
+    return `interrupted: no checkpoint could be saved (${result.checkpointLost}); running it again resumes from an earlier one if any, else sends everything again, and nothing is stored twice`;
   }
   // Stopped while reading, nothing was sent and no checkpoint written: it said "the checkpoint is
   // saved" (found by probing). The next run reads the input again, as this one did.

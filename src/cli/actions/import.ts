@@ -151,7 +151,7 @@ export const importAction: Action = async (ctx, args) => {
     // A SIGTERM from a service manager is no Ctrl-C (found by probing).
     const again = signal === 'SIGINT' ? 'Ctrl-C again' : `${signal} again`;
     // Stdin keeps no checkpoint: "saving the checkpoint" promised one (found by probing).
-    const saving = args.includes('-') ? 'stopping' : 'saving the checkpoint';
+    const saving = args.includes('-') || checkpointLost !== undefined ? 'stopping' : 'saving the checkpoint';
     ctx.warn(`cas: interrupted; ${saving} (${again} to quit at once)`);
     controller.abort(new InterruptedError());
   };
@@ -249,6 +249,6 @@ function resumeHint(fromStdin: boolean, checkpointLost: string | undefined): str
   if (fromStdin)
     return 'input from stdin keeps no checkpoint: run it again to send what is missing (nothing is stored twice)';
   if (checkpointLost !== undefined)
-    return `no checkpoint could be saved (${checkpointLost}): running it again reads and sends everything again, and nothing is stored twice`;
+    return `no checkpoint could be saved (${checkpointLost}): running it again resumes from an earlier one if any, else sends everything again, and nothing is stored twice`;
   return 'the checkpoint is saved: run the same command again to resume';
 }
