@@ -161,6 +161,18 @@ describe('cas import --dry-run', () => {
 });
 
 // Vendors send their exports zipped: read as text, each line was "invalid UTF-8" (found by probing).
+/** A tar archive of one file, as `tar -cf` writes it: a 512-byte ustar header, then the file's blocks. */
+function tarOf(text: string): Buffer {
+  const header = Buffer.alloc(512);
+  header.write('turns.csv', 0, 'latin1');
+  header.write('0000644\0', 100, 'latin1');
+  header.write(`${text.length.toString(8).padStart(11, '0')}\0`, 124, 'latin1');
+  header.write('ustar\x0000', 257, 'latin1');
+  const body = Buffer.alloc(Math.ceil(text.length / 512) * 512);
+  body.write(text, 0, 'latin1');
+  return Buffer.concat([header, body, Buffer.alloc(1024)]);
+}
+
 describe('cas import of a ZIP archive', () => {
   // A local file header, then deflated bytes: what an export's .zip starts with.
   const zip = Buffer.concat([
@@ -197,7 +209,7 @@ describe('cas import of a ZIP archive', () => {
 
   // Each was one "invalid UTF-8" (or an unusable header) per line, never saying what the file was;
   // then a rejected record (exit 6) where a ZIP by its name was a usage error (exit 2).
-  it('refuses a UTF-16, bzip2, xz, zstd or ZIP file before the run, saying what it is (exit 2); a JSON Lines file named .csv is its first record', async () => {
+  it('refuses a UTF-16, bzip2, xz, zstd, ZIP or tar file before the run, saying what it is (exit 2), and inside gzip at its first record; a JSON Lines file named .csv is its first record', async () => {
     const text = 'timestamp,user_id,user,assistant\n2025-01-06T10:00:00Z,alice,hi,a\n';
     const refused: Array<[string, Buffer, string]> = [
       ['utf16.csv', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]), 'UTF-16 text'],
@@ -215,6 +227,7 @@ describe('cas import of a ZIP archive', () => {
         'zstd-compressed',
       ],
       ['zip.csv', Buffer.concat([Buffer.from('PK\x03\x04', 'latin1'), Buffer.alloc(40)]), 'a ZIP archive'],
+      ['export.tar', tarOf(text), 'a tar archive, which cas does not read: extract it (tar -xf)'],
     ];
     for (const [name, bytes, said] of refused) {
       const file = join(dir.path, name);
@@ -230,6 +243,29 @@ describe('cas import of a ZIP archive', () => {
     const said = run.stderr.split('\n').filter((l) => l.startsWith(lines));
     expect(said, run.stderr).toEqual([expect.stringContaining(`${lines}:1: `)]);
     expect(said[0]).toContain('this looks like JSON Lines, not CSV; name the file .jsonl, or import it');
+    // Inside gzip they were read as text too, each line a rejection (found by probing): one now, exit 6.
+    for (const [name, bytes, said] of [
+      ['export.tar.gz', gzipSync(tarOf(text)), 'gzip data holding a tar archive'],
+      ['twice.csv.gz', gzipSync(gzipSync(text)), 'gzip data holding gzip data compressed twice'],
+    ] as const) {
+      const file = join(dir.path, name);
+      writeFileSync(file, bytes);
+      const inside = await runCli([
+        'import',
+        file,
+        '--format',
+        'csv',
+        '--kind',
+        'turn',
+        '--dry-run',
+        '--json',
+      ]);
+      expect(inside.code, inside.stderr).toBe(6);
+      expect(inside.stderr.trim().split('\n')).toEqual([
+        expect.stringContaining(`${file}:1: ${said}`),
+        expect.stringMatching(/^\{/),
+      ]);
+    }
     // Text that merely starts like a magic number is text.
     const lookalike = join(dir.path, 'bzh.csv');
     writeFileSync(lookalike, 'BZh9,user_id,user,assistant,timestamp\nx,alice,hi,a,2025-01-06T10:00:00Z\n');

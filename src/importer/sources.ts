@@ -80,8 +80,14 @@ function isBzip2(b: Buffer): boolean {
   );
 }
 
+/** A POSIX tar archive: "ustar" at byte 257 of its first header (an export's `.tar` or `.tar.gz`). */
+const isTar = (b: Buffer): boolean => b.length >= 262 && b.toString('latin1', 257, 262) === 'ustar';
+
 function unreadableHead(b: Buffer): string | undefined {
   if (isZip(b)) return ZIP_MESSAGE;
+  // Each of its lines was refused as a record, ~600 bytes of header apiece, up to --max-errors (probe).
+  if (isTar(b))
+    return 'a tar archive, which cas does not read: extract it (tar -xf) and import the files inside';
   if ((b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff)) {
     return 'UTF-16 text, which cas does not read: convert it to UTF-8 (iconv -f UTF-16 -t UTF-8) and import that';
   }
@@ -99,7 +105,7 @@ function unreadableHead(b: Buffer): string | undefined {
  * run, naming the file, as a ZIP by its name was, where the others were a rejected record (exit 6).
  */
 export function unreadableFile(path: string): string | undefined {
-  const head = Buffer.alloc(16);
+  const head = Buffer.alloc(512);
   const fd = openSync(path, 'r');
   try {
     return unreadableHead(head.subarray(0, readSync(fd, head, 0, head.length, 0)));
@@ -152,9 +158,28 @@ export async function* inputBytes(file: InputFile, options: ReadOptions): AsyncG
     const onTrailing = (t: TrailingBytes) => {
       throw new UnreadableInputError(trailingReason(t));
     };
-    yield* gunzipMembers(rest(), { onTrailing, stopAt });
+    yield* refusedInside(gunzipMembers(rest(), { onTrailing, stopAt }));
   } else {
     yield* rest();
+  }
+}
+
+/**
+ * Gzip text that is itself no text cas reads, told by its first bytes as a file's are: a `.tar.gz`,
+ * or gzip data compressed twice, were "invalid UTF-8" or a header of garbage (found by probing).
+ */
+async function* refusedInside(text: AsyncGenerator<Buffer>): AsyncGenerator<Buffer> {
+  let first = true;
+  for await (const chunk of text) {
+    if (first) {
+      first = false;
+      const inside =
+        chunk[0] === 0x1f && chunk[1] === 0x8b
+          ? 'gzip data compressed twice: decompress it once (gunzip) and import that'
+          : unreadableHead(chunk);
+      if (inside !== undefined) throw new UnreadableInputError(`gzip data holding ${inside}`);
+    }
+    yield chunk;
   }
 }
 
