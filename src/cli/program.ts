@@ -258,7 +258,8 @@ and counted under duplicates; --keep-duplicates keeps each copy.
 
 Exactly once: every event gets an id derived from its content, and the service stores an id once.
 A checkpoint in <data dir>/imports/ records how far the service has acknowledged; after Ctrl-C,
-kill -9 or a crash, the same command resumes there (anything re-sent is a harmless duplicate).
+kill -9 or a crash, the same command resumes there (anything re-sent is a harmless duplicate); an
+input changed since starts over.
 Exit 6 when any record was rejected, or the run stopped at --max-errors (then nothing more is sent,
 and the summary says how many records were not read or not sent); bad records are reported as
 file:line: reason. Ctrl-C or SIGTERM: the checkpoint is saved, exit 130.

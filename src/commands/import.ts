@@ -30,7 +30,7 @@ import {
   type WireJson,
   where,
 } from '../importer/types.js';
-import type { ImportSummaryData } from '../render/import-summary.js';
+import { type ImportSummaryData, RERUN_WITHOUT_CHECKPOINT } from '../render/import-summary.js';
 import { fileErrorReason } from '../shared/file-errors.js';
 import { LIMITS } from '../shared/limits.js';
 import { type ConnectionMode, processAlive, refuseUnusableDataDir } from './connect.js';
@@ -355,7 +355,7 @@ function keeper(path: string, deps: ImportDeps): (data: CheckpointData) => Promi
       const reason = `${fileErrorReason(error)} in ${dirname(path)}`;
       deps.onCheckpointLost?.(reason);
       deps.warn(
-        `cas: cannot save the checkpoint (${reason}); the import goes on without one: if it stops, running it again resumes from an earlier one if any, else sends everything again, and nothing is stored twice`,
+        `cas: cannot save the checkpoint (${reason}); the import goes on without one: if it stops, ${RERUN_WITHOUT_CHECKPOINT}`,
       );
     }
   };

@@ -66,7 +66,7 @@ export async function identifyFile(path: string): Promise<FileIdentity> {
 
 /**
  * The CRC-32 of files' bytes in order, hex, as an import reading them computes it (`ImportStats.content`):
- * a complete checkpoint is checked against it before its input is called imported.
+ * a checkpoint that keeps one is checked against it before it is resumed or its input called imported.
  */
 export async function inputContent(paths: readonly string[]): Promise<string> {
   let crc = 0;

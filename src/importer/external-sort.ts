@@ -187,8 +187,7 @@ export class ExternalSorter {
     yield* mergeRuns(this.runs);
   }
 
-  /** Removes the spill files (always call, in finally). */
-  /** Removes the spill folder, as far as it can: one left behind is removed by a later run. */
+  /** Removes the spill folder (always call, in finally), as far as it can: a later run removes one left. */
   async dispose(): Promise<void> {
     this.buffer = [];
     if (this.dir) await rm(this.dir, { recursive: true, force: true }).catch(() => undefined);

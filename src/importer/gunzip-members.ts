@@ -147,7 +147,6 @@ async function skipHeader(bytes: ByteQueue): Promise<void> {
 async function* inflateMember(bytes: ByteQueue, member: number): AsyncGenerator<Buffer> {
   const inflater = createInflateRaw();
   let given = 0;
-  let held: Buffer = Buffer.alloc(0);
   let ended = false;
   inflater.once('end', () => {
     ended = true;
@@ -160,14 +159,13 @@ async function* inflateMember(bytes: ByteQueue, member: number): AsyncGenerator<
         inflater.end();
         return;
       }
-      held = chunk;
       given += chunk.length;
       await new Promise<void>((resolve, reject) =>
         inflater.write(chunk, (error) => (error ? reject(error) : resolve())),
       );
       // The deflate stream ended inside this chunk: its rest belongs to what follows.
       if (inflater.bytesWritten < given) {
-        bytes.unshift(held.subarray(held.length - (given - inflater.bytesWritten)));
+        bytes.unshift(chunk.subarray(chunk.length - (given - inflater.bytesWritten)));
         inflater.end();
         return;
       }

@@ -1,5 +1,5 @@
 import { tmpdir } from 'node:os';
-import { MAX_WITNESSES } from './checkpoint.js';
+import { type Checkpoint, MAX_WITNESSES } from './checkpoint.js';
 import { type Ack, Delivery, type Refusal } from './delivery.js';
 import { ExternalSorter } from './external-sort.js';
 import { Frontier } from './frontier.js';
@@ -107,14 +107,7 @@ export interface CheckpointData {
 }
 
 /** What a resumed run takes from its checkpoint. */
-export interface Resume {
-  position: number;
-  rejected: number;
-  witness?: string | undefined;
-  witnesses?: string[] | undefined;
-  /** `ImportStats.content` of the run that wrote it, as hex (absent from earlier builds' checkpoints). */
-  content?: string | undefined;
-}
+export type Resume = Pick<Checkpoint, 'position' | 'rejected' | 'witness' | 'witnesses' | 'content'>;
 
 /**
  * The checkpoint's resume, when its position lies within the sorted run just read; otherwise the run

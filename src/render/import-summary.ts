@@ -145,6 +145,10 @@ export function progressLine(
   return line();
 }
 
+/** What running an import again does when its checkpoint could not be saved. */
+export const RERUN_WITHOUT_CHECKPOINT =
+  'running it again resumes from an earlier one if any, else sends everything again, and nothing is stored twice';
+
 const ENDINGS: Record<Exclude<ImportOutcome['end'], 'max-errors'>, string> = {
   complete: 'import complete',
   interrupted: 'interrupted: the checkpoint is saved; run the same command again to resume',
@@ -211,7 +215,7 @@ export function endingLine(result: ImportOutcome): string {
     return 'interrupted: input from stdin has no checkpoint; send it all again, and what was stored is not stored twice';
   }
   if (result.end === 'interrupted' && result.checkpointLost !== undefined) {
-    return `interrupted: no checkpoint could be saved (${result.checkpointLost}); running it again resumes from an earlier one if any, else sends everything again, and nothing is stored twice`;
+    return `interrupted: no checkpoint could be saved (${result.checkpointLost}); ${RERUN_WITHOUT_CHECKPOINT}`;
   }
   // Stopped while reading, nothing was sent and no checkpoint written: it said "the checkpoint is
   // saved" (found by probing). The next run reads the input again, as this one did.

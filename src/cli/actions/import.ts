@@ -11,6 +11,7 @@ import {
   endingLine,
   endingWorthSaying,
   progressLine,
+  RERUN_WITHOUT_CHECKPOINT,
   renderImportSummary,
 } from '../../render/import-summary.js';
 import { json } from '../../render/output.js';
@@ -249,6 +250,6 @@ function resumeHint(fromStdin: boolean, checkpointLost: string | undefined): str
   if (fromStdin)
     return 'input from stdin keeps no checkpoint: run it again to send what is missing (nothing is stored twice)';
   if (checkpointLost !== undefined)
-    return `no checkpoint could be saved (${checkpointLost}): running it again resumes from an earlier one if any, else sends everything again, and nothing is stored twice`;
+    return `no checkpoint could be saved (${checkpointLost}): ${RERUN_WITHOUT_CHECKPOINT}`;
   return 'the checkpoint is saved: run the same command again to resume';
 }

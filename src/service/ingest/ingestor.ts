@@ -280,8 +280,9 @@ export class Ingestor {
   ): Promise<{ parts: Prepared[]; refused: Array<{ jobs: Job[]; error: unknown }> }> {
     const byProject = new Map<string, Job[]>();
     for (const job of jobs) {
-      const project = job.scope.projectId;
-      byProject.set(project, [...(byProject.get(project) ?? []), job]);
+      const part = byProject.get(job.scope.projectId);
+      if (part) part.push(job);
+      else byProject.set(job.scope.projectId, [job]);
     }
     this.holding.clear();
     for (const p of committing?.prepared ?? []) this.holding.add(p.cache.projectId);
