@@ -89,6 +89,12 @@ describe('cas import --dry-run', () => {
     const empty = await runCli(['import', '-', '--format', 'csv', '--dry-run', '--json'], { input: '' });
     expect([empty.code, empty.stdout]).toEqual([0, '']);
     expect(empty.stderr).toContain('cas: nothing to import: the input holds no records');
+    // Zero bytes are not an input of no records: one rejected record saying what came (exit 6).
+    const zeros = await runCli(['import', '-', '--format', 'csv', '--dry-run', '--json'], {
+      input: '\0'.repeat(100),
+    });
+    expect(zeros.code, zeros.stderr).toBe(6);
+    expect(zeros.stderr).toContain('<stdin>:1: starts with zero bytes, not text or gzip data');
   });
 
   // Node's gunzip failed on the bytes after the data and lost the text it had just decoded: 30 records
@@ -228,6 +234,12 @@ describe('cas import of a ZIP archive', () => {
       ],
       ['zip.csv', Buffer.concat([Buffer.from('PK\x03\x04', 'latin1'), Buffer.alloc(40)]), 'a ZIP archive'],
       ['export.tar', tarOf(text), 'a tar archive, which cas does not read: extract it (tar -xf)'],
+      // By its name, before its bytes: it was "cannot tell the format" (probe).
+      ['named.tar.gz', gzipSync(tarOf(text)), 'a tar archive, which cas does not read'],
+      ['named.tgz', gzipSync(tarOf(text)), 'a tar archive, which cas does not read'],
+      // A download that never got its data: read as text, it was "nothing to import", exit 0 (probe).
+      ['zeros.csv.gz', Buffer.alloc(4096), 'starts with zero bytes, not text or gzip data'],
+      ['zeros.jsonl', Buffer.alloc(3), 'starts with zero bytes, not text or gzip data'],
     ];
     for (const [name, bytes, said] of refused) {
       const file = join(dir.path, name);

@@ -25,6 +25,8 @@ export function detectFormat(path: string, flag: string | undefined): InputForma
   if (path === '-') return { error: 'reading stdin (-) needs --format csv or --format jsonl' };
   const name = basename(path).toLowerCase().replace(/\.gz$/, '');
   if (name.endsWith('.zip')) return { error: `${path}: ${ZIP_MESSAGE}` };
+  // A `.tar.gz` was "cannot tell the format" before its bytes were looked at (probe).
+  if (name.endsWith('.tar') || name.endsWith('.tgz')) return { error: `${path}: ${TAR_MESSAGE}` };
   if (name.endsWith('.csv')) return 'csv';
   if (name.endsWith('.jsonl') || name.endsWith('.ndjson') || name.endsWith('.json')) return 'jsonl';
   return { error: `cannot tell the format of ${path} from its name; add --format csv or --format jsonl` };
@@ -82,12 +84,23 @@ function isBzip2(b: Buffer): boolean {
 
 /** A POSIX tar archive: "ustar" at byte 257 of its first header (an export's `.tar` or `.tar.gz`). */
 const isTar = (b: Buffer): boolean => b.length >= 262 && b.toString('latin1', 257, 262) === 'ustar';
+const TAR_MESSAGE =
+  'a tar archive, which cas does not read: extract it (tar -xf) and import the files inside';
+
+/**
+ * Zero bytes where text should begin: a download or copy that never got its data (a preallocated or
+ * truncated-then-extended file). Read as text, an all-zero `.csv.gz` was a CSV of one empty header and
+ * "nothing to import", exit 0 (probe). The first block decides: no text file starts with a zero byte.
+ */
+const isZeroFilled = (b: Buffer): boolean => b.length > 0 && b.subarray(0, 512).every((x) => x === 0);
 
 function unreadableHead(b: Buffer): string | undefined {
   if (isZip(b)) return ZIP_MESSAGE;
   // Each of its lines was refused as a record, ~600 bytes of header apiece, up to --max-errors (probe).
-  if (isTar(b))
-    return 'a tar archive, which cas does not read: extract it (tar -xf) and import the files inside';
+  if (isTar(b)) return TAR_MESSAGE;
+  if (isZeroFilled(b)) {
+    return 'starts with zero bytes, not text or gzip data: a download or copy that did not finish? Fetch or copy it again';
+  }
   if ((b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff)) {
     return 'UTF-16 text, which cas does not read: convert it to UTF-8 (iconv -f UTF-16 -t UTF-8) and import that';
   }
