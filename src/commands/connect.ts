@@ -292,6 +292,13 @@ const ANOTHER = 'give another --data-dir (or CAS_DATA_DIR)';
 /** How long a command waits for a data directory another process holds (no `cas serve` answering busy). */
 export const LOCK_WAIT_MS = 10_000;
 
+/** How long such a wait goes on before it is said, once: a command finishing beside it takes less. */
+export const LOCK_NOTE_AFTER_MS = 1_000;
+
+/** What a command waiting for its data directory says, once (`cas serve` too). */
+export const lockWaitNote = (dataDir: string): string =>
+  `waiting for ${dataDir}: another cas command is using it (up to ${LOCK_WAIT_MS / 1000} s)`;
+
 /**
  * A data directory that cannot be one, said as a usage error: each failed deep inside as "this is a
  * bug" (a file: ENOTDIR on server.json; under a file; a link to nothing: ENOENT from mkdir), and one
@@ -429,6 +436,8 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
       if (busy !== undefined && waited > config.retryTimeMs)
         throw new ServerBusyError(busy.url, config.dataDir, busy.why, waited);
       if (busy === undefined && waited > LOCK_WAIT_MS) throw error;
+      // A wait of up to 10 s said nothing, and looked like a hang (probe: a second import beside a first).
+      if (busy === undefined && waited >= LOCK_NOTE_AFTER_MS) say(`cas: ${lockWaitNote(config.dataDir)}`);
       // A command interrupted while it waits stops now: it waited the rest out, then exit 5 (found by probing).
       await pauseUnlessAborted(250, deps.signal);
     }

@@ -11,7 +11,14 @@ import { parseJsonText } from '../shared/json-syntax.js';
 import type { Limits } from '../shared/limits.js';
 import { apiKeyProblem } from '../shared/orgkeys.js';
 import { type ReadLimits, SERVE_MEMORY_LIMIT } from '../shared/read-limits.js';
-import { LOCK_WAIT_MS, pauseUnlessAborted, processAlive, refuseUnusableDataDir } from './connect.js';
+import {
+  LOCK_NOTE_AFTER_MS,
+  LOCK_WAIT_MS,
+  lockWaitNote,
+  pauseUnlessAborted,
+  processAlive,
+  refuseUnusableDataDir,
+} from './connect.js';
 import { AlreadyServedError, InterruptedError, UsageError } from './errors.js';
 
 export interface ServeOptions {
@@ -117,8 +124,10 @@ export async function runServe(
 async function startWhenFree(
   start: () => Promise<RunningService>,
   stopped: AbortSignal,
+  log: (line: string) => void,
 ): Promise<RunningService> {
   const started = Date.now();
+  let said = false;
   for (;;) {
     try {
       return await start();
@@ -129,7 +138,12 @@ async function startWhenFree(
       const served = inspectServerFile(error.dataDir);
       if (served.kind === 'valid' && served.file.pid !== process.pid && processAlive(served.file.pid))
         throw new AlreadyServedError(served.file.url, served.file.pid, error.dataDir);
-      if (Date.now() - started > LOCK_WAIT_MS) throw error;
+      const waited = Date.now() - started;
+      if (waited > LOCK_WAIT_MS) throw error;
+      if (!said && waited >= LOCK_NOTE_AFTER_MS) {
+        log(lockWaitNote(error.dataDir));
+        said = true;
+      }
       // Nothing is up yet to stop: a SIGINT/SIGTERM meanwhile was waited out, then exit 5 (found by probing).
       await pauseUnlessAborted(250, stopped);
     }
@@ -174,6 +188,7 @@ async function startServing(
         prices: options.prices,
       }),
     stopSignal,
+    deps.log,
   ).catch((error: unknown) => {
     if (error instanceof InvalidIntentsError) throw new UsageError(`--intents ${error.message}`);
     if (error instanceof PriceFileError) throw new UsageError(`--prices ${error.message}`);
