@@ -97,6 +97,16 @@ describe('cas import into the embedded service', () => {
         `cas: cannot save the checkpoint (permission denied in ${imports}); the import goes on without one: if it stops, running it again resumes from an earlier one if any, else sends everything again, and nothing is stored twice`,
       ]);
     }
+    // A folder where the checkpoint goes: named itself (it was "it is a folder in imports"), no `.tmp` left.
+    rmSync(imports, { recursive: true, force: true });
+    expect((await runCli(['import', ...fixtures, '--data-dir', data, '--json'])).code).toBe(0);
+    const [saved] = readdirSync(imports);
+    rmSync(join(imports, saved!));
+    mkdirSync(join(imports, saved!));
+    const again = await runCli(['import', ...fixtures, '--data-dir', data, '--restart', '--json']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain(`cas: cannot save the checkpoint (${join(imports, saved!)} is a folder)`);
+    expect(readdirSync(imports)).toEqual([saved]);
   }, 120_000);
 
   // Resumed by path, size, time and the first 64 KiB, an input edited in place (its time restored, as

@@ -352,7 +352,10 @@ function keeper(path: string, deps: ImportDeps): (data: CheckpointData) => Promi
       await save(path, data);
     } catch (error) {
       lost = true;
-      const reason = `${fileErrorReason(error)} in ${dirname(path)}`;
+      // A folder in the checkpoint's place was named by the folder it is in only (probe).
+      const { code } = error as NodeJS.ErrnoException;
+      const reason =
+        code === 'EISDIR' ? `${path} is a folder` : `${fileErrorReason(error)} in ${dirname(path)}`;
       deps.onCheckpointLost?.(reason);
       deps.warn(
         `cas: cannot save the checkpoint (${reason}); the import goes on without one: if it stops, ${RERUN_WITHOUT_CHECKPOINT}`,

@@ -111,12 +111,18 @@ export async function writeCheckpoint(path: string, checkpoint: Checkpoint): Pro
   const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
   const handle = await open(tmp, 'w', 0o600);
   try {
-    await handle.writeFile(JSON.stringify(checkpoint));
-    await handle.sync();
-  } finally {
-    await handle.close();
+    try {
+      await handle.writeFile(JSON.stringify(checkpoint));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(tmp, path);
+  } catch (error) {
+    // A checkpoint that cannot be saved (a folder in its place, a full disk) left its `.tmp` behind (probe).
+    await rm(tmp, { force: true }).catch(() => undefined);
+    throw error;
   }
-  await rename(tmp, path);
   const dirHandle = await open(dir, 'r');
   try {
     await dirHandle.sync();
@@ -127,6 +133,11 @@ export async function writeCheckpoint(path: string, checkpoint: Checkpoint): Pro
   }
 }
 
+/**
+ * `--restart`'s removal: best effort, since a restart reads no checkpoint anyway and saving the next
+ * one says what is wrong with the place. A folder there, or an `imports` it cannot write, ended the
+ * run with an internal error before it began (probe).
+ */
 export async function removeCheckpoint(path: string): Promise<void> {
-  await rm(path, { force: true });
+  await rm(path, { force: true }).catch(() => undefined);
 }
