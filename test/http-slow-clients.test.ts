@@ -134,8 +134,12 @@ describe('slow and refused clients (issue 15, DoS 2)', () => {
   it('many connections sending all but the last byte: capped, budgeted, timed out; others are served', async () => {
     const before = await processUsage(pid);
     // From 127.0.0.2: more connections than its cap of 16, each announcing a 256 KiB body.
+    const opened = Date.now();
     const attackers = await Promise.all(Array.from({ length: 40 }, () => openRaw(url, '127.0.0.2')));
     await Promise.all(attackers.map((c) => c.write(head(256 * KIB) + body(256 * KIB).slice(0, -1))));
+    // All held at once only if they all arrived well inside the 2 s request timeout: on a loaded
+    // machine the first admitted can time out (408) and free the budget for later ones.
+    const atOnce = Date.now() - opened < 1_000;
     const during = await processUsage(pid);
 
     // Meanwhile a client from 127.0.0.1 is served, body and all.
@@ -154,7 +158,9 @@ describe('slow and refused clients (issue 15, DoS 2)', () => {
     // 24 over the per-address cap, and all but 6 of the 16 (256 KiB each within half the 3 MiB
     // budget) are refused at once with 503: a 503 read, or a socket closed before any answer
     // (refused on accept, the answer can be lost to the reset). The 6 admitted ones time out: 408.
-    expect(statuses.filter((s) => s === 503 || s === undefined).length).toBeGreaterThanOrEqual(24 + 10);
+    expect(statuses.filter((s) => s === 503 || s === undefined).length).toBeGreaterThanOrEqual(
+      atOnce ? 24 + 10 : 24,
+    );
     expect(statuses.filter((s) => s === 503).length).toBeGreaterThanOrEqual(1);
     expect(statuses.filter((s) => s === 408).length).toBeGreaterThanOrEqual(1);
     expect(statuses.every((s) => s === 503 || s === 408 || s === undefined)).toBe(true);
