@@ -71,9 +71,21 @@ export async function loadIdentity(
   maps: IdentityMaps,
   keys: { ids?: Iterable<string>; devices?: Iterable<string>; users?: Iterable<string> },
 ): Promise<void> {
-  const ids = [...new Set(keys.ids ?? [])].filter((k) => maps.needsLoad('ids', k));
-  const devices = [...new Set(keys.devices ?? [])].filter((k) => maps.needsLoad('devices', k));
+  const named = { ids: [...new Set(keys.ids ?? [])], devices: [...new Set(keys.devices ?? [])] };
+  const ids = named.ids.filter((k) => maps.needsLoad('ids', k));
+  const devices = named.devices.filter((k) => maps.needsLoad('devices', k));
   const users = new Set(keys.users ?? []);
+  // A key loaded earlier keeps its user only while that user is loaded: the user routes make the
+  // ingest cache drop a user they changed, not the ids and devices that name it (project-cache.ts
+  // `identityTouched`), and an identify on a device an alias had touched the user of was a 500 (probe).
+  for (const k of named.ids) {
+    const user = maps.ids.get(k);
+    if (user !== undefined) users.add(user);
+  }
+  for (const k of named.devices) {
+    const user = maps.devices.get(k);
+    if (user !== undefined) users.add(user);
+  }
   // Each key's user and the time kept with it (an id's first use, a device's link).
   const keyed = (
     table: 'user_ids' | 'devices',

@@ -321,7 +321,14 @@ export async function prefetch(
   const devices: string[] = [];
   const users: string[] = [];
   const device = (d: string | null | undefined) => {
-    if (d === null || d === undefined || cache.identity.devices.has(d)) return;
+    if (d === null || d === undefined) return;
+    // A device in memory still needs its user there: the user routes drop a user they changed, not
+    // the devices linked to it (an identify on such a device was a 500, found by probing).
+    const owner = cache.identity.devices.get(d);
+    if (owner !== undefined) {
+      users.push(owner);
+      return;
+    }
     devices.push(d);
     // Only a device without a user falls back to its anonymous user, so only then is that id needed.
     ids.push(anonymousId(d));
