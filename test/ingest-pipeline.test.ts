@@ -97,6 +97,38 @@ describe('pipelined ingest under concurrent identity writes', () => {
     expect(record.id).toBe('pipe-user-0-0');
   });
 
+  // Identity rows are a project's own: one count for all projects made a user route in one project
+  // redo the pipelined plans of every other (a probe of 20 projects: concurrent sends slower than
+  // sequential ones).
+  it("a user route in one project leaves another project's plans standing", {
+    timeout: 120_000,
+  }, async () => {
+    const other = { apiKey: 'key-pipe-other', projectId: 'proj-pipe-other' };
+    await t.service.tenants.provision(other);
+    const headers = { authorization: `Bearer ${other.apiKey}`, 'x-app-id': other.projectId };
+    const before = t.service.ingestStats.stalePlans;
+    let routeCalls = 0;
+    let lanesDone = 0;
+    const routes = (async () => {
+      while (lanesDone < LANES) {
+        const res = await t.post('/bc/v1/user/identify', { id: `pipe-user-0-${routeCalls % 3}` });
+        expect(res.status).toBe(200);
+        routeCalls++;
+      }
+    })();
+    const lanes = Array.from({ length: LANES }, async (_, lane) => {
+      for (let n = 0; n < SESSIONS_PER_LANE; n++) {
+        const batch = sessionBatch(lane, n);
+        const res = await t.post('/bc/v1/events/queue', batch, headers);
+        expect(res.json).toEqual({ status: 'ok', accepted: batch.length, duplicates: 0 });
+      }
+      lanesDone++;
+    });
+    await Promise.all([...lanes, routes]);
+    expect(routeCalls).toBeGreaterThan(LANES);
+    expect(t.service.ingestStats.stalePlans - before).toBe(0);
+  });
+
   it('re-posting everything afterwards stores nothing new', async () => {
     const before = (await storedEvents(t)).length;
     const results = await Promise.all(

@@ -62,7 +62,7 @@ export interface Prepared {
   ch: IdentityChanges;
   planners: Planner[];
   laidOut: EventRow[][];
-  /** The identity epoch when planning began (see the ingestor's `identityEpoch`). */
+  /** Its project's identity epoch when planning began (see the ingestor's `identityEpochs`). */
   epoch: number;
   /** What the write's replays deleted, by event id (set by `writePlanned`). */
   deleted?: Restorable;
