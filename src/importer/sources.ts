@@ -229,22 +229,47 @@ export async function* readInputs(
     const bytes = inputBytes(file, options);
     const skip = Math.max(0, options.skip - ordinal);
     const batches = file.format === 'csv' ? readCsv(bytes, skip, defer) : readJsonl(bytes, skip, defer);
-    let lastLine = 0;
+    let last: FileBatch | undefined;
     try {
       for await (const batch of batches) {
         yield toReadBatch(file, batch, ordinal);
         ordinal += batch.skipped + batch.items.length + (batch.pending?.lines.length ?? 0);
-        const last = batch.pending?.lines.at(-1) ?? batch.items.at(-1)?.line;
-        if (last !== undefined) lastLine = last;
+        if (batch.items.length > 0 || (batch.pending?.lines.length ?? 0) > 0) last = batch;
       }
     } catch (error) {
       const reason = unreadableReason(error);
-      const bad = { source: { file: file.display, line: lastLine + 1 }, ordinal, reason, text: '' };
+      const line = last === undefined ? 1 : lineAfter(last);
+      const bad = { source: { file: file.display, line }, ordinal, reason, text: '' };
       // A re-run hits the same error at the same place, so it takes an ordinal like any record.
       if (ordinal >= options.skip) yield { items: [{ ok: false, bad }], next: ordinal + 1 };
       ordinal++;
     }
   }
+}
+
+const lineBreaks = (text: string): number => {
+  let n = 0;
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+};
+
+/**
+ * The line after a batch's last record, where an error that ends its file is named. A CSV record's
+ * quoted fields may span lines: the line after its first, as it was, named a line inside it (probe).
+ * Counted only when the error comes, not for every batch read.
+ */
+function lineAfter(batch: FileBatch): number {
+  const { pending } = batch;
+  if (pending !== undefined && pending.lines.length > 0) {
+    if (pending.format === 'jsonl') return pending.lines.at(-1)! + 1;
+    const breaks = lineBreaks(pending.text);
+    return pending.lines[0]! + breaks + (pending.text.endsWith('\n') ? 0 : 1);
+  }
+  const item = batch.items.at(-1)!;
+  if (!item.ok) return item.line + lineBreaks(item.text.replace(/\r?\n$/, '')) + 1;
+  const { value } = item;
+  const inside = value.format === 'csv' ? value.cells.reduce((n, cell) => n + lineBreaks(cell), 0) : 0;
+  return item.line + inside + 1;
 }
 
 function toReadBatch(file: InputFile, batch: FileBatch, base: number): ReadBatch {
