@@ -97,6 +97,29 @@ describe('cas import --dry-run', () => {
     expect(zeros.stderr).toContain('<stdin>:1: starts with zero bytes, not text or gzip data');
   });
 
+  // Stdin was never looked at for a preset: `cat conversations.json | cas import -` refused every
+  // record of an export as the flat mapping's (stop 60's list). Plain or gzip, as its file is read.
+  it('reads an export piped to stdin by the preset its file is read by, plain and gzip', async () => {
+    const flags = ['--format', 'jsonl', '--set', 'user_id=me', '--dry-run', '--json'];
+    for (const name of ['chatgpt-conversations.json', 'claude-conversations.json', 'openai-chat.jsonl']) {
+      const path = join(FIXTURES, 'exports', name);
+      const fromFile = await runCli(['import', path, '--set', 'user_id=me', '--dry-run', '--json']);
+      expect(fromFile.code, fromFile.stderr).toBe(0);
+      const bytes = readFileSync(path);
+      for (const input of [bytes, gzipSync(bytes)]) {
+        const piped = await runCli(['import', '-', ...flags], { input });
+        expect(piped.code, piped.stderr).toBe(0);
+        expect(piped.stdout, name).toBe(fromFile.stdout);
+      }
+    }
+    // Records of the flat mapping are still read by it.
+    const events = join(FIXTURES, 'events.jsonl');
+    const flat = await runCli(['import', '-', '--format', 'jsonl', '--dry-run', '--json'], {
+      input: readFileSync(events),
+    });
+    expect(flat.stdout).toBe((await runCli(['import', events, '--dry-run', '--json'])).stdout);
+  });
+
   // Node's gunzip failed on the bytes after the data and lost the text it had just decoded: 30 records
   // of 2,000 (found by probing). Two members, as `cat a.gz b.gz` makes, then a tool's trailing bytes.
   it('reads every gzip member and keeps every record before trailing bytes, naming them', async () => {

@@ -1,6 +1,6 @@
 import { accessSync, constants, readFileSync, type Stats, statSync } from 'node:fs';
 import { buildMappingSpec, type MappingSpec } from '../importer/mapping-spec.js';
-import { sniffPreset } from '../importer/presets/detect.js';
+import { sniffPreset, sniffStdinPreset } from '../importer/presets/detect.js';
 import { isPresetName, PRESET_NAMES, type PresetName } from '../importer/presets/preset.js';
 import { detectFormat, type InputFile, unreadableFile } from '../importer/sources.js';
 import { MAX_SESSION_GAP_MS } from '../shared/event-bodies.js';
@@ -181,16 +181,25 @@ function presetFlag(flags: ImportFlags): PresetName | undefined {
  * unmistakably one of the presets' formats is read by that preset (importer/presets/detect.ts); any
  * other file, and stdin, keep the flat mapping.
  */
-export async function detectPresets(s: ImportSettings, flags: ImportFlags): Promise<ImportSettings> {
+export async function detectPresets(
+  s: ImportSettings,
+  flags: ImportFlags,
+  stdin?: AsyncIterable<Buffer | string>,
+): Promise<ImportSettings & { stdin?: AsyncIterable<Buffer> }> {
   const flat = flags.kind !== undefined || flags.map !== undefined || flags.mapping !== undefined;
   const sets = (flags.set ?? []).every((v) => PRESET_SET_FIELDS.has(v.slice(0, v.indexOf('=')).trim()));
   if (flags.preset !== undefined || flat || !sets) return s;
+  // Stdin is looked at as a file is, and handed on whole (its bytes read so far first).
+  const piped = stdin && s.files.some((f) => f.format === 'jsonl' && f.path === '-');
+  const sniffed = piped ? await sniffStdinPreset(stdin) : undefined;
   const files = await Promise.all(
-    s.files.map(async (f) =>
-      f.format === 'jsonl' && f.path !== '-' ? { ...f, preset: await sniffPreset(f.path) } : f,
-    ),
+    s.files.map(async (f) => {
+      if (f.format !== 'jsonl') return f;
+      if (f.path !== '-') return { ...f, preset: await sniffPreset(f.path) };
+      return sniffed ? { ...f, preset: sniffed.preset } : f;
+    }),
   );
-  return { ...s, files };
+  return sniffed ? { ...s, files, stdin: sniffed.stdin } : { ...s, files };
 }
 
 /** The reject file is opened for writing before anything is read: naming an input there emptied it. */

@@ -213,7 +213,7 @@ export async function runImport(
   const started = Date.now();
   // Its checkpoints and spills live there whatever the endpoint.
   refuseUnusableDataDir(deps.dataDir);
-  const s = await detectPresets(importSettings(paths, flags), flags);
+  const s = await detectPresets(importSettings(paths, flags), flags, deps.stdin);
   const { stats } = deps;
   const { path, totalBytes } = await locate(s, deps);
   if (path && s.restart) await removeCheckpoint(path);
@@ -299,7 +299,7 @@ export async function runImport(
       onCheckpoint: path ? keeper(path, deps) : undefined,
       stats,
       signal: deps.signal,
-      stdin: deps.stdin,
+      stdin: s.stdin ?? deps.stdin,
       keepRaw: rejects !== undefined,
       tmpDir: deps.tmpDir,
       onNote: deps.warn,

@@ -162,7 +162,7 @@ export interface PipelineOptions {
   onCheckpoint?: ((data: CheckpointData) => Promise<void>) | undefined;
   stats: ImportStats;
   signal?: AbortSignal | undefined;
-  stdin?: NodeJS.ReadableStream | undefined;
+  stdin?: NodeJS.ReadableStream | AsyncIterable<Buffer> | undefined;
   /** Keep original records for the reject file (costs memory and spill space). */
   keepRaw?: boolean | undefined;
   /** Where the sort spills (default: the system's temp folder). */

@@ -37,7 +37,7 @@ export interface ReadOptions {
   skip: number;
   /** Called with raw (possibly compressed) bytes as they are read, for progress. */
   onBytes?: ((n: number, chunk: Buffer) => void) | undefined;
-  stdin?: NodeJS.ReadableStream | undefined;
+  stdin?: NodeJS.ReadableStream | AsyncIterable<Buffer> | undefined;
   chunkBytes?: number | undefined;
   /** Records come as `pending` text, split into fields where they are staged (readCsv, readJsonl). */
   deferFields?: boolean | undefined;

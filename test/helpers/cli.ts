@@ -33,7 +33,7 @@ export function npmEnv(): NodeJS.ProcessEnv {
  */
 export function runCli(
   args: string[],
-  options: { env?: Record<string, string>; input?: string; cwd?: string; timeoutMs?: number } = {},
+  options: { env?: Record<string, string>; input?: string | Buffer; cwd?: string; timeoutMs?: number } = {},
 ): Promise<CliResult> {
   const started = Date.now();
   return new Promise((resolve, reject) => {

@@ -1,4 +1,4 @@
-import { inputBytes } from '../sources.js';
+import { type InputFile, inputBytes } from '../sources.js';
 import { obj, str } from './fields.js';
 import { readJsonStream } from './json-stream.js';
 import type { PresetName } from './preset.js';
@@ -46,9 +46,16 @@ async function* head(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
 }
 
 /** Reads a file's first JSON value (an array's first element) and detects its preset. */
-export async function sniffPreset(path: string): Promise<PresetName | undefined> {
+export function sniffPreset(path: string): Promise<PresetName | undefined> {
+  return sniffFrom({ path, display: path, format: 'jsonl' }, undefined);
+}
+
+async function sniffFrom(
+  file: InputFile,
+  stdin: AsyncIterable<Buffer> | undefined,
+): Promise<PresetName | undefined> {
   try {
-    const bytes = head(inputBytes({ path, display: path, format: 'jsonl' }, { skip: 0, headOnly: true }));
+    const bytes = head(inputBytes(file, { skip: 0, headOnly: true, stdin }));
     for await (const items of readJsonStream(bytes)) {
       const first = items[0];
       return first?.ok ? detectPreset(first.value) : undefined;
@@ -57,4 +64,38 @@ export async function sniffPreset(path: string): Promise<PresetName | undefined>
     // Unreadable here is unreadable for the import too, which reports it with the file's name.
   }
   return undefined;
+}
+
+/**
+ * Stdin is read once: its first bytes are looked at for a preset as a file's are, and handed on with
+ * the rest. `cat conversations.json | cas import -` was read by the flat mapping, every record of an
+ * export refused (stop 60's list).
+ */
+export async function sniffStdinPreset(
+  stdin: AsyncIterable<Buffer | string>,
+): Promise<{ preset: PresetName | undefined; stdin: AsyncIterable<Buffer> }> {
+  const it = stdin[Symbol.asyncIterator]();
+  const seen: Buffer[] = [];
+  let ended = false;
+  // Left early by the sniff: only this generator ends, never the stream under it.
+  async function* peek(): AsyncGenerator<Buffer> {
+    for (;;) {
+      const next = await it.next();
+      if (next.done) {
+        ended = true;
+        return;
+      }
+      const chunk = typeof next.value === 'string' ? Buffer.from(next.value) : next.value;
+      seen.push(chunk);
+      yield chunk;
+    }
+  }
+  const preset = await sniffFrom({ path: '-', display: '<stdin>', format: 'jsonl' }, peek());
+  async function* replay(): AsyncGenerator<Buffer> {
+    yield* seen.splice(0);
+    if (ended) return;
+    for (let next = await it.next(); !next.done; next = await it.next())
+      yield typeof next.value === 'string' ? Buffer.from(next.value) : next.value;
+  }
+  return { preset, stdin: replay() };
 }

@@ -21,7 +21,7 @@ export type MappedItem = { ok: true; mapped: MappedRecord } | { ok: false; rejec
 export interface MappedReadOptions {
   plan: AccessPlan;
   onBytes?: ((n: number, chunk: Buffer) => void) | undefined;
-  stdin?: NodeJS.ReadableStream | undefined;
+  stdin?: NodeJS.ReadableStream | AsyncIterable<Buffer> | undefined;
 }
 
 /** Whitespace and a UTF-8 BOM before the first value. */
@@ -36,7 +36,7 @@ async function* valuesOf(
   container: 'lines' | 'document',
   o: {
     onBytes?: ((n: number, chunk: Buffer) => void) | undefined;
-    stdin?: NodeJS.ReadableStream | undefined;
+    stdin?: NodeJS.ReadableStream | AsyncIterable<Buffer> | undefined;
   },
 ): AsyncGenerator<{ items: JsonStreamItem[]; array: boolean }> {
   const it = inputBytes(file, { skip: 0, onBytes: o.onBytes, stdin: o.stdin })[Symbol.asyncIterator]();
