@@ -177,9 +177,9 @@ function presetFlag(flags: ImportFlags): PresetName | undefined {
 }
 
 /**
- * Without `--preset` and any flag of the flat mapping, each JSON file whose first record is
- * unmistakably one of the presets' formats is read by that preset (importer/presets/detect.ts); any
- * other file, and stdin, keep the flat mapping.
+ * Without `--preset` and any flag of the flat mapping, each JSON input (stdin too, handed on as
+ * `stdin`) whose first record is unmistakably one of the presets' formats is read by that preset
+ * (importer/presets/detect.ts); any other keeps the flat mapping.
  */
 export async function detectPresets(
   s: ImportSettings,

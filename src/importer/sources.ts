@@ -90,7 +90,8 @@ const TAR_MESSAGE =
 /**
  * Zero bytes where text should begin: a download or copy that never got its data (a preallocated or
  * truncated-then-extended file). Read as text, an all-zero `.csv.gz` was a CSV of one empty header and
- * "nothing to import", exit 0 (probe). The first block decides: no text file starts with a zero byte.
+ * "nothing to import", exit 0 (probe). The first 512 bytes (or fewer, the whole input) decide: no
+ * text file starts with a block of zero bytes.
  */
 const isZeroFilled = (b: Buffer): boolean => b.length > 0 && b.subarray(0, 512).every((x) => x === 0);
 
