@@ -94,7 +94,7 @@ describe('cas import --dry-run', () => {
       input: '\0'.repeat(100),
     });
     expect(zeros.code, zeros.stderr).toBe(6);
-    expect(zeros.stderr).toContain('<stdin>:1: starts with zero bytes, not text or gzip data');
+    expect(zeros.stderr).toContain('<stdin>:1: zero bytes where text should begin');
   });
 
   // Stdin was never looked at for a preset: `cat conversations.json | cas import -` refused every
@@ -261,8 +261,10 @@ describe('cas import of a ZIP archive', () => {
       ['named.tar.gz', gzipSync(tarOf(text)), 'a tar archive, which cas does not read'],
       ['named.tgz', gzipSync(tarOf(text)), 'a tar archive, which cas does not read'],
       // A download that never got its data: read as text, it was "nothing to import", exit 0 (probe).
-      ['zeros.csv.gz', Buffer.alloc(4096), 'starts with zero bytes, not text or gzip data'],
-      ['zeros.jsonl', Buffer.alloc(3), 'starts with zero bytes, not text or gzip data'],
+      ['zeros.csv.gz', Buffer.alloc(4096), 'zero bytes where text should begin'],
+      ['zeros.jsonl', Buffer.alloc(3), 'zero bytes where text should begin'],
+      // The first byte decides, as it does on stdin however its producer splits its writes.
+      ['zero-then-text.jsonl', Buffer.from('\0{"kind":"turn"}\n'), 'zero bytes where text should begin'],
     ];
     for (const [name, bytes, said] of refused) {
       const file = join(dir.path, name);
@@ -282,6 +284,11 @@ describe('cas import of a ZIP archive', () => {
     for (const [name, bytes, said] of [
       ['export.tar.gz', gzipSync(tarOf(text)), 'gzip data holding a tar archive'],
       ['twice.csv.gz', gzipSync(gzipSync(text)), 'gzip data holding gzip data compressed twice'],
+      [
+        'zeros-inside.csv.gz',
+        gzipSync(Buffer.alloc(2000)),
+        'gzip data holding zero bytes where text should begin',
+      ],
     ] as const) {
       const file = join(dir.path, name);
       writeFileSync(file, bytes);

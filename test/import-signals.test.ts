@@ -236,4 +236,30 @@ describe('a signal while stdin is idle', () => {
     },
     60_000,
   );
+
+  // Stdin's first bytes are looked at for a preset before the import reads it: a signal while none
+  // had come was heard only at the producer's end (probe: 18.7 s with `sleep 20 |`).
+  it('SIGINT stops cas import - --format jsonl while stdin has sent nothing yet', async () => {
+    const child = spawnTracked(
+      process.execPath,
+      [CAS_BIN, 'import', '-', '--format', 'jsonl', '--dry-run', '--json'],
+      { env: cleanEnv(), stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    live.add(child);
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const ended = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    try {
+      await sleep(1_500);
+      child.kill('SIGINT');
+      const code = await Promise.race([ended, sleep(10_000).then(() => 'hung' as const)]);
+      expect(code, stderr).toBe(130);
+      expect(stderr).toContain('cas: interrupted; stopping (');
+      expect(stderr).not.toMatch(FORBIDDEN);
+    } finally {
+      child.stdin?.destroy();
+      child.kill('SIGKILL');
+      live.delete(child);
+    }
+  }, 60_000);
 });

@@ -185,13 +185,14 @@ export async function detectPresets(
   s: ImportSettings,
   flags: ImportFlags,
   stdin?: AsyncIterable<Buffer | string>,
+  signal?: AbortSignal,
 ): Promise<ImportSettings & { stdin?: AsyncIterable<Buffer> }> {
   const flat = flags.kind !== undefined || flags.map !== undefined || flags.mapping !== undefined;
   const sets = (flags.set ?? []).every((v) => PRESET_SET_FIELDS.has(v.slice(0, v.indexOf('=')).trim()));
   if (flags.preset !== undefined || flat || !sets) return s;
   // Stdin is looked at as a file is, and handed on whole (its bytes read so far first).
   const piped = stdin && s.files.some((f) => f.format === 'jsonl' && f.path === '-');
-  const sniffed = piped ? await sniffStdinPreset(stdin) : undefined;
+  const sniffed = piped ? await sniffStdinPreset(stdin, signal) : undefined;
   const files = await Promise.all(
     s.files.map(async (f) => {
       if (f.format !== 'jsonl') return f;

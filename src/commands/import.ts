@@ -213,7 +213,7 @@ export async function runImport(
   const started = Date.now();
   // Its checkpoints and spills live there whatever the endpoint.
   refuseUnusableDataDir(deps.dataDir);
-  const s = await detectPresets(importSettings(paths, flags), flags, deps.stdin);
+  const s = await detectPresets(importSettings(paths, flags), flags, deps.stdin, deps.signal);
   const { stats } = deps;
   const { path, totalBytes } = await locate(s, deps);
   if (path && s.restart) await removeCheckpoint(path);

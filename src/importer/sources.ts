@@ -88,20 +88,20 @@ const TAR_MESSAGE =
   'a tar archive, which cas does not read: extract it (tar -xf) and import the files inside';
 
 /**
- * Zero bytes where text should begin: a download or copy that never got its data (a preallocated or
+ * A zero byte where text should begin: a download or copy that never got its data (a preallocated or
  * truncated-then-extended file). Read as text, an all-zero `.csv.gz` was a CSV of one empty header and
- * "nothing to import", exit 0 (probe). The first 512 bytes (or fewer, the whole input) decide: no
- * text file starts with a block of zero bytes.
+ * "nothing to import", exit 0 (probe). The first byte decides, so stdin's chunking cannot: the first
+ * 512 bytes did, and a producer pausing after a zero byte changed the outcome (probe).
  */
-const isZeroFilled = (b: Buffer): boolean => b.length > 0 && b.subarray(0, 512).every((x) => x === 0);
+const startsWithZero = (b: Buffer): boolean => b.length > 0 && b[0] === 0;
 
 function unreadableHead(b: Buffer): string | undefined {
   if (isZip(b)) return ZIP_MESSAGE;
   // Each of its lines was refused as a record, ~600 bytes of header apiece, up to --max-errors (probe).
   if (isTar(b)) return TAR_MESSAGE;
-  if (isZeroFilled(b)) {
-    return 'starts with zero bytes, not text or gzip data: a download or copy that did not finish? Fetch or copy it again';
-  }
+  // A noun phrase, as inside gzip it follows "gzip data holding" (probe: it read "holding starts with").
+  if (startsWithZero(b))
+    return 'zero bytes where text should begin: a download or copy that did not finish? Fetch or copy it again';
   if ((b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff)) {
     return 'UTF-16 text, which cas does not read: convert it to UTF-8 (iconv -f UTF-16 -t UTF-8) and import that';
   }
