@@ -198,6 +198,40 @@ describe('a signal off a terminal, with the embedded service', () => {
   }, 60_000);
 });
 
+/**
+ * `cas import` reading a stdin the test writes to (`before`), then signalled: exit 130
+ * within 10 s, the interruption said, nothing internal. The process is killed whatever happens.
+ */
+async function idleStdinImport(
+  args: string[],
+  signal: NodeJS.Signals,
+  before: (child: ChildProcess, stderr: () => string) => Promise<void>,
+): Promise<string> {
+  const child = spawnTracked(process.execPath, [CAS_BIN, 'import', '-', ...args], {
+    env: cleanEnv(),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  live.add(child);
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const ended = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  try {
+    await before(child, () => stderr);
+    child.kill(signal);
+    const code = await Promise.race([ended, sleep(10_000).then(() => 'hung' as const)]);
+    expect(code, stderr).toBe(130);
+    expect(stderr).not.toMatch(FORBIDDEN);
+    // Stdin keeps no checkpoint: none is promised.
+    expect(stderr).toContain('cas: interrupted; stopping (');
+    expect(stderr).not.toContain('saving the checkpoint');
+    return stderr;
+  } finally {
+    child.stdin?.destroy();
+    child.kill('SIGKILL');
+    live.delete(child);
+  }
+}
+
 describe('a signal while stdin is idle', () => {
   it.each(['SIGINT', 'SIGTERM'] as const)(
     '%s stops cas import - at once, while its producer writes nothing more',
@@ -205,34 +239,14 @@ describe('a signal while stdin is idle', () => {
       // A producer that stalls (`tail -f log | cas import -`): the read waited for its next bytes, and
       // the signal was heard only then (found by probing: 11-35 s, forever with a stalled producer).
       const data = join(dir.path, `idle-${signal}`);
-      const child = spawnTracked(
-        process.execPath,
-        [CAS_BIN, 'import', '-', '--format', 'csv', '--data-dir', data, '--json'],
-        { env: cleanEnv(), stdio: ['pipe', 'pipe', 'pipe'] },
-      );
-      live.add(child);
-      let stderr = '';
-      child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      const ended = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-      try {
+      const args = ['--format', 'csv', '--data-dir', data, '--json'];
+      await idleStdinImport(args, signal, async (child, stderr) => {
         child.stdin?.write(`${readFileSync(csv, 'utf8').split('\n').slice(0, 51).join('\n')}\n`);
         // Its 50 records are read: the import now waits on stdin, which stays open.
         const deadline = Date.now() + HANG_MS;
-        while (!/reading 50 records/.test(stderr) && Date.now() < deadline) await sleep(20);
+        while (!/reading 50 records/.test(stderr()) && Date.now() < deadline) await sleep(20);
         await sleep(300);
-        child.kill(signal);
-        const code = await Promise.race([ended, sleep(10_000).then(() => 'hung' as const)]);
-        expect(code, stderr).toBe(130);
-        expect(stderr).toMatch(/interrupted/);
-        expect(stderr).not.toMatch(FORBIDDEN);
-        // Stdin keeps no checkpoint: none is promised.
-        expect(stderr).toContain('cas: interrupted; stopping (');
-        expect(stderr).not.toContain('saving the checkpoint');
-      } finally {
-        child.stdin?.destroy();
-        child.kill('SIGKILL');
-        live.delete(child);
-      }
+      });
     },
     60_000,
   );
@@ -240,26 +254,6 @@ describe('a signal while stdin is idle', () => {
   // Stdin's first bytes are looked at for a preset before the import reads it: a signal while none
   // had come was heard only at the producer's end (probe: 18.7 s with `sleep 20 |`).
   it('SIGINT stops cas import - --format jsonl while stdin has sent nothing yet', async () => {
-    const child = spawnTracked(
-      process.execPath,
-      [CAS_BIN, 'import', '-', '--format', 'jsonl', '--dry-run', '--json'],
-      { env: cleanEnv(), stdio: ['pipe', 'pipe', 'pipe'] },
-    );
-    live.add(child);
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const ended = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    try {
-      await sleep(1_500);
-      child.kill('SIGINT');
-      const code = await Promise.race([ended, sleep(10_000).then(() => 'hung' as const)]);
-      expect(code, stderr).toBe(130);
-      expect(stderr).toContain('cas: interrupted; stopping (');
-      expect(stderr).not.toMatch(FORBIDDEN);
-    } finally {
-      child.stdin?.destroy();
-      child.kill('SIGKILL');
-      live.delete(child);
-    }
+    await idleStdinImport(['--format', 'jsonl', '--dry-run', '--json'], 'SIGINT', () => sleep(1_500));
   }, 60_000);
 });
