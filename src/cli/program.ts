@@ -163,7 +163,7 @@ export function buildProgram(run: ActionRunner): Command {
     .option('--mapping <file.json>', 'the same as a JSON object {"field": "source", ...}; --map wins')
     .option(
       '--preset <name>',
-      "read a known format: chatgpt, claude, openai-chat, openai-responses, anthropic, otlp (default: detected from a JSON file's first record when no --kind/--map/--mapping is given)",
+      "read a known format: chatgpt, claude, openai-chat, openai-responses, anthropic, otlp (default: detected from a JSON input's first record, stdin's too, when no --kind/--map/--mapping is given)",
     )
     .option(
       '--set <field=value>',

@@ -322,16 +322,11 @@ export async function prefetch(
   const users: string[] = [];
   const device = (d: string | null | undefined) => {
     if (d === null || d === undefined) return;
-    // A device in memory still needs its user there: the user routes drop a user they changed, not
-    // the devices linked to it (an identify on such a device was a 500, found by probing).
-    const owner = cache.identity.devices.get(d);
-    if (owner !== undefined) {
-      users.push(owner);
-      return;
-    }
+    // Even one in memory: loadIdentity loads its user again where a user route dropped it (an identify
+    // on such a device was a 500, found by probing).
     devices.push(d);
     // Only a device without a user falls back to its anonymous user, so only then is that id needed.
-    ids.push(anonymousId(d));
+    if (!cache.identity.devices.has(d)) ids.push(anonymousId(d));
   };
   // Every stored session the batch reaches: those it names, and the derived ones its events join or
   // reopen (a provisional end names the importer's derived id and carries no user). The planner reads
