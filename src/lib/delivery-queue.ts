@@ -29,6 +29,8 @@ export interface DeliveryQueueOptions {
   /** Every event that will never be stored, once, with the reason. */
   onError: (error: ServiceError, event: WireObject) => void;
   log?: ((line: string) => void) | undefined;
+  /** Every event enqueued so far is stored or reported (called as the worker stops). */
+  onIdle?: (() => void) | undefined;
 }
 
 interface Item {
@@ -108,6 +110,7 @@ export class DeliveryQueue {
       this.items = this.items.slice(this.head);
       this.head = 0;
       this.running = false;
+      if (this.pending === 0) this.o.onIdle?.();
     }
   }
 

@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFlakyProxy } from '../../test/helpers/flaky-proxy.js';
 import { type QueueServer, startQueueServer } from '../../test/helpers/queue-server.js';
@@ -18,6 +20,12 @@ beforeAll(async () => {
   });
 });
 afterAll(() => server.close());
+
+/** V8's gc() in a test: the flag is read when a context is made, so a new one exposes it. */
+function collector(): () => void {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
 
 const client = (extra: Record<string, unknown> = {}) =>
   new Client({ endpoint: server.url, apiKey: 'k', projectId: 'p', ...extra });
@@ -429,6 +437,42 @@ describe('flush, errors and close', () => {
     } finally {
       await proxy.close();
     }
+  });
+
+  it('lets go of a session that sent what it was given (an app that never flushes its sessions grew without bound)', async () => {
+    const gc = collector();
+    const c = client();
+    // Each session made in a frame of its own: a loop's variable may hold its last value past the loop.
+    const used = async (i: number): Promise<WeakRef<object>> => {
+      const s = c.createSession({ sessionId: `idle${i}`, deviceId: 'd' });
+      s.trackEvent({ event: 'Ping' });
+      await s.flushAndContinue();
+      return new WeakRef(s);
+    };
+    const refs: Array<WeakRef<object>> = [];
+    for (let i = 0; i < 20; i++) refs.push(await used(i));
+    // WeakRefs hold their targets until the current job ends.
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    expect(refs.flatMap((r, i) => (r.deref() === undefined ? [] : [i]))).toEqual([]);
+    expect(storedOf('idle19').map((e) => e.event)).toEqual(['Ping']);
+    await c.close();
+  });
+
+  it('a session let go when idle is held again at its next call, and refuses calls once the client is closed', async () => {
+    const c = client();
+    const s = c.createSession({ sessionId: 'again', deviceId: 'd' });
+    s.trackEvent({ event: 'First' });
+    await s.flushAndContinue();
+    s.trackEvent({ event: 'Second' });
+    // Not awaited: close() must find the session again and send its event.
+    await c.close();
+    expect(storedOf('again').map((e) => e.event)).toEqual(['First', 'Second']);
+    expect(() => s.trackEvent({ event: 'Late' })).toThrow(SessionClosedError);
+    const idle = client();
+    const t = idle.createSession({ sessionId: 'never-used', deviceId: 'd' });
+    await idle.close();
+    expect(() => t.trackEvent({ event: 'Late' })).toThrow(/session.trackEvent: the client is closed/);
   });
 
   it('close() flushes every session, and the client then refuses new sessions', async () => {

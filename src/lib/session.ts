@@ -36,6 +36,10 @@ export interface SessionDeps {
   now?: () => Date;
   /** Called once when the session is flushed for good, so the client stops tracking it. */
   onClosed?: (session: QueuedSession) => void;
+  /** The session has events in hand (true) or has none left (false), so the client holds it only meanwhile. */
+  busy?: (session: QueuedSession, busy: boolean) => void;
+  /** Whether the client was closed: a session it did not hold then refuses calls as a flushed one does. */
+  clientClosed?: () => boolean;
 }
 
 /** Errors kept for getErrors(); past it the oldest go (hasErrors() stays true). */
@@ -104,6 +108,7 @@ export class QueuedSession implements Session {
           }
         : send,
       onError: (error) => this.record(error, onError),
+      onIdle: () => deps.busy?.(this, false),
     });
     this.startAttributes = options.attributes;
   }
@@ -215,10 +220,16 @@ export class QueuedSession implements Session {
     return this.queue.pending;
   }
 
+  /** Whether the session has a live socket (onEvent), which only flush() or the client's close() closes. */
+  get listening(): boolean {
+    return this.live !== undefined;
+  }
+
   private errorCount = 0;
 
   private args<S extends z.ZodType>(call: string, schema: S, value: unknown): z.output<S> {
     if (this.closed) throw new SessionClosedError(`${call}: session ${this.sessionId} was flushed`);
+    if (this.deps.clientClosed?.()) throw new SessionClosedError(`${call}: the client is closed`);
     return parseArgs(call, schema, value);
   }
 
@@ -233,7 +244,7 @@ export class QueuedSession implements Session {
       const start = wire.startSession(this.ctx, attributes, this.now);
       this.queue.enqueue({ ...start, timestamp: event.timestamp });
     }
-    this.queue.enqueue(event);
+    if (this.queue.enqueue(event) || this.queue.pending > 0) this.deps.busy?.(this, true);
   }
 
   private record(error: ServiceError, onError: ((error: ServiceError) => void) | undefined): void {
