@@ -20,7 +20,7 @@ import {
   writePlanned,
 } from './group.js';
 import { IngestStats } from './ingest-stats.js';
-import type { ProjectCache } from './project-cache.js';
+import { OPEN_SESSIONS, type ProjectCache } from './project-cache.js';
 
 export type { EventSource, IngestOptions, IngestResult } from './group.js';
 
@@ -81,6 +81,8 @@ export class Ingestor {
     /** Operational lines: a failed COMMIT (a full disk, say) must be visible beyond its 500s. */
     private readonly log: (line: string) => void = () => undefined,
     private readonly maxCaches = CACHED_PROJECTS,
+    /** Open sessions each project's cache keeps (project-cache.ts OPEN_SESSIONS). */
+    private readonly openSessions = OPEN_SESSIONS,
   ) {
     this.unlisten = onIdentityTouched(db.writer, (project, touch) => {
       this.identityEpochs.set(project, this.epochOf(project) + 1);
@@ -144,6 +146,11 @@ export class Ingestor {
   /** Whether a project's events' filter is loaded; undefined while its cache is not held. */
   eventFilterLoaded(project: string): boolean | undefined {
     return this.caches.get(project)?.known.events.loaded;
+  }
+
+  /** How many open sessions a project's cache holds; undefined while its cache is not held. */
+  openSessionsHeld(project: string): number | undefined {
+    return this.caches.get(project)?.sessions.size;
   }
 
   /** The projects whose caches are held. */
@@ -254,7 +261,10 @@ export class Ingestor {
   private async cacheFor(tx: Queryable, project: string): Promise<ProjectCache> {
     let cache = this.caches.get(project);
     if (cache) this.caches.delete(project);
-    else cache = await loadProjectCache(tx, project);
+    else {
+      cache = await loadProjectCache(tx, project);
+      cache.openLimit = this.openSessions;
+    }
     this.caches.set(project, cache);
     this.letGo(project);
     return cache;
@@ -349,6 +359,7 @@ export class Ingestor {
       });
       // COMMIT is running on DuckDB's thread: validate the next request meanwhile.
       setImmediate(this.validateAhead);
+      this.letGoOpen(parts);
       return { prepared: parts, committed, answers };
     } catch (error) {
       for (const p of parts) p.cache.forget(touchedBy(p.planners));
@@ -386,11 +397,19 @@ export class Ingestor {
         return this.writeParts(tx, prepared, timer);
       });
       if (prepared.length === 0) throw new Error('the exclusive write ran without a plan');
+      this.letGoOpen(prepared);
       return { prepared, committed, answers };
     } catch (error) {
       for (const p of prepared) p.cache.forget(touchedBy(p.planners));
       await this.retryAlone(jobs, error);
       return undefined;
+    }
+  }
+
+  /** Once a group is written, before the next is planned (ProjectCache.letGoOpen). */
+  private letGoOpen(parts: readonly Prepared[]): void {
+    for (const p of parts) {
+      if (p.cache.sessions.size > p.cache.openLimit) p.cache.letGoOpen(touchedBy(p.planners));
     }
   }
 
