@@ -20,7 +20,7 @@ import {
   writePlanned,
 } from './group.js';
 import { IngestStats } from './ingest-stats.js';
-import { IDENTITIES_KEPT, OPEN_SESSIONS, type ProjectCache } from './project-cache.js';
+import { OPEN_SESSIONS, type ProjectCache } from './project-cache.js';
 
 export type { EventSource, IngestOptions, IngestResult } from './group.js';
 
@@ -81,8 +81,8 @@ export class Ingestor {
     /** Operational lines: a failed COMMIT (a full disk, say) must be visible beyond its 500s. */
     private readonly log: (line: string) => void = () => undefined,
     private readonly maxCaches = CACHED_PROJECTS,
-    /** What each project's cache keeps (project-cache.ts OPEN_SESSIONS, IDENTITIES_KEPT); tests set less. */
-    private readonly bounds: { openSessions?: number; identities?: number } = {},
+    /** Open sessions each project's cache keeps (project-cache.ts OPEN_SESSIONS). */
+    private readonly openSessions = OPEN_SESSIONS,
   ) {
     this.unlisten = onIdentityTouched(db.writer, (project, touch) => {
       this.identityEpochs.set(project, this.epochOf(project) + 1);
@@ -148,11 +148,6 @@ export class Ingestor {
     return this.caches.get(project)?.known.events.loaded;
   }
 
-  /** How many caller ids and devices a project's cache holds; undefined while its cache is not held. */
-  identitiesHeld(project: string): number | undefined {
-    return this.caches.get(project)?.identitiesHeld;
-  }
-
   /** How many open sessions a project's cache holds; undefined while its cache is not held. */
   openSessionsHeld(project: string): number | undefined {
     return this.caches.get(project)?.sessions.size;
@@ -176,10 +171,7 @@ export class Ingestor {
       for (;;) {
         const group = this.takeGroup();
         if (group.length === 0) {
-          if (!inFlight) {
-            this.trimIdentities();
-            break;
-          }
+          if (!inFlight) break;
           await this.retryFailed(await this.finish(inFlight));
           inFlight = undefined;
           continue;
@@ -271,7 +263,7 @@ export class Ingestor {
     if (cache) this.caches.delete(project);
     else {
       cache = await loadProjectCache(tx, project);
-      cache.openLimit = this.bounds.openSessions ?? OPEN_SESSIONS;
+      cache.openLimit = this.openSessions;
     }
     this.caches.set(project, cache);
     this.letGo(project);
@@ -412,18 +404,6 @@ export class Ingestor {
       await this.retryAlone(jobs, error);
       return undefined;
     }
-  }
-
-  /**
-   * Identity rows a cache learned are kept until its project is let go, ~0.8 KB a user and device
-   * (found by a soak of `cas serve`: a project of many users grew for the service's life). Past the
-   * bound they are forgotten whole, as after a failed group, and loaded again as requests name them;
-   * only here, where nothing is planned or committing: a planned group writes from them and a commit's
-   * live events read its users from them.
-   */
-  private trimIdentities(): void {
-    const kept = this.bounds.identities ?? IDENTITIES_KEPT;
-    for (const cache of this.caches.values()) if (cache.identitiesHeld > kept) cache.forgetIdentity();
   }
 
   /** Once a group is written, before the next is planned (ProjectCache.letGoOpen). */

@@ -43,9 +43,6 @@ export interface Touched {
  */
 export const OPEN_SESSIONS = 10_000;
 
-/** Caller ids and devices a project's cache keeps when the ingest is idle (Ingestor.trimIdentities). */
-export const IDENTITIES_KEPT = 50_000;
-
 /**
  * One project's ingest state: open sessions and conversations, the identity rows seen so far, and the
  * hash filters of every id the database holds. The database stays the truth: whatever is not here is
@@ -161,16 +158,6 @@ export class ProjectCache {
     this.rebuilt.clear();
     this.history.clear();
     this.derived.clear();
-    this.forgetIdentity();
-  }
-
-  /** Caller ids and devices held (their users come with them). */
-  get identitiesHeld(): number {
-    return this.identity.ids.size + this.identity.devices.size;
-  }
-
-  /** Forgets every identity row: each is loaded again when a request names it. */
-  forgetIdentity(): void {
     this.identity.ids.clear();
     this.identity.idUses.clear();
     this.identity.devices.clear();
