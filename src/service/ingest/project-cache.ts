@@ -38,8 +38,8 @@ export interface Touched {
  * conversations. Nothing else let them go: a session never ended (a closed tab, a crashed client)
  * stayed for the service's life with every user text of its open conversations, ~1.8 KB for a session
  * of one turn (found by a soak of `cas serve`: +1.78 MB per 1,000 such requests, never flattening).
- * One let go is loaded again, its open conversations replayed, when an event names it, as after a
- * restart (a query for the request that names it). 10,000 sessions of a few turns are ~20-50 MB.
+ * One let go is loaded again, its open conversations replayed, by the request that names it, as after
+ * a restart. 10,000 sessions of a few turns are ~20-35 MB.
  */
 export const OPEN_SESSIONS = 10_000;
 
