@@ -67,6 +67,8 @@ async function sniffFrom(
   return undefined;
 }
 
+const asBuffer = (chunk: Buffer | string): Buffer => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+
 /**
  * Stdin is read once: its first bytes are looked at for a preset as a file's are, and handed on with
  * the rest. `cat conversations.json | cas import -` was read by the flat mapping, every record of an
@@ -87,7 +89,7 @@ export async function sniffStdinPreset(
         ended = true;
         return;
       }
-      const chunk = typeof next.value === 'string' ? Buffer.from(next.value) : next.value;
+      const chunk = asBuffer(next.value);
       seen.push(chunk);
       // A producer writing a byte at a time held one Buffer per byte: 1.7 GB for a 17 MB record (probe).
       if (seen.length >= 1024) seen = [Buffer.concat(seen)];
@@ -102,8 +104,7 @@ export async function sniffStdinPreset(
   async function* replay(): AsyncGenerator<Buffer> {
     yield* seen.splice(0);
     if (ended) return;
-    for (let next = await it.next(); !next.done; next = await it.next())
-      yield typeof next.value === 'string' ? Buffer.from(next.value) : next.value;
+    for (let next = await it.next(); !next.done; next = await it.next()) yield asBuffer(next.value);
   }
   return { preset, stdin: replay() };
 }

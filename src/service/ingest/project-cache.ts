@@ -136,7 +136,6 @@ export class ProjectCache {
    * sessions of the group just written, whose commit is running.
    */
   letGoOpen(keep: Touched): void {
-    if (this.sessions.size <= this.openLimit) return;
     for (const [id, s] of this.sessions) {
       if (this.sessions.size <= this.openLimit) return;
       if (keep.sessions.has(id)) continue;
