@@ -109,10 +109,66 @@ export class IdentityMaps {
     throw new Error(`merge pointers of user ${userId} form a cycle`);
   }
 
+  /** Caller ids and devices held: what bounds a long-lived cache (their users come with them). */
+  get held(): number {
+    return this.ids.size + this.devices.size;
+  }
+
+  /**
+   * A caller id or device a piece of work named: it moves to the end of its map, so the maps' order is
+   * that of last use and `letGo` takes the least recently used first.
+   */
+  touch(kind: 'ids' | 'devices', key: string): void {
+    const map = this[kind];
+    const user = map.get(key);
+    if (user === undefined) return;
+    map.delete(key);
+    map.set(key, user);
+  }
+
+  /**
+   * Forgets about `count` caller ids and devices, the least recently used of each in proportion, and
+   * every user no remaining one leads to (a merge pointer followed to its end); what is forgotten is
+   * loaded again when a request names it, as after a failed group. Only while nothing is planned or
+   * committing from these maps (Ingestor.trimIdentities).
+   */
+  letGo(count: number): void {
+    const held = this.held;
+    if (count <= 0 || held === 0) return;
+    const share = Math.min(1, count / held);
+    dropOldest(this.ids, Math.ceil(this.ids.size * share), this.idUses);
+    dropOldest(this.devices, Math.ceil(this.devices.size * share), this.deviceLinks);
+    const reached = new Set<string>();
+    const reach = (user: string) => {
+      for (let current = user, hops = 0; hops < 16 && !reached.has(current); hops++) {
+        reached.add(current);
+        const next = this.users.get(current)?.canonical;
+        if (next === undefined || next === current) return;
+        current = next;
+      }
+    };
+    for (const user of this.ids.values()) reach(user);
+    for (const user of this.devices.values()) reach(user);
+    for (const user of this.users.keys()) if (!reached.has(user)) this.users.delete(user);
+    // Negative answers are only worth what a lookup costs; they would otherwise grow unbounded too.
+    this.absent.ids.clear();
+    this.absent.devices.clear();
+  }
+
   /** Whether an id or device still needs a database lookup before rules may ask about it. */
   needsLoad(kind: 'ids' | 'devices', key: string): boolean {
     if (this[kind].has(key) || this.absent[kind].has(key)) return false;
     return this.maybe ? this.maybe[kind].has(key) : true;
+  }
+}
+
+/** Deletes a map's first `count` keys (its oldest), and the same keys of `alongside`. */
+function dropOldest(map: Map<string, string>, count: number, alongside: Map<string, unknown>): void {
+  let left = count;
+  for (const key of map.keys()) {
+    if (left-- <= 0) return;
+    map.delete(key);
+    alongside.delete(key);
   }
 }
 

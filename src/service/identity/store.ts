@@ -78,13 +78,18 @@ export async function loadIdentity(
   // A key loaded earlier keeps its user only while that user is loaded: the user routes make the
   // ingest cache drop a user they changed, not the ids and devices that name it (project-cache.ts
   // `identityTouched`), and an identify on a device an alias had touched the user of was a 500 (probe).
+  // Named now, it is the most recently used (IdentityMaps.letGo).
   for (const k of named.ids) {
     const user = maps.ids.get(k);
-    if (user !== undefined) users.add(user);
+    if (user === undefined) continue;
+    users.add(user);
+    maps.touch('ids', k);
   }
   for (const k of named.devices) {
     const user = maps.devices.get(k);
-    if (user !== undefined) users.add(user);
+    if (user === undefined) continue;
+    users.add(user);
+    maps.touch('devices', k);
   }
   // Each key's user and the time kept with it (an id's first use, a device's link).
   const keyed = (

@@ -25,7 +25,7 @@ import { OPEN_SESSIONS, type ProjectCache } from './project-cache.js';
 export type { EventSource, IngestOptions, IngestResult } from './group.js';
 
 /** Requests waiting together are committed together, up to this many events per transaction. */
-const GROUP_EVENTS = 16_000;
+export const GROUP_EVENTS = 16_000;
 
 /**
  * Projects whose requests one transaction may hold. A group held one project's requests, so traffic
@@ -42,6 +42,22 @@ const GROUP_PROJECTS = 16;
  * loads its cache again at its next write, as after a restart (~0.1 s for a small one).
  */
 export const CACHED_PROJECTS = 64;
+
+/**
+ * Caller ids and devices the caches keep together, checked between groups (IdentityMaps.letGo). They
+ * stayed until their project was let go, ~0.8 KB a user and device (found by a soak of `cas serve`).
+ * Above every working set measured: `npm run bench -- ingest` names ~80,000 ids (a device's anonymous
+ * one included) and ~38,000 devices (a bound of 50,000, forgotten whole, cost it 28% of its
+ * throughput in reloads).
+ */
+export const IDENTITIES_KEPT = 200_000;
+
+/**
+ * Past the bound, the caches are trimmed to half of it: a trim costs ~0.1 s of the thread at the bound
+ * (by hand: 600,000 persons posted without a pause, ten trims), so it happens once per 100,000 new ids
+ * and devices, not at every group.
+ */
+const TRIMMED_TO = 0.5;
 
 /**
  * The one way events get into the database. Each request is judged whole before anything is written
@@ -81,8 +97,8 @@ export class Ingestor {
     /** Operational lines: a failed COMMIT (a full disk, say) must be visible beyond its 500s. */
     private readonly log: (line: string) => void = () => undefined,
     private readonly maxCaches = CACHED_PROJECTS,
-    /** Open sessions each project's cache keeps (project-cache.ts OPEN_SESSIONS). */
-    private readonly openSessions = OPEN_SESSIONS,
+    /** Open sessions each project's cache keeps (OPEN_SESSIONS), identity rows all keep (IDENTITIES_KEPT). */
+    private readonly bounds: { openSessions?: number; identities?: number } = {},
   ) {
     this.unlisten = onIdentityTouched(db.writer, (project, touch) => {
       this.identityEpochs.set(project, this.epochOf(project) + 1);
@@ -153,6 +169,11 @@ export class Ingestor {
     return this.caches.get(project)?.sessions.size;
   }
 
+  /** How many caller ids and devices a project's cache holds; undefined while its cache is not held. */
+  identitiesHeld(project: string): number | undefined {
+    return this.caches.get(project)?.identity.held;
+  }
+
   /** The projects whose caches are held. */
   get cachedProjects(): string[] {
     return [...this.caches.keys()];
@@ -171,11 +192,21 @@ export class Ingestor {
       for (;;) {
         const group = this.takeGroup();
         if (group.length === 0) {
-          if (!inFlight) break;
+          if (!inFlight) {
+            this.trimIdentities();
+            break;
+          }
           await this.retryFailed(await this.finish(inFlight));
           inFlight = undefined;
           continue;
         }
+        if (inFlight && this.identitiesOver()) {
+          // Traffic that never lets the ingest idle: this group waits for the commit, not planned
+          // alongside it, so the trim runs where nothing is planned or committing.
+          await this.retryFailed(await this.finish(inFlight));
+          inFlight = undefined;
+        }
+        if (!inFlight) this.trimIdentities();
         const planned = await this.prepareParts(group, this.db.readWritten, inFlight);
         if (inFlight) {
           const failed = await this.finish(inFlight);
@@ -263,7 +294,7 @@ export class Ingestor {
     if (cache) this.caches.delete(project);
     else {
       cache = await loadProjectCache(tx, project);
-      cache.openLimit = this.openSessions;
+      cache.openLimit = this.bounds.openSessions ?? OPEN_SESSIONS;
     }
     this.caches.set(project, cache);
     this.letGo(project);
@@ -403,6 +434,35 @@ export class Ingestor {
       for (const p of prepared) p.cache.forget(touchedBy(p.planners));
       await this.retryAlone(jobs, error);
       return undefined;
+    }
+  }
+
+  private identitiesHeldAll(): number {
+    let held = 0;
+    for (const cache of this.caches.values()) held += cache.identity.held;
+    return held;
+  }
+
+  private identitiesOver(): boolean {
+    return this.identitiesHeldAll() > (this.bounds.identities ?? IDENTITIES_KEPT);
+  }
+
+  /**
+   * Past the bound, the identity rows used least recently go: first those of the projects planned
+   * least recently, within each the ids and devices named longest ago. Only where nothing is planned
+   * or committing (a planned group writes from them, a commit's live events read its users from them):
+   * when the ingest is idle, or before a group is planned once the commit before it was awaited.
+   */
+  private trimIdentities(): void {
+    if (!this.identitiesOver()) return;
+    const bound = this.bounds.identities ?? IDENTITIES_KEPT;
+    const held = this.identitiesHeldAll();
+    let excess = held - Math.floor(bound * TRIMMED_TO);
+    for (const cache of this.caches.values()) {
+      if (excess <= 0) return;
+      const drop = Math.min(excess, cache.identity.held);
+      cache.identity.letGo(drop);
+      excess -= drop;
     }
   }
 
