@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseQueueBody } from '../../shared/events.js';
 import { LexicalAnalyser } from '../analysis/lexical-analyser.js';
 import { type Database, openDatabase } from '../store/database.js';
@@ -99,43 +99,51 @@ async function state(db: Database, queries = STATE): Promise<unknown[][]> {
 /** The pump trims identities once it has nothing left to do, just after the last answer. */
 const idle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-let bounded: Database;
-let unbounded: Database;
-beforeAll(async () => {
-  bounded = await openDatabase(':memory:');
-  unbounded = await openDatabase(':memory:');
-});
-afterAll(async () => {
-  await bounded.close();
-  await unbounded.close();
-});
+interface Pair {
+  bounded: Ingestor;
+  reference: Ingestor;
+  small: Database;
+  big: Database;
+}
+
+/** A cache of the given bounds and an unbounded one, each over its own fresh store, closed after `test`. */
+async function pair(
+  bounds: { openSessions?: number; identities?: number },
+  test: (p: Pair) => Promise<void>,
+): Promise<void> {
+  const small = await openDatabase(':memory:');
+  const big = await openDatabase(':memory:');
+  const bounded = new Ingestor(small, new LexicalAnalyser(), () => undefined, CACHED_PROJECTS, bounds);
+  const reference = new Ingestor(big, new LexicalAnalyser());
+  try {
+    await test({ bounded, reference, small, big });
+  } finally {
+    bounded.close();
+    reference.close();
+    await small.close();
+    await big.close();
+  }
+}
 
 describe('open sessions in the ingest cache', () => {
   it('are let go past the bound, and one let go carries on from the database as if it had stayed', async () => {
-    const small = new Ingestor(bounded, new LexicalAnalyser(), () => undefined, CACHED_PROJECTS, {
-      openSessions: 3,
-    });
-    const big = new Ingestor(unbounded, new LexicalAnalyser());
-    try {
-      const { heldAfterOpening } = await run(small);
-      const reference = await run(big);
+    await pair({ openSessions: 3 }, async ({ bounded, reference, small, big }) => {
+      const { heldAfterOpening } = await run(bounded);
+      const unbounded = await run(reference);
       expect(Math.max(...heldAfterOpening)).toBeLessThanOrEqual(3);
-      expect(reference.heldAfterOpening.at(-1)).toBe(SESSIONS);
+      expect(unbounded.heldAfterOpening.at(-1)).toBe(SESSIONS);
       // Everything ended: nothing open is held either way.
-      expect(small.openSessionsHeld(scope.projectId)).toBe(0);
+      expect(bounded.openSessionsHeld(scope.projectId)).toBe(0);
 
-      const [sessions, conversations, stored] = await state(bounded);
-      expect([sessions, conversations, stored]).toEqual(await state(unbounded));
+      const [sessions, conversations, stored] = await state(small);
+      expect([sessions, conversations, stored]).toEqual(await state(big));
       expect(sessions).toHaveLength(SESSIONS);
       // A conversation let go before its last turn counts the turns before it (they were replayed).
       const summaries = (stored as Array<{ event: string; properties: string }>)
         .filter((e) => e.event === 'Conversation Summary')
         .map((e) => JSON.parse(e.properties) as { turns: number });
       expect(summaries.map((p) => p.turns)).toEqual(Array(SESSIONS).fill(3));
-    } finally {
-      small.close();
-      big.close();
-    }
+    });
   });
 });
 
@@ -197,14 +205,8 @@ async function people(ingestor: Ingestor): Promise<{ heldWhenIdle: number[] }> {
 
 describe('identity rows in the ingest cache', () => {
   it('past the bound, the least recently used are forgotten once the ingest is idle, and loaded again as requests name them', async () => {
-    const small = await openDatabase(':memory:');
-    const big = await openDatabase(':memory:');
-    const trimmed = new Ingestor(small, new LexicalAnalyser(), () => undefined, CACHED_PROJECTS, {
-      identities: 4,
-    });
-    const reference = new Ingestor(big, new LexicalAnalyser());
-    try {
-      const { heldWhenIdle } = await people(trimmed);
+    await pair({ identities: 4 }, async ({ bounded, reference, small, big }) => {
+      const { heldWhenIdle } = await people(bounded);
       const unbounded = await people(reference);
       expect(Math.max(...heldWhenIdle)).toBeLessThanOrEqual(4);
       // Trimmed, not forgotten whole: the people named last are still held.
@@ -222,12 +224,7 @@ describe('identity rows in the ingest cache', () => {
         Array.from({ length: PEOPLE }, (_, i) => ({ plan: 'pro', n: i })),
       );
       expect(devices).toHaveLength(PEOPLE);
-    } finally {
-      trimmed.close();
-      reference.close();
-      await small.close();
-      await big.close();
-    }
+    });
   });
 
   it('are trimmed between groups where the ingest never idles, the state stored unchanged', async () => {
@@ -269,14 +266,8 @@ describe('identity rows in the ingest cache', () => {
       );
       return held;
     };
-    const small = await openDatabase(':memory:');
-    const big = await openDatabase(':memory:');
-    const trimmed = new Ingestor(small, new LexicalAnalyser(), () => undefined, CACHED_PROJECTS, {
-      identities: 4,
-    });
-    const reference = new Ingestor(big, new LexicalAnalyser());
-    try {
-      const held = await burst(trimmed);
+    await pair({ identities: 4 }, async ({ bounded, reference, small, big }) => {
+      const held = await burst(bounded);
       const unbounded = await burst(reference);
       // At an answer, the next group's person may be held beside the bound's.
       expect(Math.max(...held)).toBeLessThanOrEqual(6);
@@ -286,11 +277,6 @@ describe('identity rows in the ingest cache', () => {
         db.read.all(`SELECT event, count(*)::INTEGER AS n FROM events GROUP BY event ORDER BY event`);
       expect(await counts(small)).toEqual(await counts(big));
       expect(await counts(small)).toContainEqual({ event: 'Clicked', n: PEOPLE * (size - 1) });
-    } finally {
-      trimmed.close();
-      reference.close();
-      await small.close();
-      await big.close();
-    }
+    });
   });
 });

@@ -454,9 +454,9 @@ export class Ingestor {
    * when the ingest is idle, or before a group is planned once the commit before it was awaited.
    */
   private trimIdentities(): void {
-    if (!this.identitiesOver()) return;
     const bound = this.bounds.identities ?? IDENTITIES_KEPT;
     const held = this.identitiesHeldAll();
+    if (held <= bound) return;
     let excess = held - Math.floor(bound * TRIMMED_TO);
     for (const cache of this.caches.values()) {
       if (excess <= 0) return;
