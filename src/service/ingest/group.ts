@@ -172,21 +172,32 @@ export async function planGroup(
   }
 }
 
-/** A planned group's rows, inside the caller's transaction; returns the per-event route answers. */
+/**
+ * Planned parts' rows, all projects in one write (write-batch.ts), inside the caller's transaction;
+ * returns the per-event route answers of every part's requests, in order.
+ */
 export async function writePlanned(
   tx: Queryable,
-  p: Prepared,
+  parts: readonly Prepared[],
   timer: Timer,
   /** Synchronous work to overlap with DuckDB's statements (see writeGroup). */
   meanwhile: () => void,
 ): Promise<Array<RouteEvent[] | undefined>> {
   // Answers name users as the plan saw them; identity may move on before the commit is done.
-  const answers = p.jobs.map((job, i) =>
-    job.options.answer ? routeAnswer(p.laidOut[i]!, p.cache.identity) : undefined,
+  const answers = parts.flatMap((p) =>
+    p.jobs.map((job, i) => (job.options.answer ? routeAnswer(p.laidOut[i]!, p.cache.identity) : undefined)),
   );
-  const parts = p.laidOut.map((r, i) => ({ rows: r, receivedAt: p.planners[i]!.receivedAt }));
-  const wiped = p.planners.flatMap((planner) => planner.wiped);
-  p.deleted = await writeGroup(tx, p.cache, p.ch, parts, touchedBy(p.planners), meanwhile, wiped);
+  const writes = parts.map((p) => ({
+    cache: p.cache,
+    ch: p.ch,
+    parts: p.laidOut.map((r, i) => ({ rows: r, receivedAt: p.planners[i]!.receivedAt })),
+    touched: touchedBy(p.planners),
+    wiped: p.planners.flatMap((planner) => planner.wiped),
+  }));
+  const deleted = await writeGroup(tx, writes, meanwhile);
+  parts.forEach((p, i) => {
+    p.deleted = deleted[i]!;
+  });
   timer.lap('write');
   return answers;
 }

@@ -194,6 +194,69 @@ describe('Ingestor groups across projects', () => {
       grouped.close();
     }
   });
+
+  // A group's projects are written together: one append and one UPDATE per table for all of them
+  // (an UPDATE per project was most of a small request's write), so rows of the same ids in several
+  // projects must each take their own project's values, and a project the group does not name none.
+  it("updates each project's stored rows of the same ids with its own values, as requests alone would", async () => {
+    const ids = ['upd-0', 'upd-1', 'upd-2', 'upd-3'];
+    const opened = (project: string) =>
+      events([
+        { type: 'start_session', session_id: 'same', device_id: `${project}-d`, timestamp: at(1) },
+        { ...turn('same', 2), conversation_id: 'conv', event_id: `${project}-first` },
+      ]);
+    // Per project: one request continuing the stored session (turns at different times), one ending it
+    // (upd-2), none (upd-3); and a project whose session of the same id is new (upd-new).
+    const grouped: Array<[string, ReturnType<typeof events>]> = [
+      ['upd-0', events([{ ...turn('same', 10), conversation_id: 'conv', event_id: 'a' }])],
+      ['upd-1', events([{ ...turn('same', 20), conversation_id: 'other', event_id: 'b' }])],
+      ['upd-2', events([{ type: 'end_session', session_id: 'same', timestamp: at(30) }])],
+      ['upd-new', opened('upd-new')],
+    ];
+    const scopeOf = (projectId: string) => ({ orgId: 'org', projectId });
+    const stateOf = (q: Database) =>
+      Promise.all(
+        ['sessions', 'conversations'].map((table) =>
+          // Users' ids are made at random: a session's user is compared by its device.
+          q.read.all(
+            `SELECT * ${table === 'sessions' ? 'EXCLUDE (user_id)' : ''} FROM ${table}
+              WHERE project_id LIKE 'upd-%' ORDER BY ALL`,
+          ),
+        ),
+      );
+
+    const together = new Ingestor(db, new LexicalAnalyser());
+    const aloneDb = await openDatabase(':memory:');
+    const alone = new Ingestor(aloneDb, new LexicalAnalyser());
+    try {
+      for (const id of ids) {
+        await together.ingest(scopeOf(id), opened(id), Date.now());
+        await alone.ingest(scopeOf(id), opened(id), Date.now());
+      }
+      const before = together.stats.transactions;
+      // The first request is taken alone (the pump starts at once); the others wait and go together.
+      const answers = await Promise.all([
+        together.ingest(scopeOf('busy'), events([{ ...turn('busy', 1), device_id: 'd' }]), Date.now()),
+        ...grouped.map(([id, batch]) => together.ingest(scopeOf(id), batch, Date.now())),
+      ]);
+      expect(together.stats.transactions - before).toBe(2);
+      for (const [id, batch] of grouped)
+        expect(await alone.ingest(scopeOf(id), batch, Date.now())).toEqual(
+          answers[grouped.findIndex((g) => g[0] === id) + 1],
+        );
+
+      const [sessions, conversations] = await stateOf(db);
+      expect(sessions).toEqual((await stateOf(aloneDb))[0]);
+      expect(conversations).toEqual((await stateOf(aloneDb))[1]);
+      // The state differs per project (the comparison would not see values swapped between equal ones).
+      const last = new Set(sessions!.map((r) => String((r as { last_event_at: unknown }).last_event_at)));
+      expect(last.size).toBe(4);
+    } finally {
+      together.close();
+      alone.close();
+      await aloneDb.close();
+    }
+  });
 });
 
 describe('Ingestor warm-up', () => {

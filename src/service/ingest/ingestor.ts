@@ -403,15 +403,13 @@ export class Ingestor {
     }
   }
 
-  /** Each part's rows in turn, inside one transaction; the answers of all their requests, in order. */
-  private async writeParts(
+  /** The parts' rows, inside one transaction; the answers of all their requests, in order. */
+  private writeParts(
     tx: Queryable,
     parts: readonly Prepared[],
     timer: Parameters<typeof writePlanned>[2],
   ): Promise<InFlight['answers']> {
-    const answers: InFlight['answers'] = [];
-    for (const p of parts) answers.push(...(await writePlanned(tx, p, timer, this.validateAhead)));
-    return answers;
+    return writePlanned(tx, parts, timer, this.validateAhead);
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { IdentityChanges, IdentityMaps } from '../identity/model.js';
+import type { IdentityChanges } from '../identity/model.js';
 import { writeIdentity } from '../identity/store.js';
 import { appendColumns, type CellValue } from '../store/append.js';
 import type { Queryable } from '../store/database.js';
@@ -8,7 +8,7 @@ import { conversationKeySql, keyOf } from './conversation-key.js';
 import { hashId } from './known-ids.js';
 import type { ProjectCache, Touched } from './project-cache.js';
 import type { EventRow } from './rows.js';
-import type { ConversationRow, ConversationState, SessionRow, SessionState } from './state.js';
+import type { ConversationRow, SessionRow } from './state.js';
 
 const json = (value: object | null): string | null => (value === null ? null : JSON.stringify(value));
 
@@ -19,13 +19,14 @@ export interface RowPart {
 }
 
 /** The events rows of a group, columns and data chunks made when `prepare()` or `append()` asks. */
-function stageEvents(project: string, parts: readonly RowPart[]): StagedAppend {
-  return new StagedAppend('events', () => eventColumns(project, parts));
+function stageEvents(writes: readonly ProjectWrite[]): StagedAppend {
+  return new StagedAppend('events', () => eventColumns(writes));
 }
 
-function eventColumns(project: string, parts: readonly RowPart[]): CellValue[][] {
+function eventColumns(writes: readonly ProjectWrite[]): CellValue[][] {
   // One pass over the rows filling every column: a `map` per column took twice as long (a profile
   // of a 100k-turn import: 0.8 s against 0.3 s of the service's thread, the properties' JSON included).
+  const projects: string[] = [];
   const ids: string[] = [];
   const names: string[] = [];
   const types: string[] = [];
@@ -38,23 +39,25 @@ function eventColumns(project: string, parts: readonly RowPart[]): CellValue[][]
   const received: number[] = [];
   const devices: Array<string | null> = [];
   const hashes: Array<number | null> = [];
-  for (const part of parts) {
-    for (const r of part.rows) {
-      ids.push(r.eventId);
-      names.push(r.event);
-      types.push(r.type);
-      times.push(r.ts);
-      users.push(r.userId);
-      sessions.push(r.sessionId);
-      conversations.push(r.conversationId);
-      props.push(json(r.properties));
-      origins.push(r.originEventId);
-      received.push(part.receivedAt);
-      devices.push(r.deviceId ?? null);
-      hashes.push(r.originEventId === null ? hashId(r.eventId) : null);
+  for (const { cache, parts } of writes) {
+    for (const part of parts) {
+      for (const r of part.rows) {
+        projects.push(cache.projectId);
+        ids.push(r.eventId);
+        names.push(r.event);
+        types.push(r.type);
+        times.push(r.ts);
+        users.push(r.userId);
+        sessions.push(r.sessionId);
+        conversations.push(r.conversationId);
+        props.push(json(r.properties));
+        origins.push(r.originEventId);
+        received.push(part.receivedAt);
+        devices.push(r.deviceId ?? null);
+        hashes.push(r.originEventId === null ? hashId(r.eventId) : null);
+      }
     }
   }
-  const projects = ids.map(() => project);
   return [
     projects,
     ids,
@@ -95,28 +98,36 @@ const CONVERSATION_COLUMNS: ReadonlyArray<Column<ConversationRow>> = [
   { column: 'properties', of: (r) => r.properties, as: 'json' },
 ];
 
+/** A stored row to update: its project and key, with the values stored and those to write. */
+interface Changed<R> {
+  project: string;
+  id: string;
+  /** A plain column the key is built of (conversations: their session), matched first. */
+  within?: string;
+  stored: R;
+  next: R;
+}
+
 /**
- * Stored rows whose columns changed get one UPDATE for the batch, setting only the columns that
- * changed in some row: every column set costs DuckDB an update segment (measured 1 column 3.9 ms,
- * 5 columns 6.9 ms for 210 rows), and a turn changes only its session's last_event_at.
+ * Stored rows whose columns changed get one UPDATE for the group, all its projects together, setting
+ * only the columns that changed in some row: every column set costs DuckDB an update segment
+ * (measured 1 column 3.9 ms, 5 columns 6.9 ms for 210 rows), and a turn changes only its session's
+ * last_event_at. An UPDATE is ~1.5 ms however few its rows, so one per project of a group of many
+ * small projects' requests was most of their write (by hand: 40 projects sending 3 events a request,
+ * 36 ms of a group's 50 ms).
  *
  * DuckDB updates by scanning; bounding the scan by the stored started_at range lets zone maps skip
  * every row group outside it, which for live traffic is all but the newest. Rows are picked by a
- * semi-join against the unnested id list (a hash table), and each picked row finds its new values by
- * its position in that list. Measured on a 100k-row table with 220 ids (an import keeps that many
- * sessions open, started hours apart, so the range bound skips little): 5.7 ms, against 24 ms for
- * `list_contains`, which compares every scanned row with every id; with 20 ids they are within 0.3 ms.
- * A key that is an expression (conversations: conversation-key.ts) is cheaper behind a semi-join on
- * a plain column it is built of (`within`): measured on 200k conversations with 220 keys, 17-21 ms
- * against 44-87 ms for the expression alone, and 11-37 ms for the bare conversation_id it replaced.
+ * join with the unnested lists (a hash table). A key that is an expression (conversations:
+ * conversation-key.ts) is matched behind a plain column it is built of (`within`), so the expression
+ * is computed only for rows of the named sessions.
  */
 async function updateChanged<R extends { startedAt: number }>(
   q: Queryable,
   meanwhile: () => void,
-  project: string,
   table: 'sessions' | 'conversations',
   key: string,
-  rows: ReadonlyArray<{ id: string; stored: R; next: R; within?: string }>,
+  rows: ReadonlyArray<Changed<R>>,
   columns: ReadonlyArray<Column<R>>,
   withinColumn?: string,
 ): Promise<void> {
@@ -125,19 +136,21 @@ async function updateChanged<R extends { startedAt: number }>(
   if (dirty.length === 0) return;
   const changed = columns.filter((c) => dirty.some((r) => differs(c, r)));
   const assignments = changed.map(({ column, as }, i) => {
-    const value = `$${i + 5}[list_position($2, ${key})]`;
+    const value = `n.v${i}`;
     return `${column} = ${as === 'timestamp' ? tsFromMs(value) : as === 'json' ? `${value}::JSON` : value}`;
   });
+  const lists = changed.map((_, i) => `unnest($${i + 5}) AS v${i}`);
+  const within = withinColumn === undefined ? '' : `AND t.${withinColumn} = n.w`;
+  if (withinColumn !== undefined) lists.push(`unnest($${changed.length + 5}) AS w`);
   const starts = dirty.map((r) => r.stored.startedAt);
-  const within =
-    withinColumn === undefined ? '' : `AND ${withinColumn} IN (SELECT unnest($${changed.length + 5}))`;
   await execWhile(
     q,
-    `UPDATE ${table} SET ${assignments.join(', ')}
-      WHERE project_id = $1 ${within} AND ${key} IN (SELECT unnest($2))
-        AND started_at BETWEEN make_timestamptz($3 * 1000) AND make_timestamptz($4 * 1000)`,
+    `UPDATE ${table} t SET ${assignments.join(', ')}
+      FROM (SELECT unnest($1) AS p, unnest($2) AS k, ${lists.join(', ')}) n
+      WHERE t.project_id = n.p ${within} AND ${key} = n.k
+        AND t.started_at BETWEEN make_timestamptz($3 * 1000) AND make_timestamptz($4 * 1000)`,
     [
-      text(project),
+      texts(dirty.map((r) => r.project)),
       texts(dirty.map((r) => r.id)),
       int(Math.min(...starts)),
       int(Math.max(...starts)),
@@ -154,29 +167,27 @@ async function updateChanged<R extends { startedAt: number }>(
   );
 }
 
-async function writeSessions(
-  q: Queryable,
-  meanwhile: () => void,
-  project: string,
-  maps: IdentityMaps,
-  sessions: SessionState[],
-) {
-  const rows = sessions.map((s) => {
-    const next: SessionRow = {
-      userId: maps.canonical(s.userId),
-      deviceId: s.deviceId,
-      startedAt: s.startedAt,
-      endedAt: s.endedAt,
-      lastEventAt: s.lastEventAt,
-      attributes: json(s.attributes),
-      provisionalEnd: s.provisionalEnd,
-    };
-    s.writing = next;
-    return { s, id: s.id, stored: s.stored, next };
-  });
+async function writeSessions(q: Queryable, meanwhile: () => void, writes: readonly ProjectWrite[]) {
+  const rows = writes.flatMap(({ cache, touched }) =>
+    [...touched.sessions].flatMap((id) => {
+      const s = cache.sessions.get(id);
+      if (s === undefined) return [];
+      const next: SessionRow = {
+        userId: cache.identity.canonical(s.userId),
+        deviceId: s.deviceId,
+        startedAt: s.startedAt,
+        endedAt: s.endedAt,
+        lastEventAt: s.lastEventAt,
+        attributes: json(s.attributes),
+        provisionalEnd: s.provisionalEnd,
+      };
+      s.writing = next;
+      return [{ s, project: cache.projectId, id: s.id, stored: s.stored, next }];
+    }),
+  );
   const fresh = rows.filter((r) => r.stored === null);
   await appendColumns(q, 'sessions', [
-    fresh.map(() => project),
+    fresh.map((r) => r.project),
     fresh.map((r) => r.id),
     fresh.map((r) => r.next.userId),
     fresh.map((r) => r.next.deviceId),
@@ -187,44 +198,44 @@ async function writeSessions(
     fresh.map((r) => r.next.provisionalEnd),
     fresh.map((r) => r.s.derivedKey),
   ]);
-  const stored = rows.flatMap(({ id, stored, next }) => (stored ? [{ id, stored, next }] : []));
-  await updateChanged(q, meanwhile, project, 'sessions', 'session_id', stored, SESSION_COLUMNS);
+  const stored = rows.flatMap(({ project, id, stored, next }) =>
+    stored ? [{ project, id, stored, next }] : [],
+  );
+  await updateChanged(q, meanwhile, 'sessions', 't.session_id', stored, SESSION_COLUMNS);
 }
 
-async function writeConversations(
-  q: Queryable,
-  meanwhile: () => void,
-  project: string,
-  conversations: ConversationState[],
-) {
-  const rows = conversations.map((c) => {
-    const next: ConversationRow = {
-      startedAt: c.startedAt,
-      endedAt: c.endedAt,
-      properties: json(c.properties),
-    };
-    c.writing = next;
-    // Stored rows are found by session and id together: conversation ids are scoped to their session.
-    return { c, id: keyOf(c), within: c.sessionId, stored: c.stored, next };
-  });
+async function writeConversations(q: Queryable, meanwhile: () => void, writes: readonly ProjectWrite[]) {
+  const rows = writes.flatMap(({ cache, touched }) =>
+    [...touched.conversations].flatMap((key) => {
+      const c = cache.conversations.get(key);
+      if (c === undefined) return [];
+      const next: ConversationRow = {
+        startedAt: c.startedAt,
+        endedAt: c.endedAt,
+        properties: json(c.properties),
+      };
+      c.writing = next;
+      // Stored rows are found by session and id together: conversation ids are scoped to their session.
+      return [{ c, project: cache.projectId, id: keyOf(c), within: c.sessionId, stored: c.stored, next }];
+    }),
+  );
   const fresh = rows.filter((r) => r.stored === null);
   await appendColumns(q, 'conversations', [
-    fresh.map(() => project),
+    fresh.map((r) => r.project),
     fresh.map((r) => r.c.id),
     fresh.map((r) => r.c.sessionId),
     fresh.map((r) => r.next.startedAt),
     fresh.map((r) => r.next.endedAt),
     fresh.map((r) => r.next.properties),
   ]);
-  const stored = rows.flatMap(({ id, within, stored, next }) =>
-    stored ? [{ id, within, stored, next }] : [],
+  const stored = rows.flatMap(({ project, id, within, stored, next }) =>
+    stored ? [{ project, id, within, stored, next }] : [],
   );
   await updateChanged(
     q,
     meanwhile,
-    project,
     'conversations',
-    conversationKeySql(),
+    conversationKeySql('t'),
     stored,
     CONVERSATION_COLUMNS,
     'session_id',
@@ -289,36 +300,40 @@ export function restoredUnchanged(row: EventRow, deleted: Restorable): boolean {
   return before !== undefined && before === eventContent(row.event, row.ts, json(row.properties));
 }
 
+/** One project's part of a group: its cache, identity changes, rows, touched and reopened sessions. */
+export interface ProjectWrite {
+  cache: ProjectCache;
+  ch: IdentityChanges;
+  parts: readonly RowPart[];
+  touched: Touched;
+  wiped: readonly Wiped[];
+}
+
 /**
  * Everything a planned group of requests changes, inside the caller's transaction: reopened sessions
- * deleted first, then identity, events, sessions, conversations, each with one append and at most one
- * UPDATE for the whole group.
+ * deleted first, then identity (per project), then events, sessions and conversations of all the
+ * group's projects, each with one append and at most one UPDATE. Returns what each project's replays
+ * deleted, in the order of `writes`.
  */
 export async function writeGroup(
   q: Queryable,
-  cache: ProjectCache,
-  ch: IdentityChanges,
-  parts: readonly RowPart[],
-  touched: Touched,
+  writes: readonly ProjectWrite[],
   /** Synchronous work to overlap with DuckDB's execution of the UPDATEs. */
   meanwhile: () => void = () => undefined,
-  wiped: readonly Wiped[] = [],
-): Promise<Restorable> {
-  const project = cache.projectId;
-  const deleted = await deleteSessions(q, project, wiped);
+): Promise<Restorable[]> {
+  const deleted: Restorable[] = [];
+  for (const w of writes) deleted.push(await deleteSessions(q, w.cache.projectId, w.wiped));
   // The events are appended last: their columns and data chunks are made while DuckDB runs the
   // first UPDATE of users, sessions or conversations (each ~10 ms of an import's transaction, the
   // service's thread otherwise idle), or just before the append when no UPDATE runs.
-  const events = stageEvents(project, parts);
+  const events = stageEvents(writes);
   const ahead = () => {
     events.prepare();
     meanwhile();
   };
-  await writeIdentity(q, project, cache.identity, ch, ahead);
-  const sessions = [...touched.sessions].flatMap((id) => cache.sessions.get(id) ?? []);
-  await writeSessions(q, ahead, project, cache.identity, sessions);
-  const conversations = [...touched.conversations].flatMap((id) => cache.conversations.get(id) ?? []);
-  await writeConversations(q, ahead, project, conversations);
+  for (const w of writes) await writeIdentity(q, w.cache.projectId, w.cache.identity, w.ch, ahead);
+  await writeSessions(q, ahead, writes);
+  await writeConversations(q, ahead, writes);
   await events.append(q);
   return deleted;
 }
