@@ -147,6 +147,35 @@ describe('open sessions in the ingest cache', () => {
   });
 });
 
+describe('open sessions of all projects together', () => {
+  it("are bounded across projects, the least recently planned project's going first, and carry on alike", async () => {
+    await pair({ openSessions: 3 }, async ({ bounded, reference, small, big }) => {
+      const send = (ingestor: Ingestor, projectId: string, raw: unknown[]) =>
+        ingestor.ingest({ orgId: 'org', projectId }, events(raw), Date.now());
+      const held = (ingestor: Ingestor) => [ingestor.openSessionsHeld('pa'), ingestor.openSessionsHeld('pb')];
+      for (const ingestor of [bounded, reference]) {
+        await send(ingestor, 'pa', [...opened(0), ...opened(1)]);
+        await send(ingestor, 'pb', [...opened(2), ...opened(3)]);
+      }
+      // A bound per project held all four.
+      expect(held(bounded)).toEqual([1, 2]);
+      expect(held(reference)).toEqual([2, 2]);
+      for (const ingestor of [bounded, reference]) {
+        await send(ingestor, 'pa', [...closed(0), ...closed(1)]);
+        await send(ingestor, 'pb', [...closed(2), ...closed(3)]);
+      }
+      const across = STATE.map((sql) => sql.replaceAll("project_id = 'p'", "project_id IN ('pa', 'pb')"));
+      const [sessions, conversations, stored] = await state(small, across);
+      expect([sessions, conversations, stored]).toEqual(await state(big, across));
+      expect(sessions).toHaveLength(4);
+      const summaries = (stored as Array<{ event: string; properties: string }>)
+        .filter((e) => e.event === 'Conversation Summary')
+        .map((e) => JSON.parse(e.properties) as { turns: number });
+      expect(summaries.map((p) => p.turns)).toEqual([3, 3, 3, 3]);
+    });
+  });
+});
+
 const PEOPLE = 10;
 
 async function people(ingestor: Ingestor): Promise<{ heldWhenIdle: number[] }> {

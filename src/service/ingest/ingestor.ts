@@ -97,7 +97,7 @@ export class Ingestor {
     /** Operational lines: a failed COMMIT (a full disk, say) must be visible beyond its 500s. */
     private readonly log: (line: string) => void = () => undefined,
     private readonly maxCaches = CACHED_PROJECTS,
-    /** Open sessions each project's cache keeps (OPEN_SESSIONS), identity rows all keep (IDENTITIES_KEPT). */
+    /** Open sessions (OPEN_SESSIONS) and identity rows (IDENTITIES_KEPT) all projects' caches keep. */
     private readonly bounds: { openSessions?: number; identities?: number } = {},
   ) {
     this.unlisten = onIdentityTouched(db.writer, (project, touch) => {
@@ -292,10 +292,7 @@ export class Ingestor {
   private async cacheFor(tx: Queryable, project: string): Promise<ProjectCache> {
     let cache = this.caches.get(project);
     if (cache) this.caches.delete(project);
-    else {
-      cache = await loadProjectCache(tx, project);
-      cache.openLimit = this.bounds.openSessions ?? OPEN_SESSIONS;
-    }
+    else cache = await loadProjectCache(tx, project);
     this.caches.set(project, cache);
     this.letGo(project);
     return cache;
@@ -464,10 +461,19 @@ export class Ingestor {
     }
   }
 
-  /** Once a group is written, before the next is planned (ProjectCache.letGoOpen). */
+  /**
+   * Once a group is written, before the next is planned (ProjectCache.letGoOpen): past the bound,
+   * open sessions go from the caches of the projects planned least recently first, never those of the
+   * group whose commit is running.
+   */
   private letGoOpen(parts: readonly Prepared[]): void {
-    for (const p of parts) {
-      if (p.cache.sessions.size > p.cache.openLimit) p.cache.letGoOpen(touchedBy(p.planners));
+    let excess = -(this.bounds.openSessions ?? OPEN_SESSIONS);
+    for (const cache of this.caches.values()) excess += cache.sessions.size;
+    if (excess <= 0) return;
+    const keep = new Map(parts.map((p) => [p.cache, touchedBy(p.planners)]));
+    for (const cache of this.caches.values()) {
+      excess -= cache.letGoOpen(excess, keep.get(cache));
+      if (excess <= 0) return;
     }
   }
 

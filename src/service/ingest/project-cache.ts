@@ -34,14 +34,15 @@ export interface Touched {
 }
 
 /**
- * Open sessions a project's cache keeps, those written longest ago let go first, with their
- * conversations. Nothing else let them go: a session never ended (a closed tab, a crashed client)
- * stayed for the service's life with every user text of its open conversations, ~1.8 KB for a session
- * of one turn (found by a soak of `cas serve`: +1.78 MB per 1,000 such requests, never flattening).
- * One let go is loaded again, its open conversations replayed, by the request that names it, as after
- * a restart. 10,000 sessions of a few turns are ~20-35 MB.
+ * Open sessions all projects' caches keep together, those of the projects planned least recently
+ * let go first, within each those written longest ago, with their conversations. Nothing else let
+ * them go: a session never ended (a closed tab, a crashed client) stayed for the service's life with
+ * every user text of its open conversations, ~1.8 KB for a session of one turn (found by a soak of
+ * `cas serve`: +1.78 MB per 1,000 such requests, never flattening). One let go is loaded again, its
+ * open conversations replayed, by the request that names it, as after a restart. 20,000 sessions of a
+ * few turns are ~40-70 MB; a bound per project let 64 cached projects hold 32 times that.
  */
-export const OPEN_SESSIONS = 10_000;
+export const OPEN_SESSIONS = 20_000;
 
 /**
  * One project's ingest state: open sessions and conversations, the identity rows seen so far, and the
@@ -67,8 +68,6 @@ export class ProjectCache {
    */
   readonly rebuilt = new Set<string>();
   readonly identity: IdentityMaps;
-  /** Open sessions kept (OPEN_SESSIONS; tests set fewer). */
-  openLimit = OPEN_SESSIONS;
 
   constructor(
     readonly projectId: string,
@@ -130,18 +129,22 @@ export class ProjectCache {
   }
 
   /**
-   * Lets open sessions past `openLimit` go, with their conversations (never one without its session:
-   * ending a session closes its open ones, looked up in memory). Only once a group is written and
-   * before the next is planned: a planned group's rows are written from this cache. `keep`: the
-   * sessions of the group just written, whose commit is running.
+   * Lets up to `count` open sessions go, those written longest ago first, with their conversations
+   * (never one without its session: ending a session closes its open ones, looked up in memory);
+   * returns how many went. Only once a group is written and before the next is planned: a planned
+   * group's rows are written from this cache. `keep`: the sessions of the group just written, whose
+   * commit is running.
    */
-  letGoOpen(keep: Touched): void {
+  letGoOpen(count: number, keep?: Touched): number {
+    let dropped = 0;
     for (const [id, s] of this.sessions) {
-      if (this.sessions.size <= this.openLimit) return;
-      if (keep.sessions.has(id)) continue;
+      if (dropped >= count) break;
+      if (keep?.sessions.has(id)) continue;
       this.sessions.delete(id);
       for (const c of s.conversations) this.conversations.delete(conversationKey(id, c));
+      dropped++;
     }
+    return dropped;
   }
 
   /**
