@@ -172,6 +172,13 @@ function dropOldest(map: Map<string, string>, count: number, alongside: Map<stri
   }
 }
 
+/** One project's identity changes, with the maps that hold their values, as a write takes them. */
+export interface IdentityWrite {
+  project: string;
+  maps: IdentityMaps;
+  ch: IdentityChanges;
+}
+
 /**
  * What one piece of work changed, split by whether the row already is in the database: rows new in
  * this work are inserted once with their final values, existing rows get one batched UPDATE per

@@ -2,7 +2,7 @@ import type { Traits } from '../../shared/primitives.js';
 import { appendColumns } from '../store/append.js';
 import type { Queryable } from '../store/database.js';
 import { exec, int, ints, rows, rowsByKeys, text, texts, tsFromMs } from '../store/statements.js';
-import type { IdentityChanges, IdentityMaps, TraitTimes } from './model.js';
+import type { IdentityChanges, IdentityMaps, IdentityWrite, TraitTimes } from './model.js';
 import { mergeUsers, updateUsers } from './store-updates.js';
 
 type UserRow = {
@@ -151,68 +151,85 @@ async function sequenceValues(q: Queryable, count: number): Promise<number[]> {
  * user and readers resolve them through it. `meanwhile`: synchronous work to do while DuckDB runs
  * the users UPDATE (see `execWhile`).
  */
-export async function writeIdentity(
+export function writeIdentity(
   q: Queryable,
   project: string,
   maps: IdentityMaps,
   ch: IdentityChanges,
   meanwhile: () => void = () => undefined,
 ): Promise<void> {
-  if (ch.empty) return;
-  const users = [...ch.newUsers.keys()];
-  const info = users.map((u) => maps.user(u));
+  return writeIdentities(q, [{ project, maps, ch }], meanwhile);
+}
+
+/**
+ * `writeIdentity` for several projects at once (an ingest group's): each append and statement takes
+ * the rows of all of them, matched by project and key, as a statement costs about the same for a
+ * few rows as for one (by hand: 16 projects' identity writes, ~0.4 ms each, were 6.4 ms of a group
+ * of 3-event requests).
+ */
+export async function writeIdentities(
+  q: Queryable,
+  all: readonly IdentityWrite[],
+  meanwhile: () => void = () => undefined,
+): Promise<void> {
+  const writes = all.filter((w) => !w.ch.empty);
+  if (writes.length === 0) return;
+  const users = writes.flatMap((w) => [...w.ch.newUsers].map((u) => ({ w, u, info: w.maps.user(u) })));
   await appendColumns(q, 'users', [
-    users.map(() => project),
-    users,
-    users.map((u) => maps.canonical(u)),
-    info.map((i) => i.primaryId),
-    info.map((i) => i.anonymous),
-    info.map((i) => JSON.stringify(i.traits)),
-    info.map((i) => i.createdAt),
-    info.map((i) => timesJson(i.traitTimes)),
-    info.map((i) => i.primaryAt),
+    users.map((r) => r.w.project),
+    users.map((r) => r.u),
+    users.map((r) => r.w.maps.canonical(r.u)),
+    users.map((r) => r.info.primaryId),
+    users.map((r) => r.info.anonymous),
+    users.map((r) => JSON.stringify(r.info.traits)),
+    users.map((r) => r.info.createdAt),
+    users.map((r) => timesJson(r.info.traitTimes)),
+    users.map((r) => r.info.primaryAt),
   ]);
-  const seqs = ch.newIds.length > 0 ? await sequenceValues(q, ch.newIds.length) : [];
+  const ids = writes.flatMap((w) => w.ch.newIds.map((id) => ({ w, id })));
+  const seqs = ids.length > 0 ? await sequenceValues(q, ids.length) : [];
   await appendColumns(q, 'user_ids', [
-    ch.newIds.map(() => project),
-    ch.newIds,
-    ch.newIds.map((id) => maps.ids.get(id)!),
+    ids.map((r) => r.w.project),
+    ids.map((r) => r.id),
+    ids.map((r) => r.w.maps.ids.get(r.id)!),
     seqs,
-    ch.newIds.map((id) => maps.idUses.get(id) ?? null),
+    ids.map((r) => r.w.maps.idUses.get(r.id) ?? null),
   ]);
-  if (ch.idUsesLowered.size > 0) {
-    const lowered = [...ch.idUsesLowered];
+  const lowered = writes.flatMap((w) => [...w.ch.idUsesLowered].map((id) => ({ w, id })));
+  if (lowered.length > 0)
     await exec(
       q,
       `UPDATE user_ids i SET used_at = ${tsFromMs('m.at')}
-         FROM (SELECT unnest($2) AS id, unnest($3) AS at) m
-        WHERE i.project_id = $1 AND i.id = m.id`,
-      [text(project), texts(lowered), ints(lowered.map((id) => maps.idUses.get(id) ?? null))],
+         FROM (SELECT unnest($1) AS p, unnest($2) AS id, unnest($3) AS at) m
+        WHERE i.project_id = m.p AND i.id = m.id`,
+      [
+        texts(lowered.map((r) => r.w.project)),
+        texts(lowered.map((r) => r.id)),
+        ints(lowered.map((r) => r.w.maps.idUses.get(r.id) ?? null)),
+      ],
     );
-  }
-  const devices = [...ch.newDevices];
+  const devices = writes.flatMap((w) => [...w.ch.newDevices].map((d) => ({ w, d })));
   await appendColumns(q, 'devices', [
-    devices.map(() => project),
-    devices,
-    devices.map((d) => maps.devices.get(d)!),
+    devices.map((r) => r.w.project),
+    devices.map((r) => r.d),
+    devices.map((r) => r.w.maps.devices.get(r.d)!),
     devices.map(() => null),
-    devices.map((d) => maps.deviceLinks.get(d) ?? null),
+    devices.map((r) => r.w.maps.deviceLinks.get(r.d) ?? null),
   ]);
-  await updateUsers(q, project, maps, ch, meanwhile);
-  await mergeUsers(q, project, maps, ch);
-  if (ch.relinkedDevices.size > 0) {
-    const relinked = [...ch.relinkedDevices];
+  await updateUsers(q, writes, meanwhile);
+  await mergeUsers(q, writes);
+  const relinked = writes.flatMap((w) => [...w.ch.relinkedDevices].map((d) => ({ w, d })));
+  if (relinked.length > 0)
     await exec(
       q,
       `UPDATE devices d SET user_id = m.u, linked_at = ${tsFromMs('m.at')}
-         FROM (SELECT unnest($2) AS dev, unnest($3) AS u, unnest($4) AS at) m
-        WHERE d.project_id = $1 AND d.device_id = m.dev`,
+         FROM (SELECT unnest($1) AS p, unnest($2) AS dev, unnest($3) AS u, unnest($4) AS at) m
+        WHERE d.project_id = m.p AND d.device_id = m.dev`,
       [
-        text(project),
-        texts(relinked),
-        texts(relinked.map((d) => maps.devices.get(d)!)),
-        ints(relinked.map((d) => maps.deviceLinks.get(d) ?? null)),
+        texts(relinked.map((r) => r.w.project)),
+        texts(relinked.map((r) => r.d)),
+        texts(relinked.map((r) => r.w.maps.devices.get(r.d)!)),
+        ints(relinked.map((r) => r.w.maps.deviceLinks.get(r.d) ?? null)),
       ],
     );
-  }
 }

@@ -1,5 +1,5 @@
 import type { IdentityChanges } from '../identity/model.js';
-import { writeIdentity } from '../identity/store.js';
+import { writeIdentities } from '../identity/store.js';
 import { appendColumns, type CellValue } from '../store/append.js';
 import type { Queryable } from '../store/database.js';
 import { StagedAppend } from '../store/staged-append.js';
@@ -311,8 +311,8 @@ export interface ProjectWrite {
 
 /**
  * Everything a planned group of requests changes, inside the caller's transaction: reopened sessions
- * deleted first, then identity (per project), then events, sessions and conversations of all the
- * group's projects, each with one append and at most one UPDATE. Returns what each project's replays
+ * deleted first, then identity, sessions, conversations and events of all the group's projects, each
+ * table with one append and at most one UPDATE. Returns what each project's replays
  * deleted, in the order of `writes`.
  */
 export async function writeGroup(
@@ -331,7 +331,11 @@ export async function writeGroup(
     events.prepare();
     meanwhile();
   };
-  for (const w of writes) await writeIdentity(q, w.cache.projectId, w.cache.identity, w.ch, ahead);
+  await writeIdentities(
+    q,
+    writes.map((w) => ({ project: w.cache.projectId, maps: w.cache.identity, ch: w.ch })),
+    ahead,
+  );
   await writeSessions(q, ahead, writes);
   await writeConversations(q, ahead, writes);
   await events.append(q);
