@@ -17,10 +17,10 @@ afterAll(async () => {
   dir.cleanup();
 });
 
-// At 10 a request, one at a time, ~4 s of sending by hand; the first server stops ~0.3 s after its
-// first batch is stored. Most of the test's ~16 s is the client's retries of the old port (7.5-15 s)
-// before it reads server.json again.
-const TURNS = 4_000;
+// At 10 a request, one at a time, 4-8 s of sending by hand (20-40 ms a request against a cas serve
+// on a 2-core machine); the first server stops ~0.3 s after its first batch is stored and the second
+// is up ~1 s later. Were the import ever done before that, the "moved" line would be missing.
+const TURNS = 2_000;
 
 async function storedTurns(url: string, key: string, project: string): Promise<boolean> {
   const res = await fetch(`${url}/bc/v1/agg/event-names`, {
@@ -43,7 +43,19 @@ describe('cas import into a cas serve that restarts on another port', () => {
     servers.push(first);
     // Small batches, one at a time: the import is still sending when the server restarts.
     const running = runCli(
-      ['import', file, '--kind', 'turn', '--data-dir', data, '--batch-size', '10', '--concurrency', '1'],
+      [
+        'import',
+        file,
+        '--kind',
+        'turn',
+        '--data-dir',
+        data,
+        '--batch-size',
+        '10',
+        '--concurrency',
+        '1',
+        '-v',
+      ],
       { timeoutMs: 150_000 },
     );
     const { url, api_key: key, project_id: project } = first.info;
@@ -54,7 +66,14 @@ describe('cas import into a cas serve that restarts on another port', () => {
     expect(second.info.url).not.toBe(url);
     const result = await running;
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toContain(`cas: the service moved to ${second.info.url}; sending there`);
+    const moved = `cas: the service moved to ${second.info.url}; sending there`;
+    expect(result.stderr).toContain(moved);
+    // It follows once server.json names the new server, not after the client's five attempts at the
+    // old port (four retries, 7.5-15 s), which it waited out before.
+    const beforeMove = result.stderr.slice(0, result.stderr.indexOf(moved));
+    const retries = beforeMove.split('\n').filter((line) => line.startsWith('cas: retrying POST'));
+    expect(retries.length, retries.join('\n')).toBeGreaterThan(0);
+    expect(retries.length, retries.join('\n')).toBeLessThan(4);
     expect(await stopChild(second.child, 'SIGTERM')).toBe(0);
     const [counts] = await queryDataDir(
       data,

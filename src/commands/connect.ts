@@ -2,6 +2,7 @@ import { lstatSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { attemptLine, retryLine } from '../client/attempt-lines.js';
+import { type ClientError, NetworkError } from '../client/errors.js';
 import { type ProbeResult, probeHealth } from '../client/health-probe.js';
 import { type AttemptInfo, type Client, createClient } from '../client/http-client.js';
 import { localQueueSender } from '../client/local-queue.js';
@@ -84,8 +85,9 @@ function clientFor(
   apiKey: string,
   projectId: string,
   deps: ConnectDeps,
-  local: boolean,
+  local: 'server.json' | 'embedded' | false,
 ): Client {
+  const moved = local === 'server.json' ? movedElsewhere(config.dataDir, endpoint) : () => false;
   return createClient({
     endpoint,
     apiKey,
@@ -94,13 +96,30 @@ function clientFor(
     retries: config.retries,
     retryTimeMs: config.retryTimeMs,
     proxy: config.proxy,
-    ...(local ? { final: (error: unknown) => storageRefusalOf(error) !== undefined } : {}),
+    ...(local !== false
+      ? { final: (error: ClientError) => storageRefusalOf(error) !== undefined || moved(error) }
+      : {}),
     onRetry: (info: RetryInfo) => {
       deps.onRetry?.(info);
       if (config.verbose) deps.log(retryLine(info));
     },
     onAttempt: verboseAttempts(config, deps),
   });
+}
+
+/**
+ * A network failure of the `cas serve` found through server.json, once that file names a live server
+ * at another address: a restart on another port (`--port 0`). Retrying the old port only kept the
+ * caller from following it (`followed-connection.ts`, `findMovedServer`): an import waited out the
+ * client's five attempts, 7.5-15 s, while server.json already named the new one (found by probing).
+ * A file that is missing or names this address keeps the retries, which outlast a restart in place.
+ */
+function movedElsewhere(dataDir: string, endpoint: string): (error: ClientError) => boolean {
+  return (error) => {
+    if (!(error instanceof NetworkError)) return false;
+    const state = inspectServerFile(dataDir);
+    return state.kind === 'valid' && state.file.url !== endpoint && processAlive(state.file.pid);
+  };
 }
 
 /** cli.md: `-v` shows requests and retries on stderr, one line each. */
@@ -278,7 +297,7 @@ async function findLocalServer(
   if (!credentials || !(await provesIdentity(file, where, say, config.dataDir, seen))) return undefined;
   const apiKey = config.apiKey ?? credentials.api_key;
   const projectId = config.projectId ?? credentials.project_id;
-  const real = clientFor(config, file.url, apiKey, projectId, deps, true);
+  const real = clientFor(config, file.url, apiKey, projectId, deps, 'server.json');
   return { client: real, mode: 'local-server', close: () => real.close() };
 }
 
@@ -414,7 +433,7 @@ export async function connect(config: Config, deps: ConnectDeps): Promise<Connec
       });
       const apiKey = config.apiKey ?? service.apiKey;
       const projectId = config.projectId ?? service.projectId;
-      const client = clientFor(config, service.url, apiKey, projectId, deps, true);
+      const client = clientFor(config, service.url, apiKey, projectId, deps, 'embedded');
       return {
         client,
         mode: 'embedded',
