@@ -52,6 +52,34 @@ const summaryOf = (stdout: string) =>
   >;
 
 describe('cas import into the embedded service', () => {
+  it('keeps one checkpoint of an export imported again after it grew, and those of other inputs', async (ctx) => {
+    needIngest(ctx);
+    const data = join(dir.path, 'grown');
+    const file = join(dir.path, 'grown.csv');
+    copyFileSync(join(FIXTURES, 'turns.csv'), file);
+    const other = join(dir.path, 'other.csv');
+    copyFileSync(join(FIXTURES, 'turns.csv'), other);
+    const names = () => readdirSync(join(data, 'imports')).filter((f) => f.endsWith('.json'));
+    for (const input of [other, file])
+      expect((await runCli(['import', input, '--data-dir', data, '--json'])).code).toBe(0);
+    const [first, second] = [names(), checkpoints(data)];
+    expect(first).toHaveLength(2);
+    expect(second.every((c) => c.complete)).toBe(true);
+    // A day's export appended to it: a new version, a new fingerprint.
+    writeFileSync(
+      file,
+      `${readFileSync(file, 'utf8')}turn,2025-02-01T09:00:00.000Z,u01,And now?,Now this.,gpt-4o-mini,10,10,other,ios\n`,
+    );
+    const again = await runCli(['import', file, '--data-dir', data, '--json']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(summaryOf(again.stdout)).toMatchObject({ records: 157, rejected: 0 });
+    const after = names();
+    // The other input's checkpoint stays; the grown file's earlier one is gone, its new one written.
+    expect(after).toHaveLength(2);
+    expect(after.filter((n) => first.includes(n))).toHaveLength(1);
+    expect(checkpoints(data).every((c) => c.complete)).toBe(true);
+  });
+
   it('finds its checkpoint in a data directory renamed or reached through a symlink', async (ctx) => {
     needIngest(ctx);
     const first = join(dir.path, 'named-once');

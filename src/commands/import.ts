@@ -5,12 +5,14 @@ import { dbFind, postQueue } from '../client/routes.js';
 import {
   CHECKPOINT_VERSION,
   type Checkpoint,
+  checkpointLineage,
   checkpointPath,
   fingerprint,
   identifyFile,
   inputContent,
   readCheckpoint,
   removeCheckpoint,
+  removeSuperseded,
   writeCheckpoint,
 } from '../importer/checkpoint.js';
 import type { Ack, Refusal } from '../importer/delivery.js';
@@ -132,12 +134,24 @@ function eventOptions(s: ImportSettings): unknown {
 }
 
 /** The checkpoint file of this input (none for stdin or a dry run) and the input's total size. */
-async function locate(s: ImportSettings, deps: ImportDeps): Promise<{ path?: string; totalBytes?: number }> {
+async function locate(
+  s: ImportSettings,
+  deps: ImportDeps,
+): Promise<{ path?: string; lineage?: string; totalBytes?: number }> {
   if (s.files.some((f) => f.path === '-')) return {};
   const ids = await Promise.all(s.files.map((f) => identifyFile(f.path)));
   const totalBytes = ids.reduce((n, f) => n + f.size, 0);
   if (s.dryRun) return { totalBytes };
-  return { path: checkpointPath(deps.dataDir, fingerprint(ids, eventOptions(s), deps.target)), totalBytes };
+  const options = eventOptions(s);
+  return {
+    path: checkpointPath(deps.dataDir, fingerprint(ids, options, deps.target)),
+    lineage: checkpointLineage(
+      ids.map((f) => f.path),
+      options,
+      deps.target,
+    ),
+    totalBytes,
+  };
 }
 
 export function summarize(stats: ImportStats, started: number, end: ImportResult['end']): ImportSummary {
@@ -215,7 +229,7 @@ export async function runImport(
   refuseUnusableDataDir(deps.dataDir);
   const s = await detectPresets(importSettings(paths, flags), flags, deps.stdin, deps.signal);
   const { stats } = deps;
-  const { path, totalBytes } = await locate(s, deps);
+  const { path, lineage, totalBytes } = await locate(s, deps);
   if (path && s.restart) await removeCheckpoint(path);
   let previous = path && s.resume && !s.restart ? await readCheckpoint(path, pathPrint(path)) : undefined;
   // Connected first when a checkpoint is to be trusted: the store must still hold what it covers.
@@ -296,7 +310,7 @@ export async function runImport(
       onReject,
       onEndRefused,
       onDropped,
-      onCheckpoint: path ? keeper(path, deps) : undefined,
+      onCheckpoint: path ? keeper(path, lineage, deps) : undefined,
       stats,
       signal: deps.signal,
       stdin: s.stdin ?? deps.stdin,
@@ -344,12 +358,21 @@ const pathPrint = (path: string): string => (path.split('/').pop() ?? '').replac
  * full disk); then says so once and saves no more. It stopped the run, every event already stored,
  * saying "the checkpoint is saved" and blaming the owner of the directory (found by probing).
  */
-function keeper(path: string, deps: ImportDeps): (data: CheckpointData) => Promise<void> {
+function keeper(
+  path: string,
+  lineage: string | undefined,
+  deps: ImportDeps,
+): (data: CheckpointData) => Promise<void> {
   let lost = false;
+  let saved = false;
   return async (data) => {
     if (lost) return;
     try {
-      await save(path, data);
+      await save(path, lineage, data);
+      // Once this version's checkpoint is saved, those of the input's earlier versions are of no use.
+      if (!saved && lineage !== undefined)
+        await removeSuperseded(path, { lineage, fingerprint: pathPrint(path) });
+      saved = true;
     } catch (error) {
       lost = true;
       // A folder in the checkpoint's place was named by the folder it is in only (probe).
@@ -364,12 +387,13 @@ function keeper(path: string, deps: ImportDeps): (data: CheckpointData) => Promi
   };
 }
 
-function save(path: string, data: CheckpointData): Promise<void> {
+function save(path: string, lineage: string | undefined, data: CheckpointData): Promise<void> {
   const checkpoint: Checkpoint = {
     version: CHECKPOINT_VERSION,
     fingerprint: pathPrint(path),
     updated_at: new Date().toISOString(),
     ...data,
+    ...(lineage === undefined ? {} : { lineage }),
   };
   return writeCheckpoint(path, checkpoint);
 }

@@ -4,10 +4,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/temp.js';
 import {
   type Checkpoint,
+  checkpointLineage,
   checkpointPath,
   fingerprint,
   identifyFile,
   readCheckpoint,
+  removeSuperseded,
   writeCheckpoint,
 } from './checkpoint.js';
 import { Frontier } from './frontier.js';
@@ -32,6 +34,36 @@ const checkpoint = (print: string, position: number): Checkpoint => ({
 });
 
 describe('checkpoint files', () => {
+  it("of an input's earlier versions are removed; those of other inputs, options or older formats stay", async () => {
+    const data = dir();
+    const mine = checkpointLineage(['/exports/daily.csv'], { tz: 'UTC' }, 'embedded');
+    expect(checkpointLineage(['/exports/daily.csv'], { tz: 'UTC' }, 'embedded')).toBe(mine);
+    const others = [
+      checkpointLineage(['/exports/other.csv'], { tz: 'UTC' }, 'embedded'),
+      checkpointLineage(['/exports/daily.csv'], { tz: 'Europe/Paris' }, 'embedded'),
+      checkpointLineage(['/exports/daily.csv'], { tz: 'UTC' }, 'http://elsewhere'),
+    ];
+    expect(new Set([mine, ...others]).size).toBe(4);
+    const write = (print: string, lineage?: string) =>
+      writeCheckpoint(checkpointPath(data, print), {
+        ...checkpoint(print, 1),
+        ...(lineage === undefined ? {} : { lineage }),
+      });
+    await write('v1', mine);
+    await write('v2', mine);
+    await write('v3', mine);
+    for (const [i, lineage] of others.entries()) await write(`other${i}`, lineage);
+    await write('older-format');
+    writeFileSync(join(data, 'imports', 'torn.json'), '{"version":2,');
+    const removed = await removeSuperseded(checkpointPath(data, 'v3'), { lineage: mine, fingerprint: 'v3' });
+    expect(removed).toBe(2);
+    expect(readdirSync(join(data, 'imports')).sort()).toEqual(
+      ['older-format', 'other0', 'other1', 'other2', 'torn', 'v3'].map((n) => `${n}.json`),
+    );
+    // No imports folder yet: nothing to do, no error.
+    expect(await removeSuperseded(checkpointPath(dir(), 'v1'), { lineage: mine, fingerprint: 'v1' })).toBe(0);
+  });
+
   it('are written atomically (no temp file left) and read back only under their own fingerprint', async () => {
     const data = dir();
     const path = checkpointPath(data, 'abc');

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { z } from 'zod';
 
@@ -36,6 +36,8 @@ export const checkpointSchema = z.object({
   witnesses: z.array(z.string()).max(MAX_WITNESSES).optional(),
   /** CRC-32 of the input's bytes as read, hex: a resume of other bytes starts afresh. */
   content: z.string().optional(),
+  /** `checkpointLineage` of the import: the same paths, options and target, whatever the bytes. */
+  lineage: z.string().optional(),
 });
 export type Checkpoint = z.infer<typeof checkpointSchema>;
 
@@ -80,6 +82,52 @@ export async function inputContent(paths: readonly string[]): Promise<string> {
 export function fingerprint(files: readonly FileIdentity[], options: unknown, target: unknown): string {
   const text = JSON.stringify({ v: CHECKPOINT_VERSION, files, options, target });
   return createHash('sha256').update(text).digest('hex').slice(0, 32);
+}
+
+/**
+ * What a fingerprint covers but the files' versions: the same paths (absolute), options and target.
+ * A checkpoint of another fingerprint in the same lineage is of an earlier version of the same input
+ * (an export that grew since), which no later run can resume or call imported.
+ */
+export function checkpointLineage(paths: readonly string[], options: unknown, target: unknown): string {
+  const text = JSON.stringify({
+    v: CHECKPOINT_VERSION,
+    paths: paths.map((p) => resolve(p)),
+    options,
+    target,
+  });
+  return createHash('sha256').update(text).digest('hex').slice(0, 32);
+}
+
+/**
+ * Removes the checkpoints of `of`'s lineage under other fingerprints, best effort: an input imported
+ * again after it grew (a daily export appended to) left one checkpoint per version in `imports/`, for
+ * good (found by probing). Checkpoints written before they named their lineage are left alone.
+ */
+export async function removeSuperseded(
+  path: string,
+  of: { lineage: string; fingerprint: string },
+): Promise<number> {
+  const dir = dirname(path);
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    if (!name.endsWith('.json') || name === `${of.fingerprint}.json`) continue;
+    const other = join(dir, name);
+    const print = name.slice(0, -'.json'.length);
+    const found = await readCheckpoint(other, print);
+    if (found?.lineage !== of.lineage) continue;
+    await rm(other, { force: true }).then(
+      () => removed++,
+      () => undefined,
+    );
+  }
+  return removed;
 }
 
 export const checkpointPath = (dataDir: string, print: string): string =>
