@@ -310,7 +310,7 @@ export async function runImport(
       onReject,
       onEndRefused,
       onDropped,
-      onCheckpoint: path ? keeper(path, lineage, deps) : undefined,
+      onCheckpoint: path ? keeper(path, lineage, started, deps) : undefined,
       stats,
       signal: deps.signal,
       stdin: s.stdin ?? deps.stdin,
@@ -361,6 +361,8 @@ const pathPrint = (path: string): string => (path.split('/').pop() ?? '').replac
 function keeper(
   path: string,
   lineage: string | undefined,
+  /** When the run identified its input (its fingerprint's files). */
+  startedAt: number,
   deps: ImportDeps,
 ): (data: CheckpointData) => Promise<void> {
   let lost = false;
@@ -369,10 +371,6 @@ function keeper(
     if (lost) return;
     try {
       await save(path, lineage, data);
-      // Once this version's checkpoint is saved, those of the input's earlier versions are of no use.
-      if (!saved && lineage !== undefined)
-        await removeSuperseded(path, { lineage, fingerprint: pathPrint(path) });
-      saved = true;
     } catch (error) {
       lost = true;
       // A folder in the checkpoint's place was named by the folder it is in only (probe).
@@ -383,7 +381,12 @@ function keeper(
       deps.warn(
         `cas: cannot save the checkpoint (${reason}); the import goes on without one: if it stops, ${RERUN_WITHOUT_CHECKPOINT}`,
       );
+      return;
     }
+    // Once this version's checkpoint is saved, those of the input's earlier versions are of no use.
+    if (saved || lineage === undefined) return;
+    saved = true;
+    await removeSuperseded(path, { lineage, fingerprint: pathPrint(path), startedAt }).catch(() => 0);
   };
 }
 

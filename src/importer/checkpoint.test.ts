@@ -51,17 +51,22 @@ describe('checkpoint files', () => {
       });
     await write('v1', mine);
     await write('v2', mine);
-    await write('v3', mine);
     for (const [i, lineage] of others.entries()) await write(`other${i}`, lineage);
     await write('older-format');
     writeFileSync(join(data, 'imports', 'torn.json'), '{"version":2,');
-    const removed = await removeSuperseded(checkpointPath(data, 'v3'), { lineage: mine, fingerprint: 'v3' });
-    expect(removed).toBe(2);
+    await new Promise((r) => setTimeout(r, 5));
+    const startedAt = Date.now();
+    await new Promise((r) => setTimeout(r, 5));
+    await write('v3', mine);
+    // Saved after v3's run started: a later version's (the file grew while v3 was read), kept.
+    await write('v4', mine);
+    const of = { lineage: mine, fingerprint: 'v3', startedAt };
+    expect(await removeSuperseded(checkpointPath(data, 'v3'), of)).toBe(2);
     expect(readdirSync(join(data, 'imports')).sort()).toEqual(
-      ['older-format', 'other0', 'other1', 'other2', 'torn', 'v3'].map((n) => `${n}.json`),
+      ['older-format', 'other0', 'other1', 'other2', 'torn', 'v3', 'v4'].map((n) => `${n}.json`),
     );
     // No imports folder yet: nothing to do, no error.
-    expect(await removeSuperseded(checkpointPath(dir(), 'v1'), { lineage: mine, fingerprint: 'v1' })).toBe(0);
+    expect(await removeSuperseded(checkpointPath(dir(), 'v1'), { ...of, fingerprint: 'v1' })).toBe(0);
   });
 
   it('are written atomically (no temp file left) and read back only under their own fingerprint', async () => {

@@ -100,13 +100,15 @@ export function checkpointLineage(paths: readonly string[], options: unknown, ta
 }
 
 /**
- * Removes the checkpoints of `of`'s lineage under other fingerprints, best effort: an input imported
- * again after it grew (a daily export appended to) left one checkpoint per version in `imports/`, for
- * good (found by probing). Checkpoints written before they named their lineage are left alone.
+ * Removes the checkpoints of `of`'s lineage under other fingerprints last saved before `of` started,
+ * best effort: an input imported again after it grew (a daily export appended to) left one
+ * checkpoint per version in `imports/`, for good (found by probing). One saved since is a newer
+ * version's (the file grew while this run read it, and another run imported that): it stays.
+ * Checkpoints written before they named their lineage are left alone too.
  */
 export async function removeSuperseded(
   path: string,
-  of: { lineage: string; fingerprint: string },
+  of: { lineage: string; fingerprint: string; startedAt: number },
 ): Promise<number> {
   const dir = dirname(path);
   let names: string[];
@@ -121,7 +123,7 @@ export async function removeSuperseded(
     const other = join(dir, name);
     const print = name.slice(0, -'.json'.length);
     const found = await readCheckpoint(other, print);
-    if (found?.lineage !== of.lineage) continue;
+    if (found?.lineage !== of.lineage || !(Date.parse(found.updated_at) < of.startedAt)) continue;
     await rm(other, { force: true }).then(
       () => removed++,
       () => undefined,
