@@ -42,27 +42,12 @@ describe('cas import into a cas serve that restarts on another port', () => {
     const first = await startServe(['--data-dir', data]);
     servers.push(first);
     // Small batches, one at a time: the import is still sending when the server restarts.
-    const running = runCli(
-      [
-        'import',
-        file,
-        '--kind',
-        'turn',
-        '--data-dir',
-        data,
-        '--batch-size',
-        '10',
-        '--concurrency',
-        '1',
-        '-v',
-        // Room for the restart on a loaded machine: the first 5 retries wait at least 11.5 s in all.
-        '--retries',
-        '8',
-        '--retry-time',
-        '120',
-      ],
-      { timeoutMs: 150_000 },
-    );
+    // Room for the restart on a loaded machine: the first 5 retries wait at least 11.5 s in all.
+    const patient = ['-v', '--retries', '8', '--retry-time', '120'];
+    const small = ['--batch-size', '10', '--concurrency', '1', ...patient];
+    const running = runCli(['import', file, '--kind', 'turn', '--data-dir', data, ...small], {
+      timeoutMs: 150_000,
+    });
     const { url, api_key: key, project_id: project } = first.info;
     while (!(await storedTurns(url, key, project))) await new Promise((r) => setTimeout(r, 100));
     expect(await stopChild(first.child, 'SIGTERM')).toBe(0);
