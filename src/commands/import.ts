@@ -310,7 +310,7 @@ export async function runImport(
       onReject,
       onEndRefused,
       onDropped,
-      onCheckpoint: path ? keeper(path, lineage, started, deps) : undefined,
+      onCheckpoint: path && lineage ? keeper(path, lineage, started, deps) : undefined,
       stats,
       signal: deps.signal,
       stdin: s.stdin ?? deps.stdin,
@@ -360,7 +360,7 @@ const pathPrint = (path: string): string => (path.split('/').pop() ?? '').replac
  */
 function keeper(
   path: string,
-  lineage: string | undefined,
+  lineage: string,
   /** When the run identified its input (its fingerprint's files). */
   startedAt: number,
   deps: ImportDeps,
@@ -384,19 +384,19 @@ function keeper(
       return;
     }
     // Once this version's checkpoint is saved, those of the input's earlier versions are of no use.
-    if (saved || lineage === undefined) return;
+    if (saved) return;
     saved = true;
     await removeSuperseded(path, { lineage, fingerprint: pathPrint(path), startedAt }).catch(() => 0);
   };
 }
 
-function save(path: string, lineage: string | undefined, data: CheckpointData): Promise<void> {
+function save(path: string, lineage: string, data: CheckpointData): Promise<void> {
   const checkpoint: Checkpoint = {
     version: CHECKPOINT_VERSION,
     fingerprint: pathPrint(path),
     updated_at: new Date().toISOString(),
     ...data,
-    ...(lineage === undefined ? {} : { lineage }),
+    lineage,
   };
   return writeCheckpoint(path, checkpoint);
 }

@@ -32,7 +32,7 @@ export async function updateUsers(
     columns.push(`unnest($${params.length}) AS ${column}`);
     sets.push(assignment);
   };
-  if (users.some((r) => r.ch.traitPatches.size > 0)) {
+  if (writes.some((w) => w.ch.traitPatches.size > 0)) {
     set(
       'traits = json_merge_patch(t.traits, m.patch::JSON)',
       'patch',
@@ -45,7 +45,7 @@ export async function updateUsers(
       texts(users.map((r) => (r.ch.traitPatches.has(r.u) ? JSON.stringify(r.info.traitTimes) : null))),
     );
   }
-  if (users.some((r) => r.ch.primaryChanged.size > 0)) {
+  if (writes.some((w) => w.ch.primaryChanged.size > 0)) {
     const changed = (r: (typeof users)[number]) => r.ch.primaryChanged.has(r.u);
     set(
       'primary_id = coalesce(m.primary_id, t.primary_id)',
@@ -64,7 +64,7 @@ export async function updateUsers(
       bools(users.map((r) => (changed(r) ? r.info.anonymous : null))),
     );
   }
-  if (users.some((r) => r.ch.createdAtLowered.size > 0))
+  if (writes.some((w) => w.ch.createdAtLowered.size > 0))
     set(
       'created_at = least(t.created_at, coalesce(make_timestamptz(m.created * 1000), t.created_at))',
       'created',
