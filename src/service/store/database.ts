@@ -1,9 +1,11 @@
+import { statSync } from 'node:fs';
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
 import { READ_LIMITS } from '../../shared/read-limits.js';
 import { keepLeadingByteOrderMarks } from './driver-strings.js';
 import { Lease } from './lease.js';
 import { migrate } from './migrations.js';
 import { ReadPool, type ReadPoolOptions } from './read-pool.js';
+import { skipVacuumUnlessWorth } from './vacuum-policy.js';
 
 export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
 export type Row = Record<string, unknown>;
@@ -78,6 +80,11 @@ export class StatementTooLargeError extends Error {
     super(`statement of ${length} characters, past ${max}`);
     this.name = 'StatementTooLargeError';
   }
+}
+
+/** The size of the store's write-ahead log: what was written since the last checkpoint. */
+function walBytes(path: string): number {
+  return statSync(`${path}.wal`, { throwIfNoEntry: false })?.size ?? 0;
 }
 
 export function queryable(connection: DuckDBConnection, lease?: Lease, maxStatement?: number): Queryable {
@@ -256,7 +263,12 @@ export async function openDatabase(path: string, options: DatabaseOptions = {}):
       reads.close();
       await tail;
       // A checkpoint folds the WAL into the file so the next open starts fast and the file is self-contained.
-      await writerLease.hold(() => writer.run('CHECKPOINT')).catch(() => undefined);
+      await writerLease
+        .hold(async () => {
+          await skipVacuumUnlessWorth(writer, walBytes(path)).catch(() => false);
+          await writer.run('CHECKPOINT');
+        })
+        .catch(() => undefined);
       readerConnection.closeSync();
       for (const c of poolConnections) c.closeSync();
       writerConnection.closeSync();

@@ -1,0 +1,138 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openDatabase } from './database.js';
+import {
+  LAYOUT_CHECK_WAL_BYTES,
+  ROW_GROUP_ROWS,
+  skipVacuumUnlessWorth,
+  tableLayouts,
+  worthVacuuming,
+} from './vacuum-policy.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'cas-vacuum-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const layout = (groups: number, live: number, rows = live) => ({ table: 't', groups, rows, live });
+
+describe('worthVacuuming', () => {
+  it('lets a table gain row groups up to half as many again as its rows need, and 3 more', () => {
+    // 687k rows need 6 groups: up to 12 are left as they are.
+    expect(worthVacuuming(layout(8, 686_726))).toBe(false);
+    expect(worthVacuuming(layout(12, 686_726))).toBe(false);
+    expect(worthVacuuming(layout(13, 686_726))).toBe(true);
+    // A small table written a few rows at a time: 5 groups, then merged.
+    expect(worthVacuuming(layout(5, 50))).toBe(false);
+    expect(worthVacuuming(layout(6, 50))).toBe(true);
+    expect(worthVacuuming(layout(0, 0))).toBe(false);
+    expect(worthVacuuming(layout(5, ROW_GROUP_ROWS + 1))).toBe(false);
+    expect(worthVacuuming(layout(7, ROW_GROUP_ROWS + 1))).toBe(true);
+  });
+
+  it('vacuums a table more than a tenth of whose stored rows are deleted (past one vector of rows)', () => {
+    expect(worthVacuuming(layout(1, 8_000, 10_000))).toBe(false);
+    expect(worthVacuuming(layout(1, 26_000, 30_000))).toBe(true);
+    expect(worthVacuuming(layout(1, 95_000, 100_000))).toBe(false);
+  });
+});
+
+/** Opens the store at `path`, runs `sql` in one transaction, and closes it (the close checkpoints). */
+async function session(path: string, sql: string): Promise<void> {
+  const db = await openDatabase(path);
+  try {
+    await db.write((tx) => tx.run(sql));
+    // What the close decides on: these writes are past the size from which layouts are read.
+    expect(statSync(`${path}.wal`).size).toBeGreaterThanOrEqual(LAYOUT_CHECK_WAL_BYTES);
+  } finally {
+    await db.close();
+  }
+}
+
+async function groupsOf(path: string, table: string): Promise<number[]> {
+  const db = await openDatabase(path);
+  try {
+    const rows = await db.read.all<{ n: number }>(
+      `SELECT sum(count)::DOUBLE AS n FROM pragma_storage_info($1)
+       WHERE column_id = 0 AND segment_type <> 'VALIDITY' GROUP BY row_group_id ORDER BY row_group_id`,
+      [table],
+    );
+    return rows.map((r) => r.n);
+  } finally {
+    await db.close();
+  }
+}
+
+/** `n` rows of ~50 bytes each: 30,000 make more than 1 MB of WAL. */
+const fill = (table: string, n: number) =>
+  `INSERT INTO ${table} SELECT i, repeat('x', 40) || i FROM range(${n}) r(i)`;
+
+describe('closing the store', () => {
+  it('leaves row groups unmerged where DuckDB would rewrite full ones for a tail', async () => {
+    const path = join(dir, 'tail.duckdb');
+    const db = await openDatabase(path);
+    await db.write((tx) => tx.run('CREATE TABLE t (i INTEGER, s VARCHAR)'));
+    await db.close();
+    for (const n of [103_000, 103_000, 37_000]) await session(path, fill('t', n));
+    expect(await groupsOf(path, 't')).toEqual([103_000, 103_000, 37_000]);
+    // DuckDB's own vacuum merges the first three into two here (243,000 rows rewritten for 30,000).
+    await session(path, fill('t', 30_000));
+    expect(await groupsOf(path, 't')).toEqual([103_000, 103_000, 37_000, 30_000]);
+  });
+
+  it('lets DuckDB merge a table once it has more groups than it may keep', async () => {
+    const path = join(dir, 'many.duckdb');
+    const db = await openDatabase(path);
+    await db.write((tx) => tx.run('CREATE TABLE u (i INTEGER, s VARCHAR)'));
+    await db.close();
+    const counts: number[] = [];
+    for (let k = 0; k < 7; k++) {
+      await session(path, fill('u', 30_000));
+      counts.push((await groupsOf(path, 'u')).length);
+    }
+    // Each close leaves the group its rows went into; at 210,000 rows (2 groups' worth) a seventh passes
+    // the bound, and DuckDB merges four and three.
+    expect(counts).toEqual([1, 2, 3, 4, 5, 6, 2]);
+    expect(await groupsOf(path, 'u')).toEqual([120_000, 90_000]);
+  });
+
+  it('reads no layout after smaller writes, which keep DuckDB’s own vacuum', async () => {
+    const db = await openDatabase(join(dir, 'small.duckdb'));
+    try {
+      // A table no name can reach (its name holds a double quote): its layout cannot be read, so vacuum.
+      await db.write((tx) => tx.run('CREATE TABLE "no ""reach""" (i INTEGER)'));
+      expect(await skipVacuumUnlessWorth(db.readWritten, LAYOUT_CHECK_WAL_BYTES)).toBe(false);
+      await db.write((tx) => tx.run('DROP TABLE "no ""reach"""'));
+      // Every layout readable and none worth a vacuum: skipped, unless the writes were small.
+      expect(await skipVacuumUnlessWorth(db.readWritten, LAYOUT_CHECK_WAL_BYTES - 1)).toBe(false);
+      expect(await skipVacuumUnlessWorth(db.readWritten, LAYOUT_CHECK_WAL_BYTES)).toBe(true);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('reads each table’s groups, stored rows and live rows, writes not yet checkpointed included', async () => {
+    const db = await openDatabase(join(dir, 'layout.duckdb'));
+    try {
+      await db.write((tx) => tx.run('CREATE TABLE "odd name.x" (i INTEGER)'));
+      await db.write((tx) => tx.run(`INSERT INTO "odd name.x" SELECT i FROM range(10000) r(i)`));
+      await db.write((tx) => tx.run(`DELETE FROM "odd name.x" WHERE i < 3000`));
+      const layouts = await tableLayouts(db.readWritten);
+      expect(layouts.find((l) => l.table === 'odd name.x')).toEqual({
+        table: 'odd name.x',
+        groups: 1,
+        rows: 10_000,
+        live: 7_000,
+      });
+      // The store's own tables are read too (empty here).
+      expect(layouts.find((l) => l.table === 'events')).toEqual({
+        table: 'events',
+        groups: 0,
+        rows: 0,
+        live: 0,
+      });
+    } finally {
+      await db.close();
+    }
+  });
+});
