@@ -63,7 +63,7 @@ async function groupsOf(path: string, table: string): Promise<number[]> {
   }
 }
 
-/** `n` rows of ~50 bytes each: 30,000 make more than 1 MB of WAL. */
+/** `n` rows of ~50 bytes each: 30,000 make more than 1 MB of WAL, past the size that reads layouts. */
 const fill = (table: string, n: number) =>
   `INSERT INTO ${table} SELECT i, repeat('x', 40) || i FROM range(${n}) r(i)`;
 

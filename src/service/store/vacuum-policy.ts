@@ -45,16 +45,20 @@ export async function tableLayouts(q: Queryable): Promise<TableLayout[]> {
   return layouts;
 }
 
-/** Writes below this (the WAL's size) add at most a small tail, which DuckDB's own vacuum merges cheaply. */
-export const LAYOUT_CHECK_WAL_BYTES = 1024 * 1024;
+/**
+ * Writes below this (the WAL's size; ~190 events, at ~340 bytes an event) leave layouts to DuckDB:
+ * a tail that small rewrites full groups only where the last three fall short of two by less than it.
+ */
+export const LAYOUT_CHECK_WAL_BYTES = 64 * 1024;
 
 /**
  * Before the checkpoint that closes the store: DuckDB vacuums at every checkpoint, merging the last
  * row groups whenever three fit in two, and each checkpoint leaves a part-filled group that the next
  * writes do not fill. So an import of a few thousand events into a store of 650k rewrote ~245k rows
- * of events on close (1.1-1.9 s of a 6 s import, found by probing). After writes of `walBytes` or
- * more, the close lets it vacuum only where some table's layout repays it (reading the layouts took
- * 45-75 ms at 650k events: smaller writes keep DuckDB's way); a layout it cannot read is vacuumed.
+ * of events on close (1.1-1.9 s of a 6 s import, found by probing); a tail of 2,400 rows would have
+ * done it there. After writes of LAYOUT_CHECK_WAL_BYTES or more, the close lets it vacuum only where
+ * some table's layout repays it (reading the layouts took 45-75 ms at 650k events, which a command
+ * writing one user need not pay); a layout it cannot read is vacuumed.
  */
 export async function skipVacuumUnlessWorth(q: Queryable, walBytes: number): Promise<boolean> {
   if (walBytes < LAYOUT_CHECK_WAL_BYTES) return false;
