@@ -82,9 +82,13 @@ export class StatementTooLargeError extends Error {
   }
 }
 
-/** The size of the store's write-ahead log: what was written since the last checkpoint. */
+/** The size of the store's write-ahead log: what was written since the last checkpoint (-1: unknown). */
 function walBytes(path: string): number {
-  return statSync(`${path}.wal`, { throwIfNoEntry: false })?.size ?? 0;
+  try {
+    return statSync(`${path}.wal`, { throwIfNoEntry: false })?.size ?? 0;
+  } catch {
+    return -1;
+  }
 }
 
 export function queryable(connection: DuckDBConnection, lease?: Lease, maxStatement?: number): Queryable {
