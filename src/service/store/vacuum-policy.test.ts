@@ -67,9 +67,7 @@ const fill = (table: string, n: number) =>
 describe('closing the store', () => {
   it('leaves row groups unmerged where DuckDB would rewrite full ones for a tail', async () => {
     const path = join(dir, 'tail.duckdb');
-    const db = await openDatabase(path);
-    await db.write((tx) => tx.run('CREATE TABLE t (i INTEGER, s VARCHAR)'));
-    await db.close();
+    await session(path, 'CREATE TABLE t (i INTEGER, s VARCHAR)');
     for (const n of [103_000, 103_000, 37_000]) await session(path, fill('t', n));
     expect(await groupsOf(path, 't')).toEqual([103_000, 103_000, 37_000]);
     // DuckDB's own vacuum merges the first three into two here (243,000 rows rewritten for 30,000).
@@ -83,9 +81,7 @@ describe('closing the store', () => {
 
   it('lets DuckDB merge a table once it has more groups than it may keep', async () => {
     const path = join(dir, 'many.duckdb');
-    const db = await openDatabase(path);
-    await db.write((tx) => tx.run('CREATE TABLE u (i INTEGER, s VARCHAR)'));
-    await db.close();
+    await session(path, 'CREATE TABLE u (i INTEGER, s VARCHAR)');
     const counts: number[] = [];
     for (let k = 0; k < 7; k++) {
       await session(path, fill('u', 30_000));
