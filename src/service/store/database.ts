@@ -5,7 +5,7 @@ import { keepLeadingByteOrderMarks } from './driver-strings.js';
 import { Lease } from './lease.js';
 import { migrate } from './migrations.js';
 import { ReadPool, type ReadPoolOptions } from './read-pool.js';
-import { skipVacuumUnlessWorth } from './vacuum-policy.js';
+import { skipVacuumUnlessWorth, type TableSizes, tableSizes } from './vacuum-policy.js';
 
 export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
 export type Row = Record<string, unknown>;
@@ -202,11 +202,17 @@ export async function openDatabase(path: string, options: DatabaseOptions = {}):
   // Transactions hold the writer's lease from BEGIN to the end of COMMIT; their statements run bare.
   const writerLease = new Lease();
   const writer = queryable(writerConnection);
-  await migrate(writer);
+  const migrated = await migrate(writer);
   await writer.run(`SET checkpoint_threshold = '${checkpointThreshold(options.memoryLimit)}'`);
 
   let tail: Promise<unknown> = Promise.resolve();
   let closed = false;
+  /**
+   * The tables' sizes before the first write, taken then so that a command that only reads pays
+   * nothing; the close reads the layouts of the tables whose size changed (vacuum-policy.ts). Null:
+   * unknown (migrations wrote at open, or the read failed), and the close reads every layout.
+   */
+  let sizesBefore: TableSizes | null | undefined = migrated > 0 ? null : undefined;
 
   function writeUntilCommit<T>(
     fn: (tx: Queryable) => Promise<T>,
@@ -216,6 +222,7 @@ export async function openDatabase(path: string, options: DatabaseOptions = {}):
       const release = await writerLease.acquire();
       let value: T;
       try {
+        if (sizesBefore === undefined) sizesBefore = await tableSizes(writer).catch(() => null);
         await writer.run('BEGIN TRANSACTION');
         value = await fn(writer);
       } catch (error) {
@@ -269,7 +276,7 @@ export async function openDatabase(path: string, options: DatabaseOptions = {}):
       // A checkpoint folds the WAL into the file so the next open starts fast and the file is self-contained.
       await writerLease
         .hold(async () => {
-          await skipVacuumUnlessWorth(writer, walBytes(path)).catch(() => false);
+          await skipVacuumUnlessWorth(writer, walBytes(path), sizesBefore ?? undefined).catch(() => false);
           await writer.run('CHECKPOINT');
         })
         .catch(() => undefined);
