@@ -202,7 +202,7 @@ export async function openDatabase(path: string, options: DatabaseOptions = {}):
   // Transactions hold the writer's lease from BEGIN to the end of COMMIT; their statements run bare.
   const writerLease = new Lease();
   const writer = queryable(writerConnection);
-  const migrated = await migrate(writer);
+  await migrate(writer);
   await writer.run(`SET checkpoint_threshold = '${checkpointThreshold(options.memoryLimit)}'`);
 
   let tail: Promise<unknown> = Promise.resolve();
@@ -210,9 +210,11 @@ export async function openDatabase(path: string, options: DatabaseOptions = {}):
   /**
    * The tables' sizes before the first write, taken then so that a command that only reads pays
    * nothing; the close reads the layouts of the tables whose size changed (vacuum-policy.ts). Null:
-   * unknown (migrations wrote at open, or the read failed), and the close reads every layout.
+   * unknown, and the close reads every layout: the read failed, or the store was written before any
+   * size could be taken (migrations at open, or a WAL that a process which never closed left and
+   * DuckDB replayed: it keeps the WAL until a checkpoint).
    */
-  let sizesBefore: TableSizes | null | undefined = migrated > 0 ? null : undefined;
+  let sizesBefore: TableSizes | null | undefined = walBytes(path) === 0 ? undefined : null;
 
   function writeUntilCommit<T>(
     fn: (tx: Queryable) => Promise<T>,

@@ -202,8 +202,7 @@ export const MIGRATIONS: readonly Migration[] = [
  * A new store took a commit per migration, each writing and syncing the WAL: opening one took
  * 81-102 ms, 55-68 ms in one transaction (`migrations` runs for every new data directory).
  */
-/** Applies the pending migrations in one transaction; resolves with how many it applied. */
-export async function migrate(db: Queryable, migrations: readonly Migration[] = MIGRATIONS): Promise<number> {
+export async function migrate(db: Queryable, migrations: readonly Migration[] = MIGRATIONS): Promise<void> {
   await db.run('BEGIN TRANSACTION');
   try {
     await db.run(
@@ -214,10 +213,8 @@ export async function migrate(db: Queryable, migrations: readonly Migration[] = 
     const newest = Math.max(0, ...applied);
     const known = Math.max(0, ...migrations.map((m) => m.version));
     if (newest > known) throw new StoreTooNewError(newest, known);
-    let count = 0;
     for (const migration of migrations) {
       if (applied.has(migration.version)) continue;
-      count++;
       await db.run(migration.sql);
       await db.run('INSERT INTO schema_migrations VALUES ($1, $2, now())', [
         migration.version,
@@ -225,7 +222,6 @@ export async function migrate(db: Queryable, migrations: readonly Migration[] = 
       ]);
     }
     await db.run('COMMIT');
-    return count;
   } catch (error) {
     await db.run('ROLLBACK').catch(() => undefined);
     throw error;

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from './database.js';
 import {
@@ -149,6 +150,29 @@ describe('closing the store', () => {
     expect(await groupsOf(path, 'v')).toHaveLength(7);
     // Deleting rows of v changes its live rows: the close reads it, finds it past its bound and merges.
     await session(path, 'DELETE FROM v WHERE i = 0');
+    expect((await groupsOf(path, 'v')).length).toBeLessThanOrEqual(3);
+  });
+
+  it('reads every layout when the store was written before the sizes could be taken', async () => {
+    const path = join(dir, 'replayed.duckdb');
+    await session(path, 'CREATE TABLE v (i INTEGER, s VARCHAR)');
+    // A process that never closed the store (killed): its rows are in the WAL, which the next open replays.
+    const killed = await DuckDBInstance.create(path);
+    const c = await killed.connect();
+    try {
+      await c.run('SET max_vacuum_tasks = 0');
+      for (let k = 0; k < 7; k++) {
+        await c.run(fill('v', 30_000));
+        await c.run('CHECKPOINT');
+      }
+      await c.run('PRAGMA disable_checkpoint_on_shutdown');
+      await c.run(fill('v', 1_000));
+    } finally {
+      c.closeSync();
+      killed.closeSync();
+    }
+    // Sized after the replay, v would look unwritten; the close reads it, finds it past its bound, merges.
+    await session(path, 'CREATE TABLE w (i INTEGER); INSERT INTO w VALUES (1)');
     expect((await groupsOf(path, 'v')).length).toBeLessThanOrEqual(3);
   });
 
