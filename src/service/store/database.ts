@@ -215,6 +215,13 @@ export async function openDatabase(path: string, options: DatabaseOptions = {}):
    * DuckDB replayed: it keeps the WAL until a checkpoint).
    */
   let sizesBefore: TableSizes | null | undefined = walBytes(path) === 0 ? undefined : null;
+  /**
+   * After each commit: an empty WAL means a checkpoint ran at it (or nothing is written yet), and a
+   * checkpoint that vacuums drops deleted rows from the counts, so sizes no longer tell.
+   */
+  const noteCheckpoint = (): void => {
+    if (walBytes(path) <= 0) sizesBefore = null;
+  };
 
   function writeUntilCommit<T>(
     fn: (tx: Queryable) => Promise<T>,
@@ -234,6 +241,7 @@ export async function openDatabase(path: string, options: DatabaseOptions = {}):
       }
       const committed = writer
         .run('COMMIT')
+        .then(noteCheckpoint)
         .catch(async (error: unknown) => {
           await writer.run('ROLLBACK').catch(() => undefined);
           throw error;

@@ -27,8 +27,12 @@ export function worthVacuuming(t: TableLayout): boolean {
   return t.groups > Math.ceil(Math.ceil(t.live / ROW_GROUP_ROWS) * 1.5) + 3;
 }
 
-/** A table's rows as DuckDB counts them (deleted ones too, until a checkpoint drops them), and live. */
+/**
+ * A table's identity (a table dropped and made again under its name is another), its rows as DuckDB
+ * counts them (deleted ones too, until a checkpoint that vacuums drops them), and its live rows.
+ */
 export interface TableSize {
+  oid: number;
   rows: number;
   live: number;
 }
@@ -46,9 +50,9 @@ interface StoreTable extends TableSize {
 async function storeTables(q: Queryable): Promise<StoreTable[]> {
   // Both table functions parse their argument as a qualified name: quoted, a dot or space is the name's
   // own (a name holding a double quote cannot be given, and fails the read: none of the store's does).
-  const tables = await q.all<{ name: string; quoted: string; rows: number }>(
+  const tables = await q.all<{ name: string; quoted: string; oid: number; rows: number }>(
     `SELECT table_name AS name, '"' || replace(table_name, '"', '""') || '"' AS quoted,
-       estimated_size::DOUBLE AS rows FROM duckdb_tables()
+       table_oid::DOUBLE AS oid, estimated_size::DOUBLE AS rows FROM duckdb_tables()
      WHERE database_name = current_database() AND schema_name = 'main' ORDER BY table_name`,
   );
   const out: StoreTable[] = [];
@@ -61,7 +65,7 @@ async function storeTables(q: Queryable): Promise<StoreTable[]> {
 
 /** Each table's size: 15 ms for the whole store at 2.17M events, where its layouts took 110-210 ms. */
 export async function tableSizes(q: Queryable): Promise<TableSizes> {
-  return new Map((await storeTables(q)).map((t) => [t.name, { rows: t.rows, live: t.live }]));
+  return new Map((await storeTables(q)).map((t) => [t.name, { oid: t.oid, rows: t.rows, live: t.live }]));
 }
 
 /**
@@ -72,7 +76,8 @@ export async function tableLayouts(q: Queryable, since?: TableSizes): Promise<Ta
   const layouts: TableLayout[] = [];
   for (const t of await storeTables(q)) {
     const before = since?.get(t.name);
-    if (before !== undefined && before.rows === t.rows && before.live === t.live) continue;
+    if (before !== undefined && before.oid === t.oid && before.rows === t.rows && before.live === t.live)
+      continue;
     const stored = await q.one<{ groups: number }>(
       `SELECT count(DISTINCT row_group_id)::DOUBLE AS groups
        FROM pragma_storage_info($1) WHERE column_id = 0 AND segment_type <> 'VALIDITY'`,
@@ -92,12 +97,16 @@ export async function tableLayouts(q: Queryable, since?: TableSizes): Promise<Ta
  * vacuum. The close lets it vacuum only where some table's layout repays it; a layout it cannot read
  * is vacuumed.
  *
- * `since` holds the tables' sizes before this process first wrote. A table of the same size has the
- * layout the last close left (rows are only added by appends, which grow its count, and removed by
- * deletes, which shrink the live one), and that close vacuumed it or found it within its bound: its
- * layout is not read again. Reading every layout took 110-210 ms at 2.17M events, paid by each write
- * command, one writing a user included; it grows with the store (`pragma_storage_info` describes
- * every segment of every column, loading blocks to do so). Without `since` every layout is read.
+ * `since` holds the tables' sizes before this process first wrote, given only where no checkpoint
+ * ran since (one that vacuums drops deleted rows from the count, so a table could delete, drop and
+ * append back to the same size). A table of the same size then has the layout the last close left
+ * (rows are only added by appends, which grow its count, and removed by deletes, which shrink the
+ * live one), and that close vacuumed it, found it within its bound, or could not vacuum it (DuckDB
+ * does not vacuum a table with an index): its layout is not read again. Reading every layout took
+ * 110-210 ms at 2.17M events, paid by each write command, one writing a user included; it grows with
+ * the store (`pragma_storage_info` describes every segment of every column, loading blocks to do so),
+ * where the sizes are a count each (~15 ms, taken at the first write and again here). Without
+ * `since` every layout is read.
  */
 export async function skipVacuumUnlessWorth(
   q: Queryable,
