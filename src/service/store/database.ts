@@ -220,7 +220,7 @@ export async function openDatabase(path: string, options: DatabaseOptions = {}):
    * checkpoint that vacuums drops deleted rows from the counts, so sizes no longer tell.
    */
   const noteCheckpoint = (): void => {
-    if (walBytes(path) <= 0) sizesBefore = null;
+    if (sizesBefore !== null && walBytes(path) <= 0) sizesBefore = null;
   };
 
   function writeUntilCommit<T>(
