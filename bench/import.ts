@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { childRun } from './child-run.js';
 import { type Order, type SizeFiles, type TurnFormat, writeSizeFiles } from './import-data.js';
-import { incrementalRows } from './import-incremental.js';
+import { incrementalRows, writeCommandRow } from './import-incremental.js';
 import { ensureMixpanelImport, runMixpanelImport } from './mixpanel-import.js';
 import { nativeImport } from './native-yardstick.js';
 import { printTable, type Row } from './report.js';
@@ -22,7 +22,8 @@ import { startSink } from './sink.js';
  * - The importer alone: `cas import --endpoint <sink>` / mixpanel-import into the same sink
  *   (events/s), and both dry runs.
  * - `cas import --endpoint` to a separate `cas serve` / the native yardstick.
- * - An incremental import into the store of --records turns / the same delta into an empty store.
+ * - An incremental import into the store of --records turns / the same delta into an empty store, and
+ *   `cas identify` into the store of --big turns / into an empty store.
  * The whole run is timed too: at its default size it must finish in under 5 minutes.
  */
 const CAS_BIN = fileURLToPath(new URL('../../bin/cas.js', import.meta.url));
@@ -222,6 +223,11 @@ export async function run(args: string[]): Promise<void> {
       lower: true,
       detail: `${smallRun.peakRssMb.toFixed(0)} MB -> ${rss.toFixed(0)} MB`,
     });
+
+    // A write command into the store of the big CSV import, which nothing reads after this.
+    rows.push(
+      await writeCommandRow(CAS_BIN, join(dir, `data-${big}-csv-shuffled`), big, join(dir, 'data-empty')),
+    );
 
     // Incremental: a delta half of which the store of the sorted CSV holds (import-incremental.ts).
     rows.push(
