@@ -125,7 +125,7 @@ export async function* mergeRuns(runs: readonly string[]): AsyncGenerator<Staged
         top.head = fromLine(top.lines[top.at]!);
         heads.siftDown();
       } else {
-        // Only a run whose piece is used up waits, for its next piece (read ahead: see readRun).
+        // Only a run whose piece is used up reads its next piece (see readRun).
         const next = await top.rest.next();
         if (next.done) heads.pop();
         else {
