@@ -1,11 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, existsSync, fsyncSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { childRun } from './child-run.js';
+import { CAS_BIN, casImport, casServe, complete } from './cas-runs.js';
 import { type Order, type SizeFiles, type TurnFormat, writeSizeFiles } from './import-data.js';
 import { incrementalRows, writeCommandRow } from './import-incremental.js';
 import { ensureMixpanelImport, runMixpanelImport } from './mixpanel-import.js';
@@ -26,61 +24,6 @@ import { startSink } from './sink.js';
  *   `cas identify` into the store of --big turns / into an empty store.
  * The whole run is timed too: at its default size it must finish in under 5 minutes.
  */
-const CAS_BIN = fileURLToPath(new URL('../../bin/cas.js', import.meta.url));
-
-interface ImportRun {
-  seconds: number;
-  peakRssMb: number;
-  summary: Record<string, unknown>;
-}
-
-/** Runs the built CLI; peak RSS is the kernel's high-water mark (VmHWM), polled until exit. */
-async function casImport(file: string, dataDir: string, extra: string[]): Promise<ImportRun> {
-  const start = process.hrtime.bigint();
-  const child = spawn(
-    process.execPath,
-    [CAS_BIN, 'import', file, '--kind', 'turn', '--json', '--data-dir', dataDir, ...extra],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
-  );
-  const { code, stdout, stderr, peakRssMb } = await childRun(child);
-  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  if (code !== 0) throw new Error(`cas import exited ${code}: ${stderr.slice(-2000)}`);
-  const json = stdout.slice(stdout.lastIndexOf('\n{') + 1);
-  return { seconds, peakRssMb, summary: JSON.parse(json) as Record<string, unknown> };
-}
-
-/** A separate `cas serve` on a free port; resolves once it says where it listens. */
-async function casServe(dataDir: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(
-    process.execPath,
-    [
-      CAS_BIN,
-      'serve',
-      '--data-dir',
-      dataDir,
-      '--port',
-      '0',
-      '--api-key',
-      'bench-key',
-      '--project',
-      'bench',
-      '--json',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let out = '';
-  // With --json it prints one line once it listens: {"url", "api_key", "project_id", "data_dir"}.
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on('data', (c: Buffer) => {
-      out += c.toString();
-      const line = out.split('\n')[0];
-      if (out.includes('\n') && line) resolve((JSON.parse(line) as { url: string }).url);
-    });
-    child.on('exit', (code) => reject(new Error(`cas serve exited ${code}`)));
-  });
-  return { url, child };
-}
-
 /** `writeSizeFiles` on a worker thread (import-data-worker.ts). */
 async function writeOnThread(job: SizeFiles): Promise<Record<string, string>> {
   const worker = new Worker(new URL('./import-data-worker.js', import.meta.url), { workerData: job });
@@ -104,13 +47,6 @@ function flushToDisk(file: string): void {
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 const flag = (args: string[], name: string): string | undefined =>
   args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-
-function complete(run: ImportRun, records: number): string {
-  const s = run.summary;
-  return Number(s.records) === records && Number(s.rejected) === 0 && s.stopped === false
-    ? ''
-    : ` INCOMPLETE ${JSON.stringify(s)}`;
-}
 
 export async function run(args: string[]): Promise<void> {
   const began = performance.now();
@@ -265,13 +201,13 @@ export async function run(args: string[]): Promise<void> {
         figure: `importer to a sink / mixpanel-import, ${format} (events/s)`,
         value: casRate / (theirs.records / theirs.seconds),
         target: 1,
-        detail: `${fmt(casRate)} vs ${fmt(theirs.records / theirs.seconds)} events/s; RSS ${cas.peakRssMb.toFixed(0)} vs ${theirs.peakRssMb.toFixed(0)} MB`,
+        detail: `${fmt(casRate)} vs ${fmt(theirs.records / theirs.seconds)} events/s; RSS ${cas.peakRssMb.toFixed(0)} vs ${theirs.peakRssMb.toFixed(0)} MB${complete(cas, n)}`,
       });
       rows.push({
         figure: `dry run / mixpanel-import dry run, ${format} (records/s)`,
         value: theirsDry.seconds / dry.seconds,
         target: 1,
-        detail: `${dry.seconds.toFixed(1)} s vs ${theirsDry.seconds.toFixed(1)} s`,
+        detail: `${dry.seconds.toFixed(1)} s vs ${theirsDry.seconds.toFixed(1)} s${complete(dry, n)}`,
       });
     }
 
