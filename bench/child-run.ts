@@ -1,6 +1,5 @@
-import type { ChildProcessByStdio } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import type { Readable } from 'node:stream';
 
 export interface ChildRun {
   code: number | null;
@@ -11,11 +10,12 @@ export interface ChildRun {
 }
 
 /** Collects a benchmarked child's output and peak RSS until it closes. */
-export async function childRun(child: ChildProcessByStdio<null, Readable, Readable>): Promise<ChildRun> {
+export async function childRun(child: ChildProcess): Promise<ChildRun> {
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  // No stdout stream when the child writes it to a file of its own.
+  child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
   let peakKb = 0;
   const poll = setInterval(() => {
     try {
