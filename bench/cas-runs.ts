@@ -9,7 +9,10 @@ export const CAS_BIN = fileURLToPath(new URL('../../bin/cas.js', import.meta.url
 export interface ImportRun {
   seconds: number;
   peakRssMb: number;
-  /** The run's `--json` summary: the last line of stdout, or of stderr for a dry run (its stdout holds the events). */
+  /**
+   * The run's `--json` summary (a dry run's, from stderr), and for a dry run `printed`: the lines of
+   * events it printed.
+   */
   summary: Record<string, unknown>;
 }
 

@@ -5,8 +5,9 @@ import { compareStaged, fromLine, type Staged } from './staging.js';
 
 /**
  * Bytes read from a run at a time. A merge holds such a piece of every run (the lines it takes
- * records from), and it has as many runs as the input has budgets' worth of records: readline held ~0.5 MB a run (its queue of lines, each keeping its chunk alive),
- * 30 MB of the reading thread's heap at 1M records (67 runs).
+ * records from), and it has as many runs as the input has budgets' worth of records: readline held
+ * ~0.5 MB a run (its queue of lines, each keeping its chunk alive), 30 MB of the reading thread's
+ * heap at 1M records (67 runs).
  */
 const RUN_READ_BYTES = 32 * 1024;
 
