@@ -9,9 +9,9 @@ import { tempDir } from './helpers/temp.js';
  * after a refusal, and many connections from one address, against a real `cas serve` over real
  * sockets. Its limits are set small by flag so the test takes seconds; the margins allow a loaded
  * 2-core machine (a timeout of 2 s is asserted to have fired within 8 s). The request timeout is
- * 2 s, not less: the budget test counts how many of 16 bodies are admitted at once, and with 800 ms
- * the first admitted ones timed out, freeing their share, before a loaded machine had read the last
- * attackers' headers (one more admitted than the budget holds at once, in one CI run).
+ * 2 s, not less: the budget test tells bodies admitted together from bodies admitted after others
+ * timed out by how far apart their timeouts fall, which needs the timeout well above a loaded
+ * machine's delays.
  */
 const KEY = 'slow-key';
 const PROJECT = 'slow-project';
@@ -134,7 +134,6 @@ describe('slow and refused clients (issue 15, DoS 2)', () => {
   it('many connections sending all but the last byte: capped, budgeted, timed out; others are served', async () => {
     const before = await processUsage(pid);
     // From 127.0.0.2: more connections than its cap of 16, each announcing a 256 KiB body.
-    const opened = Date.now();
     const attackers = await Promise.all(Array.from({ length: 40 }, () => openRaw(url, '127.0.0.2')));
     await Promise.all(attackers.map((c) => c.write(head(256 * KIB) + body(256 * KIB).slice(0, -1))));
     const during = await processUsage(pid);
@@ -146,23 +145,28 @@ describe('slow and refused clients (issue 15, DoS 2)', () => {
       body: JSON.stringify({ id: 'honest' }),
     });
     expect(served.status).toBe(200);
-    // All held at once only if the server read them all well inside the 2 s request timeout: on a
-    // loaded machine the first admitted can time out (408) and free the budget for later ones. The
-    // honest request, sent once every attacker's bytes were written, is answered only after the
-    // server read those (CI once saw 8 admitted where the writes alone took under 1 s).
-    const atOnce = Date.now() - opened < 1_500;
-
     const outcomes = await within(Promise.all(attackers.map((c) => c.ended)), 8_000, undefined);
     for (const c of attackers) c.socket.destroy();
     // Every connection was ended by the server: none is left holding a socket until it gives up.
     expect(outcomes).toBeDefined();
     const statuses = (outcomes ?? []).map((o) => o.status);
-    // 24 over the per-address cap, and all but 6 of the 16 (256 KiB each within half the 3 MiB
-    // budget) are refused at once with 503: a 503 read, or a socket closed before any answer
-    // (refused on accept, the answer can be lost to the reset). The 6 admitted ones time out: 408.
-    expect(statuses.filter((s) => s === 503 || s === undefined).length).toBeGreaterThanOrEqual(
-      atOnce ? 24 + 10 : 24,
-    );
+    // 24 over the per-address cap are refused whatever the timing: a 503 read, or a socket closed
+    // before any answer (refused on accept, the answer can be lost to the reset).
+    expect(statuses.filter((s) => s === 503 || s === undefined).length).toBeGreaterThanOrEqual(24);
+    // Of the 16, the budget (half the 3 MiB for one address: 6 bodies of 256 KiB) holds at most 6 at
+    // once; the others are refused, and the admitted ones time out: 408, 2 s after their headers
+    // (plus the 100 ms check). How many are admitted in all depends on the machine: on a loaded one
+    // the server read some attackers' headers only after the first admitted had timed out and freed
+    // their share (CI saw 8 and 10 admitted). So the count is not asserted, the budget is: a body
+    // admitted beyond 6 came after one of the first 6 ended, so any 7 timeouts, in the order they
+    // ended, span nearly the request timeout (2 s less the check and the lag of a loaded machine).
+    // Seven admitted together are timed out by the same check and end within milliseconds.
+    const timedOut = (outcomes ?? [])
+      .filter((o) => o.status === 408)
+      .map((o) => o.endedAt)
+      .sort((a, b) => a - b);
+    for (let i = 0; i + 6 < timedOut.length; i++)
+      expect(timedOut[i + 6]! - timedOut[i]!).toBeGreaterThanOrEqual(700);
     expect(statuses.filter((s) => s === 503).length).toBeGreaterThanOrEqual(1);
     expect(statuses.filter((s) => s === 408).length).toBeGreaterThanOrEqual(1);
     expect(statuses.every((s) => s === 503 || s === 408 || s === undefined)).toBe(true);

@@ -7,6 +7,8 @@ export interface RawOutcome {
   status: number | undefined;
   /** Milliseconds from connecting until the server ended its side (FIN) or the socket closed. */
   endedAfterMs: number;
+  /** When it ended (`Date.now()`), to compare connections opened at different moments. */
+  endedAt: number;
   /** The server half-closed (FIN) before we closed: it stopped the conversation, not us. */
   serverEnded: boolean;
 }
@@ -41,10 +43,12 @@ export function openRaw(url: string, localAddress?: string): Promise<RawConnecti
       if (done) return;
       done = true;
       const match = /^HTTP\/1\.1 (\d{3})/.exec(text);
+      const now = Date.now();
       settle({
         text,
         status: match ? Number(match[1]) : undefined,
-        endedAfterMs: Date.now() - started,
+        endedAfterMs: now - started,
+        endedAt: now,
         serverEnded,
       });
     };
