@@ -58,11 +58,11 @@ export async function casImport(file: string, dataDir: string, extra: string[]):
   } finally {
     if (typeof out === 'number') closeSync(out);
   }
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   // Untimed: the lines the dry run printed, which `complete` compares with the events it counted.
   const printed = dry ? lineCount(events) : undefined;
   if (dry) rmSync(events, { force: true });
   const { code, stdout, stderr, peakRssMb } = run;
-  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   if (code !== 0) throw new Error(`cas import exited ${code}: ${stderr.slice(-2000)}`);
   const summary = dry ? lastObject(stderr) : lastObject(stdout);
   if (summary === undefined) throw new Error(`cas import printed no summary: ${stderr.slice(-2000)}`);
@@ -93,6 +93,15 @@ export function complete(run: ImportRun, records: number): string {
   return Number(s.records) === records && Number(s.rejected) === 0 && s.stopped === false && printedAll
     ? ''
     : ` INCOMPLETE ${JSON.stringify(s)}`;
+}
+
+/** Seconds a `cas` command took from its start to its exit; throws when it fails. */
+export async function casSeconds(args: readonly string[]): Promise<number> {
+  const start = process.hrtime.bigint();
+  const child = spawn(process.execPath, [CAS_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const { code, stderr } = await childRun(child);
+  if (code !== 0) throw new Error(`cas ${args[0]} exited ${code}: ${stderr.slice(-2000)}`);
+  return Number(process.hrtime.bigint() - start) / 1e9;
 }
 
 /** A separate `cas serve` on a free port; resolves once it says where it listens. */

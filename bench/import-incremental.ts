@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
 import { createReadStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { childRun } from './child-run.js';
+import { casSeconds } from './cas-runs.js';
 import type { Row } from './report.js';
 
 /**
@@ -76,23 +75,9 @@ export async function incrementalRows(
  * read the row-group layout of every table, 110-210 ms at 2.17M events, where it now reads only the
  * tables it wrote (store/vacuum-policy.ts).
  */
-export async function writeCommandRow(
-  casBin: string,
-  storeDir: string,
-  storeTurns: number,
-  emptyDir: string,
-): Promise<Row> {
-  const identify = async (dataDir: string, user: string): Promise<number> => {
-    const start = process.hrtime.bigint();
-    const child = spawn(
-      process.execPath,
-      [casBin, 'identify', '--id', user, '--trait', 'plan=pro', '--data-dir', dataDir],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const { code, stderr } = await childRun(child);
-    if (code !== 0) throw new Error(`cas identify exited ${code}: ${stderr.slice(-2000)}`);
-    return Number(process.hrtime.bigint() - start) / 1e9;
-  };
+export async function writeCommandRow(storeDir: string, storeTurns: number, emptyDir: string): Promise<Row> {
+  const identify = (dataDir: string, user: string): Promise<number> =>
+    casSeconds(['identify', '--id', user, '--trait', 'plan=pro', '--data-dir', dataDir]);
   await identify(storeDir, 'bench-warm');
   await identify(emptyDir, 'bench-warm');
   const into: number[] = [];

@@ -161,9 +161,7 @@ export async function run(args: string[]): Promise<void> {
     });
 
     // A write command into the store of the big CSV import, which nothing reads after this.
-    rows.push(
-      await writeCommandRow(CAS_BIN, join(dir, `data-${big}-csv-shuffled`), big, join(dir, 'data-empty')),
-    );
+    rows.push(await writeCommandRow(join(dir, `data-${big}-csv-shuffled`), big, join(dir, 'data-empty')));
 
     // Incremental: a delta half of which the store of the sorted CSV holds (import-incremental.ts).
     rows.push(
