@@ -1,8 +1,8 @@
-import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileErrorReason } from '../shared/file-errors.js';
+import { type LinePlace, LineStore } from './line-store.js';
 import { MERGE_BATCH, mergeRuns } from './run-merge.js';
 import { compareStaged, fromLine, type SortKeys, type Staged, toLine } from './staging.js';
 
@@ -61,39 +61,20 @@ export async function removeStaleSpills(
 }
 
 /**
- * A record as the sort holds it: its keys and its spill line. Held whole, a record's nested objects
- * all survived the young generation's collections until its run was written; as one string, the
- * objects die young, where collecting them costs nothing.
+ * A record as the sort holds it: its keys, and where its spill line waits in the sorter's
+ * `LineStore`, outside the heap. Held whole, a record's nested objects all survived the young
+ * generation's collections until its run was written; held as one string, the lines did.
  */
 interface Held extends SortKeys {
-  line: string;
+  at: LinePlace;
 }
 
-function hold(s: Staged): Held {
-  return { g: s.g, ms: s.ms, r: s.r, h: s.h, opens: s.opens, line: toLine(s) };
-}
-
-/** A held record's size in memory: its strings at two bytes a character (at most), and the object. */
-const heldBytes = (h: Held): number => 2 * (h.line.length + h.g.length + h.h.length) + 120;
-
-async function writeRun(path: string, items: readonly Held[]): Promise<void> {
-  const out = createWriteStream(path, { mode: 0o600 });
-  const done = new Promise<void>((resolve, reject) => {
-    out.on('finish', resolve);
-    out.on('error', reject);
-  });
-  let chunk = '';
-  for (const item of items) {
-    chunk += `${item.line}\n`;
-    if (chunk.length > 1 << 20) {
-      const flowing = out.write(chunk);
-      chunk = '';
-      if (!flowing) await new Promise<void>((resolve) => out.once('drain', resolve));
-    }
-  }
-  out.end(chunk);
-  await done;
-}
+/**
+ * A held record's size in memory: its line's bytes counted twice (as when lines were strings of two
+ * bytes a character, at most, so that a run holds as many records as it did), its keys' strings, and
+ * the objects.
+ */
+const heldBytes = (h: Held): number => 2 * (h.at.n + h.g.length + h.h.length) + 150;
 
 /**
  * Sorts the run's records in bounded memory: records are held until the budget is reached, then
@@ -102,6 +83,7 @@ async function writeRun(path: string, items: readonly Held[]): Promise<void> {
  */
 export class ExternalSorter {
   private buffer: Held[] = [];
+  private readonly lines = new LineStore();
   private held = 0;
   private dir: string | undefined;
   private readonly runs: string[] = [];
@@ -154,7 +136,14 @@ export class ExternalSorter {
 
   /** Holds a record; when `full`, the caller awaits `spill()` before adding more. */
   add(item: Staged): void {
-    const h = hold(item);
+    const h: Held = {
+      g: item.g,
+      ms: item.ms,
+      r: item.r,
+      h: item.h,
+      opens: item.opens,
+      at: this.lines.add(toLine(item)),
+    };
     this.buffer.push(h);
     this.held += heldBytes(h);
   }
@@ -170,7 +159,11 @@ export class ExternalSorter {
     this.buffer = [];
     this.held = 0;
     const path = join(dir, `run-${this.runs.length}.jsonl`);
-    await writeRun(path, items);
+    this.lines.writeLines(
+      path,
+      items.map((item) => item.at),
+    );
+    this.lines.clear();
     this.runs.push(path);
   }
 
@@ -180,16 +173,20 @@ export class ExternalSorter {
       const items = this.buffer.sort(compareStaged);
       this.buffer = [];
       for (let i = 0; i < items.length; i += MERGE_BATCH)
-        yield items.slice(i, i + MERGE_BATCH).map((item) => fromLine(item.line));
+        yield items.slice(i, i + MERGE_BATCH).map((item) => fromLine(this.lines.text(item.at)));
+      this.lines.dispose();
       return;
     }
     if (this.buffer.length > 0) await this.spill();
+    // The merge reads the runs' files: the store's pieces are not needed again.
+    this.lines.dispose();
     yield* mergeRuns(this.runs);
   }
 
   /** Removes the spill folder (always call, in finally), as far as it can: a later run removes one left. */
   async dispose(): Promise<void> {
     this.buffer = [];
+    this.lines.dispose();
     if (this.dir) await rm(this.dir, { recursive: true, force: true }).catch(() => undefined);
   }
 }
