@@ -90,7 +90,7 @@ export class LineStore {
   private nextPiece(room: number): Buffer {
     this.used = 0;
     if (room > PIECE_BYTES / 3) {
-      // Its own piece, placed after the current one so that the pieces kept stay in order.
+      // Its own piece, right after the current one: the pieces past `current` stay the empty ones kept.
       const own = Buffer.allocUnsafeSlow(room);
       this.pieces.splice(this.current + 1, 0, own);
       this.current += 1;
